@@ -1,0 +1,1 @@
+"""Flask on gunicorn: sync worker processes, one request each at a time."""

@@ -1,0 +1,39 @@
+"""gunicorn settings for the Flask target, from the LAB_* environment.
+
+Runs in the arbiter before any worker imports the app, so the exported environment (iteration
+cap, tree root, metrics directory) reaches every worker.
+"""
+
+from __future__ import annotations
+
+import os
+
+from workload.server import prepare_environment, remove_metrics_dir
+from workload.settings import TargetSettings
+
+_settings = TargetSettings()
+prepare_environment(_settings, root_serves=False)
+
+bind = f"{_settings.host}:{_settings.port}"
+workers = _settings.resolved_workers(default_multiplier=1)
+os.environ["LAB_WORKERS"] = str(workers)
+worker_class = "sync"
+# gunicorn's default 30 s would kill a worker in the middle of a legitimate long request.
+timeout = int(_settings.work_cap_seconds) + 30
+graceful_timeout = 10
+reload = _settings.reload
+loglevel = _settings.log_level
+accesslog = None
+proc_name = _settings.name or "flask_target"
+
+
+def child_exit(server: object, worker: object) -> None:
+    # Imported here, not above: prometheus_client must first see PROMETHEUS_MULTIPROC_DIR.
+    from prometheus_client import multiprocess
+
+    # A dead worker's live gauges must stop counting; its counters stay in the totals.
+    multiprocess.mark_process_dead(worker.pid)  # type: ignore[attr-defined]
+
+
+def on_exit(server: object) -> None:
+    remove_metrics_dir()

@@ -1,0 +1,84 @@
+"""Process census of the server's own tree, with psutil (never by parsing `top`)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+
+import psutil
+
+from workload.server import ROOT_PID_ENV, ROOT_SERVES_ENV
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    pid: int
+    ppid: int
+    name: str
+    role: str  # master, reloader, worker, pool or helper
+    threads: int
+    rss_bytes: int
+    cpu_seconds: float  # user + system since the process started
+
+
+@dataclass(frozen=True)
+class Census:
+    root_pid: int
+    process_count: int
+    thread_count: int
+    rss_bytes: int
+    cpu_seconds: float
+    serving_processes: int  # processes that answer requests: the workers, or the root itself
+    processes: list[ProcessInfo]
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _role(process: psutil.Process, root: psutil.Process, reload: bool, root_serves: bool) -> str:
+    if process.pid == root.pid:
+        return "reloader" if reload else "master"
+    cmdline = " ".join(process.cmdline())
+    if "resource_tracker" in cmdline:
+        return "helper"  # multiprocessing's resource tracker, started with a spawn-context pool
+    if process.ppid() == root.pid and not root_serves:
+        return "worker"  # gunicorn workers, uvicorn --workers children, the reloader's server
+    return "pool"
+
+
+def root_process() -> psutil.Process:
+    """The server's master: exported by the entrypoint; this process when run without it."""
+    return psutil.Process(int(os.environ.get(ROOT_PID_ENV, os.getpid())))
+
+
+def take_census(reload: bool) -> Census:
+    """`reload`: the root is uvicorn's reloader, not a server of its own."""
+    root = root_process()
+    root_serves = os.environ.get(ROOT_SERVES_ENV, "1") == "1"
+    processes = []
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            with process.oneshot():
+                cpu = process.cpu_times()
+                processes.append(
+                    ProcessInfo(
+                        pid=process.pid,
+                        ppid=process.ppid(),
+                        name=process.name(),
+                        role=_role(process, root, reload, root_serves),
+                        threads=process.num_threads(),
+                        rss_bytes=process.memory_info().rss,
+                        cpu_seconds=cpu.user + cpu.system,
+                    )
+                )
+        except psutil.NoSuchProcess:
+            continue  # exited between listing and reading: not part of the tree any more
+    return Census(
+        root_pid=root.pid,
+        process_count=len(processes),
+        thread_count=sum(p.threads for p in processes),
+        rss_bytes=sum(p.rss_bytes for p in processes),
+        cpu_seconds=sum(p.cpu_seconds for p in processes),
+        serving_processes=1 if root_serves else sum(1 for p in processes if p.role == "worker"),
+        processes=processes,
+    )

@@ -1,0 +1,95 @@
+"""The HTTP contract every target honours: endpoint descriptions, /info, the error shape.
+
+/info lists each workload endpoint with how the server executes it, so the tester can predict
+its concurrency without knowing which framework it talks to.
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from workload.cores import EffectiveCores
+from workload.kernel import KERNEL_NAME, LOOPS_PER_ITERATION
+from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS
+
+# event_loop: blocks the server's event loop; workers: one request per sync worker process;
+# process_pool / thread_pool: offloaded to a pool; async: awaits without holding anything.
+Execution = Literal["event_loop", "workers", "process_pool", "thread_pool", "async"]
+Work = Literal["cpu", "io"]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    path: str
+    work: Work
+    execution: Execution
+    slots: int | None  # requests that can run at once; None: no limit
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def cpu_path(name: str) -> str:
+    return f"/test/{name}/{{iterations}}"
+
+
+def io_path(name: str) -> str:
+    return f"/test/{name}/{{milliseconds}}"
+
+
+def build_info(
+    *,
+    name: str,
+    framework: str,
+    framework_version: str,
+    server: str,
+    server_version: str,
+    workers: int,
+    cores: EffectiveCores,
+    reload: bool,
+    max_iterations: int,
+    work_cap_seconds: float,
+    endpoints: list[Endpoint],
+) -> dict[str, object]:
+    return {
+        "name": name,
+        "framework": framework,
+        "server": server,
+        "workers": workers,
+        "reload": reload,
+        "effective_cores": cores.cores,
+        "cores_source": cores.source,
+        "cpu_quota": cores.quota_cpus,
+        "kernel": {
+            "name": KERNEL_NAME,
+            "loops_per_iteration": LOOPS_PER_ITERATION,
+            "max_iterations": max_iterations,
+            "work_cap_seconds": work_cap_seconds,
+        },
+        "limits": {"max_io_milliseconds": MAX_IO_MILLISECONDS, "max_samples": MAX_CALIBRATE_SAMPLES},
+        "versions": {
+            "python": platform.python_version(),
+            framework: framework_version,
+            server: server_version,
+        },
+        "endpoints": {endpoint.name: endpoint.as_dict() for endpoint in endpoints},
+    }
+
+
+def validation_error(location: list[str], message: str, value: object) -> dict[str, object]:
+    """The 422 body, in FastAPI's shape so one client reads both frameworks."""
+    return {"detail": [{"loc": location, "msg": message, "input": value, "type": "value_error"}]}
+
+
+def parse_bounded_int(value: str, low: int, high: int) -> int | str:
+    """The integer in [low, high], or the reason it is not one."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return "Input should be a valid integer"
+    if not low <= number <= high:
+        return f"Input should be between {low} and {high}"
+    return number

@@ -1,0 +1,60 @@
+"""The CPU kernel: pure Python, so it holds the GIL like most real request handlers.
+
+Every iteration does the same fixed amount of work (a linear congruential generator stepped
+LOOPS_PER_ITERATION times), so time per iteration is stable on an idle core.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+KERNEL_NAME = "lcg-200k"
+LOOPS_PER_ITERATION = 200_000
+
+
+def kernel_iteration() -> int:
+    """One unit of CPU work; returns the generator state so the loop cannot be optimised away."""
+    state = 1
+    for _ in range(LOOPS_PER_ITERATION):
+        state = (state * 1103515245 + 12345) & 0x7FFFFFFF
+    return state
+
+
+@dataclass(frozen=True)
+class WorkResult:
+    """What one piece of work reports: how much, when (server epoch seconds) and in which process."""
+
+    iterations: int
+    duration_s: float
+    started_at: float
+    finished_at: float
+    pid: int
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def run_iterations(iterations: int) -> WorkResult:
+    """Run the kernel `iterations` times in this process and time it.
+
+    Module-level so a spawn-context process pool can import and call it.
+    """
+    started_at = time.time()
+    start = time.perf_counter()
+    for _ in range(iterations):
+        kernel_iteration()
+    duration = time.perf_counter() - start
+    return WorkResult(iterations, duration, started_at, started_at + duration, os.getpid())
+
+
+def seconds_per_iteration(samples: int = 1) -> float:
+    """Median of `samples` single-iteration timings."""
+    timings = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        kernel_iteration()
+        timings.append(time.perf_counter() - start)
+    return statistics.median(timings)

@@ -1,0 +1,49 @@
+"""What every target's entrypoint does before it hands over to its server.
+
+The root process computes the derived settings once and exports them, so every process of the
+server's tree (workers, reloader children, pool processes) agrees on them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from workload.settings import TargetSettings
+
+ROOT_PID_ENV = "LAB_ROOT_PID"
+ROOT_SERVES_ENV = "LAB_ROOT_SERVES"  # "1" when the root process itself handles requests
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def prepare_environment(settings: TargetSettings, *, root_serves: bool) -> None:
+    """Export the iteration cap, the tree's root and a fresh metrics directory.
+
+    Must run before prometheus_client is imported anywhere in the tree: it picks its
+    multiprocess value class from the environment at import time.
+    """
+    os.environ["LAB_MAX_ITERATIONS"] = str(settings.resolved_max_iterations())
+    os.environ[ROOT_PID_ENV] = str(os.getpid())
+    os.environ[ROOT_SERVES_ENV] = "1" if root_serves else "0"
+    reset_metrics_dir()
+
+
+def reset_metrics_dir() -> Path:
+    """Use the configured directory (wiped: stale files would add old counts) or make one."""
+    configured = os.environ.get(MULTIPROC_ENV)
+    if configured:
+        directory = Path(configured)
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(parents=True, exist_ok=True)
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="lab-metrics-"))
+        os.environ[MULTIPROC_ENV] = str(directory)
+    return directory
+
+
+def remove_metrics_dir() -> None:
+    configured = os.environ.get(MULTIPROC_ENV)
+    if configured:
+        shutil.rmtree(configured, ignore_errors=True)

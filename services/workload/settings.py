@@ -1,0 +1,66 @@
+"""One typed settings object for every target, read from LAB_* environment variables.
+
+The Dockerfile, the local launcher and the Helm chart all run the same entrypoint and differ only
+in the environment they pass.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from workload.cores import EffectiveCores, effective_cores
+from workload.kernel import kernel_iteration
+
+# Limits on request input, part of the HTTP contract.
+MAX_IO_MILLISECONDS = 60_000
+MAX_CALIBRATE_SAMPLES = 50
+
+
+class TargetSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LAB_", extra="ignore")
+
+    name: str = Field("", description="Target name shown in /info (the lab's label for it).")
+    host: str = Field("127.0.0.1", description="Address to listen on (0.0.0.0 in a container).")
+    port: int = Field(8000, ge=1, le=65535)
+    workers: int | None = Field(None, ge=1, le=256, description="Explicit worker count; wins.")
+    worker_multiplier: int | None = Field(
+        None, ge=1, le=16, description="Workers = multiplier x effective cores, unless workers set."
+    )
+    cpu_cores: int | None = Field(None, ge=1, le=1024, description="Explicit effective cores.")
+    reload: bool = Field(False, description="Development mode: restart on code change.")
+    work_cap_seconds: float = Field(120.0, gt=0, le=3600, description="Most work one request may ask.")
+    max_iterations: int | None = Field(None, ge=1, description="Iteration cap; derived if unset.")
+    log_level: str = Field("warning")
+
+    def cores(self) -> EffectiveCores:
+        return effective_cores(self.cpu_cores)
+
+    def resolved_workers(self, default_multiplier: int | None) -> int:
+        """Explicit workers, else multiplier x cores; `default_multiplier` None means one worker."""
+        if self.workers is not None:
+            return self.workers
+        multiplier = self.worker_multiplier or default_multiplier
+        return 1 if multiplier is None else multiplier * self.cores().cores
+
+    def resolved_max_iterations(self) -> int:
+        """The iteration cap: explicit, else as many iterations as fit in work_cap_seconds here."""
+        if self.max_iterations is not None:
+            return self.max_iterations
+        # Time a small batch, not single iterations: a batch mean is robust to one slow outlier.
+        batch = 5
+        start = time.perf_counter()
+        for _ in range(batch):
+            kernel_iteration()
+        per_iteration = (time.perf_counter() - start) / batch
+        return max(1, math.floor(self.work_cap_seconds / per_iteration))
+
+
+def metrics_dir() -> Path:
+    """prometheus_client's multiprocess directory (the entrypoint always sets it)."""
+    return Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])

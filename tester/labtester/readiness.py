@@ -1,0 +1,41 @@
+"""When a target is ready to measure: /healthz answers and every configured worker is serving.
+
+gunicorn answers /healthz as soon as its first worker has booted, while the others still start;
+measuring then would count too few workers. The census says how many processes serve requests.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx
+
+POLL_INTERVAL_S = 0.1
+
+
+class NotReady(RuntimeError):
+    pass
+
+
+def _ready(client: httpx.Client, url: str) -> bool:
+    try:
+        if client.get(f"{url}/healthz").status_code != 200:
+            return False
+        workers = client.get(f"{url}/info").json()["workers"]
+        return bool(client.get(f"{url}/test/resmon").json()["serving_processes"] == workers)
+    except (httpx.TransportError, httpx.DecodingError, KeyError):
+        return False
+
+
+def wait_ready(url: str, timeout_s: float, still_running: Callable[[], bool] = lambda: True) -> None:
+    """Poll until ready; NotReady with the reason after `timeout_s` or if the server exits."""
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(timeout=5.0) as client:
+        while time.monotonic() < deadline:
+            if not still_running():
+                raise NotReady("exited before it was ready")
+            if _ready(client, url):
+                return
+            time.sleep(POLL_INTERVAL_S)
+    raise NotReady(f"did not answer {url}/healthz with all workers serving within {timeout_s:.0f} s")

@@ -1,0 +1,43 @@
+"""Target definitions, read from the one place that holds them: the chart's `targets` list.
+
+The tester itself knows a target only by name and URL; only the local launcher needs to know how
+to start one, and it starts exactly what the chart deploys.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_VALUES = REPO_ROOT / "charts" / "concurrency-lab" / "values.yaml"
+
+
+@dataclass(frozen=True)
+class TargetDefinition:
+    name: str
+    module: str
+    local_port: int
+    measure: bool = True
+    env: dict[str, str] = field(default_factory=dict)
+
+    def command(self, python: str = sys.executable) -> list[str]:
+        """How the target is started: the same `python -m <module>` as the container's."""
+        return [python, "-m", self.module]
+
+
+def load_definitions(values_path: Path = DEFAULT_VALUES) -> list[TargetDefinition]:
+    values = yaml.safe_load(values_path.read_text())
+    return [
+        TargetDefinition(
+            name=entry["name"],
+            module=entry["module"],
+            local_port=int(entry["localPort"]),
+            measure=bool(entry.get("measure", True)),
+            env={key: str(value) for key, value in (entry.get("env") or {}).items()},
+        )
+        for entry in values["targets"]
+    ]

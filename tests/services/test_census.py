@@ -1,0 +1,52 @@
+"""Process census: how many processes each server configuration really runs."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import httpx
+
+from tests.conftest import StartTarget
+
+
+def roles(url: str) -> Counter[str]:
+    census = httpx.get(f"{url}/test/resmon", timeout=30).json()
+    assert census["process_count"] == len(census["processes"])
+    return Counter(p["role"] for p in census["processes"])
+
+
+def test_uvicorn_one_worker_is_one_process(start: StartTarget) -> None:
+    assert roles(start("fastapi").url) == {"master": 1}
+
+
+def test_gunicorn_is_workers_plus_arbiter(start: StartTarget) -> None:
+    for name in ("flask-1x", "flask-2x"):
+        target = start(name)
+        workers = httpx.get(f"{target.url}/info").json()["workers"]
+        assert roles(target.url) == {"master": 1, "worker": workers}
+
+
+def test_flask_workers_follow_the_multiplier_and_explicit_cores(start: StartTarget) -> None:
+    target = start("flask-2x", LAB_CPU_CORES="3")
+    info = httpx.get(f"{target.url}/info").json()
+    assert (info["effective_cores"], info["cores_source"], info["workers"]) == (3, "setting", 6)
+    assert roles(target.url)["worker"] == 6
+
+
+# uvicorn starts its reload and multi-worker children with multiprocessing's spawn, which also
+# starts multiprocessing's resource tracker: a real process of the tree, counted as a helper.
+
+
+def test_reload_shows_the_reloader(start: StartTarget) -> None:
+    assert roles(start("fastapi-reload").url) == {"reloader": 1, "worker": 1, "helper": 1}
+
+
+def test_uvicorn_two_workers_is_a_supervisor_and_two_workers(start: StartTarget) -> None:
+    assert roles(start("fastapi-2workers").url) == {"master": 1, "worker": 2, "helper": 1}
+
+
+def test_offload_pool_appears_under_load(start: StartTarget) -> None:
+    target = start("fastapi")
+    assert httpx.get(f"{target.url}/test/offload-cpubound/2", timeout=30).status_code == 200
+    seen = roles(target.url)
+    assert seen["master"] == 1 and seen["pool"] >= 1

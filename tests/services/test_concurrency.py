@@ -1,0 +1,90 @@
+"""How each server runs simultaneous requests: the shapes the lab exists to show."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from labtester.launcher import RunningTarget
+from tests.conftest import StartTarget
+
+WORK_SECONDS = 0.4
+
+
+@pytest.fixture(scope="module")
+def fastapi(start: StartTarget) -> RunningTarget:
+    return start("fastapi")
+
+
+@pytest.fixture(scope="module")
+def flask_1x(start: StartTarget) -> RunningTarget:
+    return start("flask-1x")
+
+
+def iterations_for(target: RunningTarget, seconds: float) -> int:
+    per_iteration = httpx.get(f"{target.url}/test/calibrate?samples=5", timeout=30).json()
+    return max(1, round(seconds / per_iteration["seconds_per_iteration"]))
+
+
+def simultaneous(url: str, count: int) -> list[dict[str, float]]:
+    """`count` requests on their own connections, sent together; the server's bodies back."""
+    with ThreadPoolExecutor(count) as pool:
+        responses = list(pool.map(lambda _: httpx.get(url, timeout=60), range(count)))
+    assert all(r.status_code == 200 for r in responses)
+    return [r.json() for r in responses]
+
+
+def max_overlap(bodies: list[dict[str, float]]) -> int:
+    """Most requests the server was running at one instant."""
+    events = sorted([(b["started_at"], 1) for b in bodies] + [(b["finished_at"], -1) for b in bodies])
+    running = peak = 0
+    for _, change in events:
+        running += change
+        peak = max(peak, running)
+    return peak
+
+
+def test_uvicorn_runs_blocking_cpu_requests_one_at_a_time(fastapi: RunningTarget) -> None:
+    iterations = iterations_for(fastapi, WORK_SECONDS)
+    bodies = simultaneous(f"{fastapi.url}/test/sync-cpubound/{iterations}", 3)
+    assert max_overlap(bodies) == 1
+
+
+def test_gunicorn_with_two_workers_runs_two_at_once(flask_1x: RunningTarget) -> None:
+    workers = httpx.get(f"{flask_1x.url}/info").json()["workers"]
+    assert workers >= 2, "this test needs a machine with at least 2 effective cores"
+    iterations = iterations_for(flask_1x, WORK_SECONDS)
+    bodies = simultaneous(f"{flask_1x.url}/test/sync-cpubound/{iterations}", 3)
+    assert max_overlap(bodies) >= 2
+    assert len({b["pid"] for b in bodies}) >= 2
+
+
+def healthz_latency_during(url: str, work_url: str) -> float:
+    """Seconds /healthz takes while `work_url` is being served."""
+    with ThreadPoolExecutor(1) as pool:
+        work = pool.submit(httpx.get, work_url, timeout=60)
+        time.sleep(0.2)  # let the work request reach the server first
+        start = time.perf_counter()
+        assert httpx.get(f"{url}/healthz", timeout=60).status_code == 200
+        latency = time.perf_counter() - start
+        assert work.result().status_code == 200
+    return latency
+
+
+def test_offload_keeps_the_event_loop_free(fastapi: RunningTarget) -> None:
+    iterations = iterations_for(fastapi, 1.5)
+    latency = healthz_latency_during(fastapi.url, f"{fastapi.url}/test/offload-cpubound/{iterations}")
+    assert latency < 0.5
+
+
+def test_blocking_io_on_fastapi_delays_healthz(fastapi: RunningTarget) -> None:
+    latency = healthz_latency_during(fastapi.url, f"{fastapi.url}/test/badasync-io-bound/1500")
+    assert latency > 1.0  # waited for the rest of the blocking sleep
+
+
+def test_async_io_on_fastapi_does_not_delay_healthz(fastapi: RunningTarget) -> None:
+    latency = healthz_latency_during(fastapi.url, f"{fastapi.url}/test/io-bound/1500")
+    assert latency < 0.5

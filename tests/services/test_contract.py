@@ -1,0 +1,120 @@
+"""The HTTP contract, checked the same way on every target configuration."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from labtester.launcher import RunningTarget
+
+INFO_FIELDS = {
+    "name",
+    "framework",
+    "server",
+    "workers",
+    "reload",
+    "effective_cores",
+    "cores_source",
+    "kernel",
+    "limits",
+    "versions",
+    "endpoints",
+}
+WORK_FIELDS = {"duration_s", "started_at", "finished_at", "pid"}
+PROCESS_FIELDS = {"pid", "ppid", "name", "role", "threads", "rss_bytes", "cpu_seconds"}
+
+
+def test_healthz(client: httpx.Client) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+def test_info_describes_server_and_endpoints(client: httpx.Client, target: RunningTarget) -> None:
+    info = client.get("/info").json()
+    assert info.keys() >= INFO_FIELDS
+    assert info["name"] == target.name
+    assert info["workers"] >= 1 and info["effective_cores"] >= 1
+    assert info["kernel"]["max_iterations"] >= 1
+    assert {"python", info["framework"], info["server"]} <= info["versions"].keys()
+    assert {"sync-cpubound", "io-bound"} <= info["endpoints"].keys()
+    for endpoint in info["endpoints"].values():
+        assert endpoint["work"] in ("cpu", "io")
+        assert endpoint["execution"] in ("event_loop", "workers", "process_pool", "thread_pool", "async")
+
+
+def test_calibrate(client: httpx.Client) -> None:
+    body = client.get("/test/calibrate", params={"samples": 3}).json()
+    assert body["samples"] == 3 and body["pid"] > 0
+    # The kernel is designed for 5-50 ms an iteration; allow a slow, busy machine some room.
+    assert 0.001 < body["seconds_per_iteration"] < 0.2
+
+
+def test_every_listed_endpoint_answers_with_its_fields(client: httpx.Client) -> None:
+    for endpoint in client.get("/info").json()["endpoints"].values():
+        argument = 3 if endpoint["work"] == "cpu" else 20
+        response = client.get(endpoint["path"].split("{")[0] + str(argument))
+        assert response.status_code == 200, endpoint
+        body = response.json()
+        assert body.keys() >= WORK_FIELDS, endpoint
+        assert body["finished_at"] >= body["started_at"]
+        assert body["iterations" if endpoint["work"] == "cpu" else "milliseconds"] == argument
+
+
+def test_resmon_is_a_census_of_the_server_tree(client: httpx.Client, target: RunningTarget) -> None:
+    census = client.get("/test/resmon").json()
+    assert census["root_pid"] == target.process.pid
+    assert census["process_count"] == len(census["processes"])
+    assert census["thread_count"] == sum(p["threads"] for p in census["processes"])
+    for process in census["processes"]:
+        assert process.keys() >= PROCESS_FIELDS
+        assert process["role"] in ("master", "reloader", "worker", "pool", "helper")
+
+
+def test_metrics_follow_prometheus_conventions(client: httpx.Client) -> None:
+    client.get("/test/sync-cpubound/1")
+    families = {f.name: f for f in text_string_to_metric_families(client.get("/metrics").text)}
+    assert families["lab_http_requests"].type == "counter"
+    assert families["lab_http_request_duration_seconds"].type == "histogram"
+    assert families["lab_http_requests_in_flight"].type == "gauge"
+    assert families["lab_kernel_iterations"].type == "counter"
+    assert {
+        "lab_server_processes",
+        "lab_server_threads",
+        "lab_server_resident_memory_bytes",
+    } <= families.keys()
+    routes = {s.labels["route"] for s in families["lab_http_requests"].samples}
+    assert "/test/sync-cpubound/{iterations}" in routes  # the template, never the raw path
+    buckets = {
+        s.labels["le"] for s in families["lab_http_request_duration_seconds"].samples if "le" in s.labels
+    }
+    assert {"0.001", "60.0", "+Inf"} <= buckets
+
+
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [
+        ("/test/sync-cpubound/0", "iterations"),
+        ("/test/sync-cpubound/-5", "iterations"),
+        ("/test/sync-cpubound/abc", "iterations"),
+        ("/test/sync-cpubound/1.5", "iterations"),
+        ("/test/sync-cpubound/99999999999", "iterations"),
+        ("/test/io-bound/-1", "milliseconds"),
+        ("/test/io-bound/60001", "milliseconds"),
+        ("/test/io-bound/soon", "milliseconds"),
+        ("/test/calibrate?samples=0", "samples"),
+        ("/test/calibrate?samples=51", "samples"),
+        ("/test/calibrate?samples=x", "samples"),
+    ],
+)
+def test_bad_input_is_a_422_naming_the_field(client: httpx.Client, path: str, field: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"][-1] == field
+
+
+def test_unknown_path_is_json_404(client: httpx.Client) -> None:
+    response = client.get("/no/such/path")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Not Found"}

@@ -1,0 +1,41 @@
+"""The local launcher: readiness with a deadline, clean stops, no stale servers."""
+
+from __future__ import annotations
+
+import socket
+
+import psutil
+import pytest
+
+from labtester.launcher import LaunchError, port_in_use, start_target
+from labtester.targets import TargetDefinition, load_definitions
+
+
+def test_definitions_come_from_the_chart_values() -> None:
+    names = [d.name for d in load_definitions() if d.measure]
+    assert names == ["fastapi", "flask-1x", "flask-2x"]
+    assert [d.local_port for d in load_definitions() if d.measure] == [8001, 8002, 8003]
+
+
+def test_stop_leaves_no_process_and_frees_the_port() -> None:
+    target = start_target(next(d for d in load_definitions() if d.name == "flask-2x"))
+    tree = target.tree()
+    assert len(tree) >= 3
+    target.stop()
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in tree)
+    assert not port_in_use(target.port)
+
+
+def test_refuses_a_port_something_already_listens_on() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(LaunchError, match="already in use"):
+            start_target(load_definitions()[0], port=port)
+
+
+def test_a_server_that_dies_at_start_is_reported_with_its_log() -> None:
+    broken = TargetDefinition(name="broken", module="no_such_target_module", local_port=0)
+    with pytest.raises(LaunchError, match="broken exited"):
+        start_target(broken, ready_timeout_s=20)
