@@ -1,4 +1,10 @@
-"""Command line: `python -m labtester {lab,run,targets}`."""
+"""Command line: `python -m labtester {lab,run,report,targets}`.
+
+lab      start the targets locally (from the chart's target list), run the lab, stop them
+run      run the lab against running targets (TESTER_* env vars: how the Job is configured)
+report   rebuild a results folder's reports from its raw log
+targets  start the measured targets locally until Ctrl-C
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,23 @@ import contextlib
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
+from pydantic import ValidationError
+from rich.console import Console
+
+from labtester.bench import kernel_stability, print_bench
+from labtester.lab import Terminated, run_lab
 from labtester.launcher import LaunchError, running_targets
+from labtester.progress import LabProgress
+from labtester.report import write_reports
+from labtester.report.console import make_console
+from labtester.settings import TargetRef, TesterSettings
 from labtester.targets import DEFAULT_VALUES, load_definitions
+
+LOCAL_WORK_SECONDS = 0.5  # N for `lab`: short enough for a few minutes on a laptop
 
 
 def _parse_ports(pairs: list[str]) -> dict[str, int]:
@@ -18,12 +37,100 @@ def _parse_ports(pairs: list[str]) -> dict[str, int]:
     for pair in pairs:
         name, _, port = pair.partition("=")
         if not port.isdigit():
-            raise argparse.ArgumentTypeError(f"--port takes NAME=PORT, got {pair!r}")
+            raise SystemExit(f"--port takes NAME=PORT, got {pair!r}")
         ports[name] = int(port)
     return ports
 
 
-def serve_targets(args: argparse.Namespace) -> int:
+def _raise_terminated(*_: Any) -> None:
+    raise Terminated
+
+
+def _settings(args: argparse.Namespace, **extra: Any) -> TesterSettings:
+    overrides = {
+        "work_seconds": args.work_seconds,
+        "burst_max": args.burst_max,
+        "repeats": args.repeats,
+        "output_dir": args.output,
+        **extra,
+    }
+    return TesterSettings.load(args.config, **overrides)
+
+
+def _run_and_report(settings: TesterSettings, console: Console, after_census: Any = None) -> dict[str, Any]:
+    run_dir = settings.output_dir / time.strftime("%Y%m%d-%H%M%S")
+    steps = 2 + len(settings.targets) * (
+        1 + len(settings.endpoints) * (1 + settings.burst_max * settings.repeats)
+    )
+    try:
+        with LabProgress(console, steps) as progress:
+            run_lab(settings, progress, run_dir, after_census)
+    finally:
+        document = write_reports(run_dir, console)  # also after a crash: what was measured is kept
+    return document
+
+
+def _exit_code(document: dict[str, Any]) -> int:
+    return 1 if document["failed_checks"] else 0
+
+
+def command_run(args: argparse.Namespace) -> int:
+    console = make_console()
+    try:
+        settings = _settings(args)
+    except ValidationError as error:
+        console.print(f"invalid settings:\n{error}", markup=False)
+        return 2
+    if not settings.targets:
+        console.print("no targets: set TESTER_TARGETS=name=url,... or use `lab` to start them locally")
+        return 2
+    return _exit_code(_run_and_report(settings, console))
+
+
+def command_lab(args: argparse.Namespace) -> int:
+    return _exit_code(run_local_lab(args, make_console()))
+
+
+def run_local_lab(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    """Start measured and census-only targets locally; census-only ones stop after the census."""
+    definitions = load_definitions(args.values)
+    if args.work_seconds is None:
+        args.work_seconds = LOCAL_WORK_SECONDS
+    try:
+        with running_targets(definitions, {}, log_dir=None) as started:
+            targets = [
+                TargetRef(name=t.name, url=t.url, measure=True) for t in started if t.definition.measure
+            ]
+            variants = [t for t in started if not t.definition.measure]
+            census_only = [TargetRef(name=t.name, url=t.url, measure=False) for t in variants]
+            settings = _settings(args, targets=targets, census_only=census_only)
+
+            def stop_variants() -> None:
+                for variant in variants:
+                    variant.stop()
+
+            return _run_and_report(settings, console, stop_variants)
+    except LaunchError as error:
+        raise SystemExit(f"error: {error}") from None
+    except ValidationError as error:
+        raise SystemExit(f"invalid settings:\n{error}") from None
+
+
+def command_bench(args: argparse.Namespace) -> int:
+    """The figures the lab's accuracy rests on: kernel stability, calibration error, model ratios."""
+    console = make_console()
+    kernel = kernel_stability()
+    document = run_local_lab(args, console)
+    print_bench(kernel, document, console)
+    return _exit_code(document)
+
+
+def command_report(args: argparse.Namespace) -> int:
+    document = write_reports(args.run_dir, make_console())
+    return 1 if document["failed_checks"] else 0
+
+
+def command_targets(args: argparse.Namespace) -> int:
     """Start the measured targets on their local ports and keep them up until Ctrl-C."""
     definitions = [d for d in load_definitions(args.values) if d.measure]
     ports = {d.name: d.local_port for d in definitions} | _parse_ports(args.port)
@@ -46,18 +153,44 @@ def serve_targets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_lab_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, help="settings file (YAML/JSON); env vars and flags win")
+    parser.add_argument("--work-seconds", type=float, help="N: server time of one CPU request")
+    parser.add_argument("--burst-max", type=int, help="K: bursts of n = 1..K simultaneous requests")
+    parser.add_argument("--repeats", type=int, help="repeats of each burst point")
+    parser.add_argument("--output", type=Path, help="results folder (a subfolder per run)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="labtester", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="labtester", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
+    lab = commands.add_parser("lab", help="start targets locally, run the lab, stop them")
+    _add_lab_options(lab)
+    lab.add_argument("--values", type=Path, default=DEFAULT_VALUES, help="chart values with `targets`")
+    lab.set_defaults(handler=command_lab)
+    run = commands.add_parser("run", help="run the lab against running targets (TESTER_TARGETS)")
+    _add_lab_options(run)
+    run.set_defaults(handler=command_run)
+    bench = commands.add_parser("bench", help="kernel stability, then a local lab's accuracy figures")
+    _add_lab_options(bench)
+    bench.add_argument("--values", type=Path, default=DEFAULT_VALUES, help="chart values with `targets`")
+    bench.set_defaults(handler=command_bench)
+    report = commands.add_parser("report", help="rebuild reports from a results folder's raw log")
+    report.add_argument("run_dir", type=Path)
+    report.set_defaults(handler=command_report)
     targets = commands.add_parser("targets", help="start the targets locally until Ctrl-C")
     targets.add_argument("--values", type=Path, default=DEFAULT_VALUES, help="chart values with `targets`")
     targets.add_argument("--port", action="append", default=[], metavar="NAME=PORT", help="override a port")
-    targets.set_defaults(handler=serve_targets)
+    targets.set_defaults(handler=command_targets)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in ("lab", "run", "bench"):
+        signal.signal(signal.SIGTERM, _raise_terminated)
     return int(args.handler(args))
 
 

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from labtester.launcher import RunningTarget
+from labtester.stats import max_overlap
 from tests.conftest import StartTarget
 
 WORK_SECONDS = 0.4
@@ -37,20 +38,14 @@ def simultaneous(url: str, count: int) -> list[dict[str, float]]:
     return [r.json() for r in responses]
 
 
-def max_overlap(bodies: list[dict[str, float]]) -> int:
-    """Most requests the server was running at one instant."""
-    events = sorted([(b["started_at"], 1) for b in bodies] + [(b["finished_at"], -1) for b in bodies])
-    running = peak = 0
-    for _, change in events:
-        running += change
-        peak = max(peak, running)
-    return peak
+def intervals(bodies: list[dict[str, float]]) -> list[tuple[float, float]]:
+    return [(body["started_at"], body["finished_at"]) for body in bodies]
 
 
 def test_uvicorn_runs_blocking_cpu_requests_one_at_a_time(fastapi: RunningTarget) -> None:
     iterations = iterations_for(fastapi, WORK_SECONDS)
     bodies = simultaneous(f"{fastapi.url}/test/sync-cpubound/{iterations}", 3)
-    assert max_overlap(bodies) == 1
+    assert max_overlap(intervals(bodies)) == 1
 
 
 def test_gunicorn_with_two_workers_runs_two_at_once(flask_1x: RunningTarget) -> None:
@@ -58,7 +53,7 @@ def test_gunicorn_with_two_workers_runs_two_at_once(flask_1x: RunningTarget) -> 
     assert workers >= 2, "this test needs a machine with at least 2 effective cores"
     iterations = iterations_for(flask_1x, WORK_SECONDS)
     bodies = simultaneous(f"{flask_1x.url}/test/sync-cpubound/{iterations}", 3)
-    assert max_overlap(bodies) >= 2
+    assert max_overlap(intervals(bodies)) >= 2
     assert len({b["pid"] for b in bodies}) >= 2
 
 

@@ -1,0 +1,145 @@
+"""Plain-English findings from the results: what the bursts show, where reality departs from
+the model (said, never bent to fit), and which checks failed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Measured within this share of the model counts as agreeing with it.
+MODEL_AGREEMENT = 0.15
+
+
+def _finding(kind: str, text: str, target: str | None = None, endpoint: str | None = None) -> dict[str, Any]:
+    return {"kind": kind, "target": target, "endpoint": endpoint, "text": text}
+
+
+def _label(target: dict[str, Any]) -> str:
+    info = target.get("info") or {}
+    workers = info.get("workers")
+    if workers is None:
+        return target["name"]
+    return f"{target['name']} ({info.get('server', '?')}, {workers} worker{'s' * (workers != 1)})"
+
+
+def _shape(n: int, times_single: float) -> str:
+    if n > 1 and times_single >= 0.85 * n:
+        return "served one at a time"
+    if times_single <= 1.15:
+        return "all at once"
+    return f"about {n / times_single:.1f} at a time"
+
+
+def _endpoint_findings(target: dict[str, Any], endpoint: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    name, label = endpoint["name"], _label(target)
+    measured = [b for b in endpoint["bursts"] if b["makespan_over_single"] is not None]
+    if measured:
+        largest = measured[-1]
+        n, times = largest["n"], largest["makespan_over_single"]
+        predicted = largest["predicted_s"] / endpoint["single_s"]
+        text = f"{label}: {n} simultaneous {name} requests took {times:.1f} x T - {_shape(n, times)}"
+        if abs(largest["ratio"] - 1) <= MODEL_AGREEMENT:
+            found.append(
+                _finding(
+                    "shape",
+                    f"{text}, as the model predicts ({endpoint['parallelism']['description']}).",
+                    target["name"],
+                    name,
+                )
+            )
+        else:
+            found.append(_finding("shape", f"{text}.", target["name"], name))
+        for burst in measured:
+            if abs(burst["ratio"] - 1) > MODEL_AGREEMENT:
+                found.append(
+                    _finding(
+                        "departure", _departure(label, name, burst, endpoint, predicted), target["name"], name
+                    )
+                )
+    for error, count in sorted(endpoint["failures"].items()):
+        found.append(
+            _finding("failure", f"{label}: {count} {name} request(s) failed: {error}.", target["name"], name)
+        )
+    for metrics in endpoint["metrics"]:
+        if not metrics["matches"]:
+            found.append(
+                _finding(
+                    "failure",
+                    f"{label}: the server counted {metrics['counted']:g} {name} requests, the tester sent "
+                    f"{metrics['sent']}.",
+                    target["name"],
+                    name,
+                )
+            )
+    return found
+
+
+def _departure(label: str, name: str, burst: dict[str, Any], endpoint: dict[str, Any], _: float) -> str:
+    n, slots = burst["n"], endpoint["parallelism"]["slots"]
+    text = (
+        f"{label}: {n} simultaneous {name} requests took {burst['makespan_over_single']:.2f} x T, "
+        f"the model predicted {burst['predicted_s'] / endpoint['single_s']:.2f} x T "
+        f"({endpoint['parallelism']['description']}); measured/model = {burst['ratio']:.2f}."
+    )
+    usable = min(n, slots) if slots else n
+    if burst["ratio"] > 1 and burst["distinct_pids"] is not None and burst["distinct_pids"] < usable:
+        text += (
+            f" Only {burst['distinct_pids']} process(es) took the {n} requests where {usable:g} could have:"
+            " the OS handed several to the same worker (accept fairness), the model assumes an even spread."
+        )
+    return text
+
+
+def findings_for(document: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for target in document["targets"]:
+        label = _label(target)
+        for error in target["errors"]:
+            found.append(
+                _finding(
+                    "failure",
+                    f"{label} ({target['url']}): {error['stage']} failed: {error['error']}",
+                    target["name"],
+                )
+            )
+        calibration = target.get("calibration")
+        if calibration and not calibration["within_tolerance"]:
+            found.append(
+                _finding(
+                    "failure",
+                    f"{label}: calibration missed N = {calibration['target_seconds']:g} s by "
+                    f"{calibration['error_pct']:+.1f} % (tolerance {calibration['tolerance'] * 100:g} %).",
+                    target["name"],
+                )
+            )
+        for endpoint in target["endpoints"]:
+            found.extend(_endpoint_findings(target, endpoint))
+    if document["run"]["status"] != "complete":
+        found.append(_finding("failure", f"The run did not complete (status: {document['run']['status']})."))
+    return found
+
+
+def missing_for(document: dict[str, Any]) -> list[str]:
+    """What the settings planned that the results do not hold."""
+    settings = document["run"]["settings"]
+    planned_n = range(1, settings["burst_max"] + 1)
+    missing = []
+    for target in document["targets"]:
+        if not target["measure"]:
+            continue
+        if not target["ready"] or not target["info"]:
+            missing.append(f"{target['name']}: not measured (never ready)")
+            continue
+        measured = {e["name"]: e for e in target["endpoints"]}
+        for name in (e for e in settings["endpoints"] if e in target["info"]["endpoints"]):
+            endpoint = measured.get(name)
+            if endpoint is None:
+                missing.append(f"{target['name']} {name}: not measured")
+                continue
+            repeats = {b["n"]: len(b["repeats"]) for b in endpoint["bursts"]}
+            for n in planned_n:
+                if repeats.get(n, 0) < settings["repeats"]:
+                    missing.append(
+                        f"{target['name']} {name} n={n}: {repeats.get(n, 0)} of {settings['repeats']} repeats"
+                    )
+    return missing

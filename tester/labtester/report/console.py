@@ -1,0 +1,167 @@
+"""The summary people read in a terminal or in `kubectl logs`: tables, then findings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+
+def _mb(value: float | None) -> str:
+    return "-" if value is None else f"{value / 2**20:.0f}"
+
+
+def _roles(census: dict[str, Any]) -> str:
+    counts: dict[str, int] = {}
+    for process in census["processes"]:
+        counts[process["role"]] = counts.get(process["role"], 0) + 1
+    return ", ".join(f"{count} {role}" for role, count in sorted(counts.items()))
+
+
+def census_table(document: dict[str, Any]) -> Table:
+    table = Table(title="Process census", box=box.SIMPLE_HEAD, title_justify="left")
+    for column in (
+        "target",
+        "server",
+        "workers",
+        "processes (idle)",
+        "roles (idle)",
+        "threads",
+        "RSS MB",
+        "processes under load",
+    ):
+        table.add_column(column)
+    for target in document["targets"]:
+        info, idle = target["info"] or {}, target["census"]["idle"]
+        loaded = max(target["census"]["under_load"], key=lambda c: c["census"]["process_count"], default=None)
+        under_load = f"{loaded['census']['process_count']} ({loaded['endpoint']})" if loaded else "-"
+        table.add_row(
+            target["name"],
+            f"{info.get('framework', '?')}/{info.get('server', '?')}",
+            str(info.get("workers", "-")),
+            str(idle["process_count"]) if idle else "-",
+            _roles(idle) if idle else "-",
+            str(idle["thread_count"]) if idle else "-",
+            _mb(idle["rss_bytes"] if idle else None),
+            under_load,
+        )
+    return table
+
+
+def calibration_table(document: dict[str, Any]) -> Table:
+    table = Table(title="Calibration (sync-cpubound, server time)", box=box.SIMPLE_HEAD, title_justify="left")
+    for column in ("target", "iterations", "N s", "measured s", "error %", "rounds", "ok"):
+        table.add_column(column, justify="right" if column != "target" else "left")
+    for target in document["targets"]:
+        c = target["calibration"]
+        if c:
+            table.add_row(
+                target["name"],
+                str(c["iterations"]),
+                f"{c['target_seconds']:g}",
+                f"{c['measured_seconds']:.3f}",
+                f"{c['error_pct']:+.1f}",
+                str(len(c["rounds"])),
+                "yes" if c["within_tolerance"] else "NO",
+            )
+    return table
+
+
+def bursts_table(document: dict[str, Any]) -> Table:
+    table = Table(
+        title="Bursts: n requests released together; makespan = last completion - release "
+        "(median of repeats); T = one request alone; model = processor sharing",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    for column in (
+        "target",
+        "endpoint",
+        "n",
+        "makespan s",
+        "min-max s",
+        "x T",
+        "model x T",
+        "measured/model",
+        "fails",
+    ):
+        table.add_column(column, justify="left" if column in ("target", "endpoint") else "right")
+    for target in document["targets"]:
+        for endpoint in target["endpoints"]:
+            single = endpoint["single_s"]
+            for burst in endpoint["bursts"]:
+                m = burst["makespan"]
+                failures = sum(1 for r in burst["repeats"] for o in r["requests"] if o["error"])
+                table.add_row(
+                    target["name"],
+                    endpoint["name"],
+                    str(burst["n"]),
+                    f"{m['median']:.3f}" if m else "-",
+                    f"{m['minimum']:.2f}-{m['maximum']:.2f}" if m else "-",
+                    f"{burst['makespan_over_single']:.2f}" if burst["makespan_over_single"] else "-",
+                    f"{burst['predicted_s'] / single:.2f}" if burst["predicted_s"] and single else "-",
+                    f"{burst['ratio']:.2f}" if burst["ratio"] else "-",
+                    str(failures),
+                )
+            table.add_section()
+    return table
+
+
+def metrics_table(document: dict[str, Any]) -> Table:
+    table = Table(
+        title="Requests counted by the server (/metrics) vs sent", box=box.SIMPLE_HEAD, title_justify="left"
+    )
+    for column in ("target", "endpoint", "sent", "counted", "by status", "kernel iterations", "match"):
+        table.add_column(column)
+    for target in document["targets"]:
+        for endpoint in target["endpoints"]:
+            for m in endpoint["metrics"]:
+                table.add_row(
+                    target["name"],
+                    endpoint["name"],
+                    str(m["sent"]),
+                    f"{m['counted']:g}",
+                    ", ".join(f"{s}: {c:g}" for s, c in sorted(m["by_status"].items())),
+                    f"{m['kernel_iterations']:g}",
+                    "yes" if m["matches"] else "NO",
+                )
+    return table
+
+
+PLAIN_WIDTH = 140  # kubectl logs and files: wide enough that no column is cut
+
+
+def make_console() -> Console:
+    """A terminal gets colour and its own width; anything else plain text at a fixed width."""
+    console = Console()
+    return console if console.is_terminal else Console(width=PLAIN_WIDTH)
+
+
+def print_summary(document: dict[str, Any], console: Console) -> None:
+    run = document["run"]
+    console.print(
+        f"\nconcurrency-lab run {run['id']} ({run['status']}), N = {run['settings']['work_seconds']:g} s",
+        highlight=False,
+    )
+    for table in (census_table, calibration_table, bursts_table, metrics_table):
+        console.print(table(document))
+    console.print("Findings:", highlight=False)
+    for finding in document["findings"]:
+        marker = {"failure": "FAILED", "departure": "model departs", "shape": "-"}[finding["kind"]]
+        console.print(
+            f"  {marker} {finding['text']}" if marker != "-" else f"  - {finding['text']}",
+            highlight=False,
+            markup=False,
+        )
+    if document["missing"]:
+        console.print("Not measured:", highlight=False)
+        for item in document["missing"]:
+            console.print(f"  - {item}", highlight=False, markup=False)
+    verdict = (
+        "FAILED checks: " + str(len(document["failed_checks"]))
+        if document["failed_checks"]
+        else "all checks passed"
+    )
+    console.print(verdict, highlight=False)

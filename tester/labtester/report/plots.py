@@ -1,0 +1,91 @@
+"""PNG plots: makespan against n with the model, and a per-request timeline of one burst."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+# matplotlib caches fonts in its config dir: keep it writable under a read-only root filesystem.
+os.environ.setdefault("MPLCONFIGDIR", "/tmp/matplotlib")
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; no display in a Job or on CI
+import matplotlib.pyplot as plt
+
+
+def _measured_targets(document: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t for t in document["targets"] if any(e["bursts"] for e in t["endpoints"])]
+
+
+def makespan_plot(document: dict[str, Any], path: Path) -> Path | None:
+    targets = _measured_targets(document)
+    if not targets:
+        return None
+    figure, axes = plt.subplots(1, len(targets), figsize=(5 * len(targets), 4), squeeze=False, sharey=True)
+    for axis, target in zip(axes[0], targets, strict=True):
+        for endpoint in target["endpoints"]:
+            points = [b for b in endpoint["bursts"] if b["makespan"]]
+            if not points:
+                continue
+            n = [b["n"] for b in points]
+            median = [b["makespan"]["median"] for b in points]
+            errors = [
+                [b["makespan"]["median"] - b["makespan"]["minimum"] for b in points],
+                [b["makespan"]["maximum"] - b["makespan"]["median"] for b in points],
+            ]
+            line = axis.errorbar(n, median, yerr=errors, marker="o", capsize=3, label=endpoint["name"])
+            predicted = [b["predicted_s"] for b in points if b["predicted_s"]]
+            if len(predicted) == len(points):
+                axis.plot(n, predicted, linestyle="--", color=line[0].get_color(), alpha=0.6)
+        axis.set_title(target["name"])
+        axis.set_xlabel("simultaneous requests n")
+        axis.set_xticks(range(1, document["run"]["settings"]["burst_max"] + 1))
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=8)
+    axes[0][0].set_ylabel("makespan s (dashed: model)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
+
+
+def timeline_plot(target: dict[str, Any], path: Path) -> Path | None:
+    """Who ran when in the largest burst (first repeat) of each endpoint: one bar per request."""
+    endpoints = [e for e in target["endpoints"] if e["bursts"]]
+    if not endpoints:
+        return None
+    figure, axes = plt.subplots(len(endpoints), 1, figsize=(9, 1.2 + 1.3 * len(endpoints)), squeeze=False)
+    for axis, endpoint in zip(axes[:, 0], endpoints, strict=True):
+        repeat = endpoint["bursts"][-1]["repeats"][0]
+        pids = sorted({o["body"]["pid"] for o in repeat["requests"] if o["body"]})
+        colours = {pid: plt.cm.tab10(i % 10) for i, pid in enumerate(pids)}
+        for row, observation in enumerate(repeat["requests"]):
+            body = observation["body"]
+            if body:
+                start = body["started_at"] - repeat["release_at"]
+                axis.barh(
+                    row, body["finished_at"] - body["started_at"], left=start, color=colours[body["pid"]]
+                )
+            end = observation["sent_at"] + observation["latency_s"] - repeat["release_at"]
+            axis.plot([end], [row], marker="|", color="black")
+        axis.set_title(
+            f"{endpoint['name']}: n={repeat['n']}, colour = server pid ({len(pids)} distinct)", fontsize=9
+        )
+        axis.set_yticks([])
+        axis.set_xlim(left=0)
+        axis.grid(axis="x", alpha=0.3)
+    axes[-1][0].set_xlabel("seconds since release (bar: server time, |: client saw the response)")
+    figure.suptitle(f"{target['name']}: per-request timeline")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
+
+
+def write_plots(document: dict[str, Any], directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    plots = [makespan_plot(document, directory / "makespan.png")]
+    plots += [timeline_plot(t, directory / f"timeline-{t['name']}.png") for t in _measured_targets(document)]
+    return [p for p in plots if p is not None]

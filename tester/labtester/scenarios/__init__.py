@@ -1,0 +1,1 @@
+"""Load shapes, one module each."""

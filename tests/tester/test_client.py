@@ -1,0 +1,83 @@
+"""Failures are classified by type, against real sockets on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import struct
+import threading
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from labtester.client import observe
+from labtester.launcher import free_port
+
+
+@pytest.fixture
+def misbehaving_server() -> Iterator[Callable[[Callable[[socket.socket], None]], str]]:
+    """A listening socket whose accepted connections get `handle`; yields its URL."""
+    servers: list[socket.socket] = []
+
+    def serve(handle: Callable[[socket.socket], None]) -> str:
+        server = socket.create_server(("127.0.0.1", 0))
+        servers.append(server)
+
+        def loop() -> None:
+            try:
+                while True:
+                    connection, _ = server.accept()
+                    handle(connection)
+            except OSError:
+                return
+
+        threading.Thread(target=loop, daemon=True).start()
+        return f"http://127.0.0.1:{server.getsockname()[1]}/x"
+
+    yield serve
+    for server in servers:
+        server.close()
+
+
+def error_of(url: str, timeout: float = 5.0) -> str | None:
+    async def call() -> str | None:
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            return (await observe(client, url)).error
+
+    return asyncio.run(call())
+
+
+def test_connection_refused() -> None:
+    assert error_of(f"http://127.0.0.1:{free_port()}/x") == "connection refused"
+
+
+def test_remote_disconnected(misbehaving_server: Callable[..., str]) -> None:
+    def close_after_reading(connection: socket.socket) -> None:
+        connection.recv(65536)
+        connection.close()
+
+    assert error_of(misbehaving_server(close_after_reading)) == "remote disconnected"
+
+
+def test_connection_reset(misbehaving_server: Callable[..., str]) -> None:
+    def reset(connection: socket.socket) -> None:
+        connection.recv(65536)
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        connection.close()  # linger 0: the kernel sends RST
+
+    assert error_of(misbehaving_server(reset)) == "connection reset"
+
+
+def test_timeout(misbehaving_server: Callable[..., str]) -> None:
+    held: list[socket.socket] = []
+    assert error_of(misbehaving_server(held.append), timeout=0.5) == "timeout"
+
+
+def test_http_status(misbehaving_server: Callable[..., str]) -> None:
+    def answer_503(connection: socket.socket) -> None:
+        connection.recv(65536)
+        connection.sendall(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n")
+        connection.close()
+
+    assert error_of(misbehaving_server(answer_503)) == "HTTP 503"

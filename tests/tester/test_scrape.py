@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from labtester.scrape import delta, parse
+
+BEFORE = """
+# TYPE lab_http_requests_total counter
+lab_http_requests_total{method="GET",route="/test/io-bound/{milliseconds}",status="200"} 3.0
+lab_http_requests_total{method="GET",route="/healthz",status="200"} 7.0
+# TYPE lab_kernel_iterations_total counter
+lab_kernel_iterations_total 10.0
+"""
+AFTER = """
+# TYPE lab_http_requests_total counter
+lab_http_requests_total{method="GET",route="/test/io-bound/{milliseconds}",status="200"} 8.0
+lab_http_requests_total{method="GET",route="/test/io-bound/{milliseconds}",status="422"} 1.0
+lab_http_requests_total{method="GET",route="/healthz",status="200"} 9.0
+# TYPE lab_kernel_iterations_total counter
+lab_kernel_iterations_total 25.0
+"""
+
+
+def test_delta_counts_one_route_by_status() -> None:
+    result = delta(parse(BEFORE), parse(AFTER), "/test/io-bound/{milliseconds}", sent=6)
+    assert result.counted_by_status == {"200": 5.0, "422": 1.0}
+    assert result.counted == 6 and result.matches
+    assert result.kernel_iterations == 15.0
+
+
+def test_a_mismatch_is_flagged() -> None:
+    assert not delta(parse(BEFORE), parse(AFTER), "/test/io-bound/{milliseconds}", sent=5).matches

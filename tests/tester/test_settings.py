@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from labtester.settings import TesterSettings
+
+
+def test_targets_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TESTER_TARGETS", "fastapi=http://fastapi:8000/, flask-1x=http://flask-1x:8000")
+    monkeypatch.setenv("TESTER_CENSUS_ONLY", "reload=http://reload:8000")
+    monkeypatch.setenv("TESTER_WORK_SECONDS", "1.5")
+    settings = TesterSettings.load()
+    assert [(t.name, t.url, t.measure) for t in settings.targets] == [
+        ("fastapi", "http://fastapi:8000", True),
+        ("flask-1x", "http://flask-1x:8000", True),
+    ]
+    assert settings.census_only[0].measure is False
+    assert settings.work_seconds == 1.5
+
+
+def test_file_then_env_then_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    config = tmp_path / "lab.yaml"
+    config.write_text("work_seconds: 3\nrepeats: 5\nburst_max: 4\n")
+    monkeypatch.setenv("TESTER_REPEATS", "2")
+    settings = TesterSettings.load(config, burst_max=2)
+    assert (settings.work_seconds, settings.repeats, settings.burst_max) == (3, 2, 2)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("TESTER_TARGETS", "no-url-here"),
+        ("TESTER_TARGETS", "a=ftp://x"),
+        ("TESTER_TARGETS", "a=http://x,a=http://y"),
+        ("TESTER_WORK_SECONDS", "-1"),
+        ("TESTER_BURST_MAX", "0"),
+        ("TESTER_SCENARIOS", "bursts,nonsense"),
+    ],
+)
+def test_bad_settings_are_refused(monkeypatch: pytest.MonkeyPatch, variable: str, value: str) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValidationError):
+        TesterSettings.load()
+
+
+def test_a_typo_in_a_settings_file_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "lab.yaml"
+    config.write_text("work_second: 3\n")
+    with pytest.raises(ValidationError, match="work_second"):
+        TesterSettings.load(config)
