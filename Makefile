@@ -30,8 +30,71 @@ format: install ## Apply ruff's formatting and fixes
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: lint ## Lint, then every test (real servers on 127.0.0.1)
+test: lint tools prometheus ## Lint, then every test (real servers on 127.0.0.1; helm from .tools)
 	$(BIN)/pytest
 
 targets: install ## Start the three targets on 127.0.0.1:8001-8003 until Ctrl-C
 	$(BIN)/python -m labtester targets $(foreach p,$(PORTS),--port $(p))
+
+# -- Kubernetes (kind): pinned tools in .tools/bin, images, cluster, the lab as a Helm release.
+TOOLS := $(CURDIR)/.tools/bin
+# The pinned build in .tools/bin, else one already on PATH (from the usual installers), else build.
+HELM := $(firstword $(wildcard $(TOOLS)/helm) $(shell command -v helm) $(TOOLS)/helm)
+KIND := $(firstword $(wildcard $(TOOLS)/kind) $(shell command -v kind) $(TOOLS)/kind)
+HELM_VERSION := v3.22.0
+KIND_VERSION := v0.33.0
+KUBECTL ?= kubectl
+PROMETHEUS := /usr/bin/prometheus
+CHART := charts/concurrency-lab
+CLUSTER ?= concurrency-lab
+RELEASE ?= lab
+NAMESPACE ?= concurrency-lab
+IMAGE_TAG ?= dev
+# Extra `helm upgrade` flags: `make run-lab HELM_ARGS="-f charts/concurrency-lab/ci/small-values.yaml"`.
+HELM_ARGS ?=
+GRAFANA_URL := http://127.0.0.1:3000
+# NAME=DOCKERFILE: each image is concurrency-lab/NAME:$(IMAGE_TAG), built from the repository root.
+IMAGES := fastapi-target=services/fastapi_target/Dockerfile flask-target=services/flask_target/Dockerfile \
+	$(if $(wildcard tester/Dockerfile),tester=tester/Dockerfile)
+IMAGE_REFS := $(foreach image,$(IMAGES),concurrency-lab/$(firstword $(subst =, ,$(image))):$(IMAGE_TAG))
+KUBE := $(KUBECTL) --context kind-$(CLUSTER) --namespace $(NAMESPACE)
+RELEASE_SELECTOR := app.kubernetes.io/instance=$(RELEASE)
+
+.PHONY: tools prometheus images kind-up run-lab kind-down grafana
+
+tools: $(HELM) $(KIND) ## Install helm and kind (pinned) into .tools/bin with go install
+
+$(TOOLS)/helm:
+	GOBIN=$(TOOLS) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+$(TOOLS)/kind:
+	GOBIN=$(TOOLS) go install sigs.k8s.io/kind@$(KIND_VERSION)
+
+prometheus: $(PROMETHEUS) ## Install Debian's prometheus (the dashboard test scrapes with it)
+
+$(PROMETHEUS):
+	apt-get update && apt-get install -y --no-install-recommends prometheus
+
+images: ## Build the lab's images (the tester's once tester/Dockerfile exists)
+	@set -e; for image in $(IMAGES); do \
+		echo "docker build concurrency-lab/$${image%%=*}:$(IMAGE_TAG) from $${image#*=}"; \
+		docker build --tag "concurrency-lab/$${image%%=*}:$(IMAGE_TAG)" --file "$${image#*=}" .; \
+	done
+
+kind-up: tools images ## Create the kind cluster if absent, build the images, load them into it
+	$(KIND) get clusters 2>/dev/null | grep -qx '$(CLUSTER)' || \
+		$(KIND) create cluster --name $(CLUSTER) --config kind-config.yaml --wait 120s
+	$(KIND) load docker-image --name $(CLUSTER) $(IMAGE_REFS)
+
+run-lab: tools ## Deploy to kind, run the tester Job, stream its log, copy reports to results/kind
+	HELM=$(HELM) KUBECTL=$(KUBECTL) CLUSTER=$(CLUSTER) RELEASE=$(RELEASE) NAMESPACE=$(NAMESPACE) \
+		CHART=$(CHART) IMAGE_TAG=$(IMAGE_TAG) HELM_ARGS="$(HELM_ARGS)" RESULTS_DIR=results/kind \
+		GRAFANA_URL=$(GRAFANA_URL) scripts/run-lab
+
+kind-down: tools ## Delete the kind cluster
+	$(KIND) delete cluster --name $(CLUSTER)
+
+grafana: ## Grafana's URL and admin password (anonymous visitors can already read)
+	@echo "Grafana: $(GRAFANA_URL)  (the lab dashboard is the home page)"
+	@echo "admin password: $$($(KUBE) get secret --selector $(RELEASE_SELECTOR),app.kubernetes.io/component=grafana \
+		--output jsonpath='{.items[0].data.admin-password}' | base64 -d)"

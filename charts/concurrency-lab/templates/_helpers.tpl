@@ -1,0 +1,154 @@
+{{/*
+Names, labels and security settings, defined once and used by every template.
+*/}}
+
+{{/* The chart name, or nameOverride. */}}
+{{- define "concurrency-lab.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Prefix of every resource name: <release>-<chart>, or just the release name when it already
+contains the chart name. Kept short enough that "<prefix>-<target>" stays a DNS label.
+*/}}
+{{- define "concurrency-lab.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 32 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 32 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 32 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Name of a component's resources. Call with (dict "root" $ "component" "grafana"). */}}
+{{- define "concurrency-lab.componentName" -}}
+{{- printf "%s-%s" (include "concurrency-lab.fullname" .root) .component | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Name of one target's Deployment and Service. Call with (dict "root" $ "target" $target). */}}
+{{- define "concurrency-lab.targetName" -}}
+{{- include "concurrency-lab.componentName" (dict "root" .root "component" .target.name) }}
+{{- end }}
+
+{{/* In-cluster URL of one target's Service. Call with (dict "root" $ "target" $target). */}}
+{{- define "concurrency-lab.targetURL" -}}
+{{- printf "http://%s:%v" (include "concurrency-lab.targetName" .) .root.Values.targetDefaults.port }}
+{{- end }}
+
+{{/* Selector labels. Call with (dict "root" $ "component" "tester" "target" $optionalTarget). */}}
+{{- define "concurrency-lab.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "concurrency-lab.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- with .target }}
+concurrency-lab/target: {{ .name }}
+{{- end }}
+{{- end }}
+
+{{/* Recommended labels for every object. Same arguments as selectorLabels. */}}
+{{- define "concurrency-lab.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "concurrency-lab.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: concurrency-lab
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+{{- end }}
+
+{{/* A lab image (targets, tester) with the shared tag. Call with (dict "root" $ "image" "repo"). */}}
+{{- define "concurrency-lab.labImage" -}}
+{{- printf "%s:%s" .image .root.Values.image.tag }}
+{{- end }}
+
+{{/*
+Pod-level lockdown, the same for every pod. Call with the user id to run as. No service account
+token: nothing in the lab talks to the Kubernetes API.
+*/}}
+{{- define "concurrency-lab.podSecurity" -}}
+automountServiceAccountToken: false
+enableServiceLinks: false
+securityContext:
+  runAsNonRoot: true
+  runAsUser: {{ . }}
+  runAsGroup: {{ . }}
+  fsGroup: {{ . }}
+  seccompProfile:
+    type: RuntimeDefault
+{{- end }}
+
+{{/* Container-level lockdown, the same for every container (writable paths are emptyDirs). */}}
+{{- define "concurrency-lab.containerSecurity" -}}
+securityContext:
+  allowPrivilegeEscalation: false
+  readOnlyRootFilesystem: true
+  runAsNonRoot: true
+  capabilities:
+    drop:
+      - ALL
+  seccompProfile:
+    type: RuntimeDefault
+{{- end }}
+
+{{/* requests = limits from a {cpu, memory} map: Guaranteed QoS, a CPU quota that is exact. */}}
+{{- define "concurrency-lab.resources" -}}
+resources:
+  requests:
+    cpu: {{ .cpu | quote }}
+    memory: {{ .memory | quote }}
+  limits:
+    cpu: {{ .cpu | quote }}
+    memory: {{ .memory | quote }}
+{{- end }}
+
+{{/* "true" when a target is load-tested; `measure` defaults to true, as in the local launcher. */}}
+{{- define "concurrency-lab.measured" -}}
+{{- if hasKey . "measure" }}{{ .measure }}{{ else }}true{{ end }}
+{{- end }}
+
+{{/* prometheus.yml: one static target per entry of .Values.targets, labelled with its name. */}}
+{{- define "concurrency-lab.prometheusConfig" -}}
+global:
+  scrape_interval: {{ .Values.prometheus.scrapeInterval }}
+  # A busy target answers /metrics late (that is what the lab shows); one interval is the most.
+  scrape_timeout: {{ .Values.prometheus.scrapeInterval }}
+scrape_configs:
+  - job_name: lab-targets
+    metrics_path: /metrics
+    static_configs:
+      {{- range .Values.targets }}
+      - targets:
+          - {{ printf "%s:%v" (include "concurrency-lab.targetName" (dict "root" $ "target" .)) $.Values.targetDefaults.port | quote }}
+        labels:
+          target: {{ .name | quote }}
+          measure: {{ include "concurrency-lab.measured" . | quote }}
+      {{- end }}
+{{- end }}
+
+{{/* Grafana provisioning files: the Prometheus datasource and the dashboard folder. */}}
+{{- define "concurrency-lab.grafanaProvisioning" -}}
+datasources.yaml: |
+  apiVersion: 1
+  datasources:
+    - name: Prometheus
+      uid: prometheus
+      type: prometheus
+      access: proxy
+      url: {{ printf "http://%s:9090" (include "concurrency-lab.componentName" (dict "root" . "component" "prometheus")) }}
+      isDefault: true
+      editable: false
+      jsonData:
+        # Grafana's smallest step and the base of $__rate_interval: the scrape interval.
+        timeInterval: {{ .Values.prometheus.scrapeInterval }}
+dashboards.yaml: |
+  apiVersion: 1
+  providers:
+    - name: concurrency-lab
+      type: file
+      disableDeletion: true
+      allowUiUpdates: false
+      options:
+        path: /etc/grafana/dashboards
+{{- end }}

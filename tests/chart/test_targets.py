@@ -1,0 +1,114 @@
+"""Each values entry renders a complete target: the launcher's command, its env, its CPU quota."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from labtester.targets import DEFAULT_VALUES, TargetDefinition, load_definitions
+from tests.chart.conftest import CHART, PREFIX, Manifest, Render, find
+from workload.settings import TargetSettings
+
+FOURTH_TARGET = CHART / "ci" / "fourth-target-values.yaml"
+# Worker count when neither LAB_WORKERS nor LAB_WORKER_MULTIPLIER is set, as each entrypoint
+# resolves it: uvicorn one worker, gunicorn 1 x cores (fastapi_target/__main__, gunicorn_conf).
+DEFAULT_MULTIPLIER = {"fastapi_target": None, "flask_target": 1}
+
+
+def cpus(quantity: str) -> float:
+    return int(quantity[:-1]) / 1000 if quantity.endswith("m") else float(quantity)
+
+
+def container_env(container: Manifest) -> dict[str, str]:
+    return {item["name"]: item["value"] for item in container["env"]}
+
+
+def target_container(manifests: list[Manifest], name: str) -> Manifest:
+    deployment = find(manifests, "Deployment", f"{PREFIX}-{name}")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def workers_in_pod(definition: TargetDefinition, container: Manifest) -> int:
+    """Workers the target's own settings code resolves inside this container's CPU quota."""
+    env = container_env(container)
+    settings = TargetSettings(
+        **{key.removeprefix("LAB_").lower(): value for key, value in env.items() if key.startswith("LAB_")},
+        # A CPU quota counts as that many cores, rounded up (workload.cores).
+        cpu_cores=math.ceil(cpus(container["resources"]["limits"]["cpu"])),
+    )
+    return settings.resolved_workers(DEFAULT_MULTIPLIER[definition.module])
+
+
+SCENARIOS = {"default": DEFAULT_VALUES, "fourth target": FOURTH_TARGET}
+CASES = [
+    pytest.param(values, definition, id=f"{scenario}:{definition.name}")
+    for scenario, values in SCENARIOS.items()
+    for definition in load_definitions(values)
+]
+
+
+@pytest.mark.parametrize(("values", "definition"), CASES)
+def test_target_renders_the_launchers_server(
+    render: Render, values: Path, definition: TargetDefinition
+) -> None:
+    manifests = render() if values == DEFAULT_VALUES else render(values)
+    deployment = find(manifests, "Deployment", f"{PREFIX}-{definition.name}")
+    service = find(manifests, "Service", f"{PREFIX}-{definition.name}")
+    pod = deployment["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    env = container_env(container)
+
+    assert container["command"] == definition.command(python="python")
+    assert env.items() >= definition.env.items()
+    assert env["LAB_NAME"] == definition.name
+    assert env["LAB_HOST"] == "0.0.0.0"
+    assert env["PROMETHEUS_MULTIPROC_DIR"].startswith("/tmp/")
+    assert {"mountPath": "/tmp", "name": "tmp"} in container["volumeMounts"]
+
+    (port,) = container["ports"]
+    assert port["containerPort"] == int(env["LAB_PORT"])
+    assert service["spec"]["ports"] == [
+        {"name": "http", "port": 8000, "targetPort": port["name"], "protocol": "TCP"}
+    ]
+    assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+    assert pod["metadata"]["labels"].items() >= service["spec"]["selector"].items()
+    assert deployment["metadata"]["annotations"]["concurrency-lab/measure"] == str(definition.measure).lower()
+
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/healthz", "port": port["name"]}
+
+
+def test_default_targets_are_the_local_labs(default_manifests: list[Manifest]) -> None:
+    deployed = {
+        m["metadata"]["name"].removeprefix(f"{PREFIX}-")
+        for m in default_manifests
+        if m["kind"] == "Deployment" and m["metadata"]["labels"]["app.kubernetes.io/component"] == "target"
+    }
+    assert deployed == {definition.name for definition in load_definitions()}
+
+
+def test_workers_follow_the_multiplier_and_the_cpu_quota(default_manifests: list[Manifest]) -> None:
+    workers = {
+        definition.name: workers_in_pod(definition, target_container(default_manifests, definition.name))
+        for definition in load_definitions()
+        if definition.measure
+    }
+    # The issue's defaults: uvicorn one worker; gunicorn 1x and 2x of a 2-CPU quota.
+    assert workers == {"fastapi": 1, "flask-1x": 2, "flask-2x": 4}
+
+
+def test_a_fourth_target_gets_its_own_worker_count(render: Render) -> None:
+    (fourth,) = [
+        d for d in load_definitions(FOURTH_TARGET) if d.name not in {"fastapi", "flask-1x", "flask-2x"}
+    ]
+    container = target_container(render(FOURTH_TARGET), fourth.name)
+    assert workers_in_pod(fourth, container) == 4 * math.ceil(cpus(container["resources"]["limits"]["cpu"]))
+
+
+def test_census_only_variants_are_deployed_small(default_manifests: list[Manifest]) -> None:
+    for definition in load_definitions():
+        limits = target_container(default_manifests, definition.name)["resources"]["limits"]
+        assert (cpus(limits["cpu"]) < 1) == (not definition.measure), definition.name

@@ -1,0 +1,79 @@
+"""The tester Job: told every target's Service URL, no retries, a TTL, reports on the results volume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from labtester.settings import TesterSettings
+from labtester.targets import DEFAULT_VALUES, load_definitions
+from tests.chart.conftest import CHART, PREFIX, Manifest, Render, find
+
+SCENARIOS = [DEFAULT_VALUES, CHART / "ci" / "fourth-target-values.yaml"]
+
+
+def settings_in_job(job: Manifest, monkeypatch: pytest.MonkeyPatch) -> TesterSettings:
+    """What the tester's own settings class reads from the Job's environment."""
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    for item in container["env"]:
+        monkeypatch.setenv(item["name"], item["value"])
+    return TesterSettings()
+
+
+def service_url(manifests: list[Manifest], name: str) -> str:
+    service = find(manifests, "Service", f"{PREFIX}-{name}")
+    (port,) = service["spec"]["ports"]
+    return f"http://{service['metadata']['name']}:{port['port']}"
+
+
+@pytest.mark.parametrize("values", SCENARIOS, ids=lambda path: path.name)
+def test_tester_targets_are_every_service(
+    render: Render, values: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifests = render(values)
+    settings = settings_in_job(find(manifests, "Job", f"{PREFIX}-tester"), monkeypatch)
+    definitions = load_definitions(values)
+
+    measured = {d.name: service_url(manifests, d.name) for d in definitions if d.measure}
+    census_only = {d.name: service_url(manifests, d.name) for d in definitions if not d.measure}
+    assert {t.name: t.url for t in settings.targets} == measured
+    assert {t.name: t.url for t in settings.census_only} == census_only
+
+
+def test_tester_settings_come_from_values(
+    default_manifests: list[Manifest], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = find(default_manifests, "Job", f"{PREFIX}-tester")
+    settings = settings_in_job(job, monkeypatch)
+    assert (settings.work_seconds, settings.burst_max, settings.repeats) == (2, 5, 3)
+    assert settings.scenarios == ["bursts"]
+
+    pod = job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["command"] == ["python", "-m", "labtester", "run"]
+    mounts = {mount["mountPath"]: mount["name"] for mount in container["volumeMounts"]}
+    results_volume = next(v for v in pod["volumes"] if v["name"] == mounts[str(settings.output_dir)])
+    claim = results_volume["persistentVolumeClaim"]["claimName"]
+    find(default_manifests, "PersistentVolumeClaim", claim)
+    # matplotlib needs a writable config directory on the read-only root filesystem.
+    assert {item["name"]: item["value"] for item in container["env"]}["MPLCONFIGDIR"] in mounts
+
+
+def test_job_never_retries_and_cleans_up(default_manifests: list[Manifest]) -> None:
+    spec = find(default_manifests, "Job", f"{PREFIX}-tester")["spec"]
+    assert spec["backoffLimit"] == 0
+    assert spec["template"]["spec"]["restartPolicy"] == "Never"
+    assert spec["ttlSecondsAfterFinished"] > 0
+    assert spec["activeDeadlineSeconds"] > 0
+
+
+def test_results_server_shares_the_claim_read_only(default_manifests: list[Manifest]) -> None:
+    pod = find(default_manifests, "Deployment", f"{PREFIX}-results")["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    (mount,) = container["volumeMounts"]
+    assert mount == {"name": "results", "mountPath": "/results", "readOnly": True}
+    (volume,) = pod["volumes"]
+    assert volume["persistentVolumeClaim"]["claimName"] == f"{PREFIX}-results"
+    service = find(default_manifests, "Service", f"{PREFIX}-results")
+    assert service["spec"]["type"] == "NodePort"
