@@ -12,14 +12,18 @@ from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import Annotated
 
+import httpx
 from fastapi import FastAPI, Path, Query, Response
+from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workload import io as lab_io
 from workload import kernel
 from workload.census import take_census
-from workload.contract import Endpoint, build_info, cpu_path, io_path
+from workload.contract import MIXED_PATH, Endpoint, build_info, cpu_path, io_path
+from workload.limits import InFlightLimiter, is_limited, too_many
 from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, exposition, observe_request
+from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS, mixed_async
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
 
 # anyio's default thread limiter: how many plain `def` endpoints run at once.
@@ -80,6 +84,26 @@ class OffloadPool:
             self._executor = None
 
 
+class InFlightLimitMiddleware:
+    """Answers 429 to work requests beyond the configured number in flight."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limiter = InFlightLimiter(limit)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not is_limited(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        if not self.limiter.try_acquire():
+            await JSONResponse(too_many(self.limiter.limit), status_code=429)(scope, receive, send)
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.limiter.release()
+
+
 def _cpu_heavy_inner(iterations: int) -> kernel.WorkResult:
     return kernel.run_iterations(iterations)
 
@@ -97,16 +121,28 @@ def create_app() -> FastAPI:
     pool_size = cores.cores
 
     offload_pool = OffloadPool(pool_size)
+    downstream: dict[str, httpx.AsyncClient] = {}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.downstream_url:
+            # One pooled client for the process; no connection cap, the lab measures the server.
+            downstream["client"] = httpx.AsyncClient(
+                base_url=settings.downstream_url,
+                timeout=MAX_IO_MILLISECONDS / 1000 + 30,
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=100),
+            )
         try:
             yield
         finally:
             offload_pool.shutdown()
+            if "client" in downstream:
+                await downstream["client"].aclose()
 
     app = FastAPI(title="concurrency-lab FastAPI target", lifespan=lifespan)
-    app.add_middleware(MetricsMiddleware)
+    if settings.max_in_flight:
+        app.add_middleware(InFlightLimitMiddleware, limit=settings.max_in_flight)
+    app.add_middleware(MetricsMiddleware)  # added last, so outermost: it counts the 429s too
 
     Iterations = Annotated[int, Path(ge=1, le=max_iterations, description="Kernel iterations.")]
     Milliseconds = Annotated[int, Path(ge=0, le=MAX_IO_MILLISECONDS, description="Wait time.")]
@@ -122,7 +158,10 @@ def create_app() -> FastAPI:
         ),
         Endpoint("io-bound", io_path("io-bound"), "io", "async", None),
         Endpoint("badasync-io-bound", io_path("badasync-io-bound"), "io", "event_loop", workers),
+        Endpoint("mixed", MIXED_PATH, "mixed", "async", None),
     ]
+    if settings.downstream_url:
+        endpoints.append(Endpoint("downstream", io_path("downstream"), "io", "async", None))
     info = build_info(
         name=settings.name or "fastapi",
         framework="fastapi",
@@ -134,6 +173,7 @@ def create_app() -> FastAPI:
         reload=settings.reload,
         max_iterations=max_iterations,
         work_cap_seconds=settings.work_cap_seconds,
+        max_in_flight=settings.max_in_flight,
         endpoints=endpoints,
     )
 
@@ -194,6 +234,36 @@ def create_app() -> FastAPI:
     async def badasync_io_bound(milliseconds: Milliseconds) -> dict[str, object]:
         # time.sleep inside async def: the wait holds the event loop.
         return lab_io.blocking_wait(milliseconds).as_dict()
+
+    @app.get("/test/mixed")
+    async def mixed(
+        cpu_ms: Annotated[int, Query(ge=0, le=MAX_CPU_MILLISECONDS, description="CPU work.")],
+        io_ms: Annotated[int, Query(ge=0, le=MAX_IO_MILLISECONDS, description="Total wait.")],
+        splits: Annotated[int, Query(ge=1, le=MAX_SPLITS, description="Parts of the wait.")] = 1,
+    ) -> dict[str, object]:
+        return (await mixed_async(cpu_ms, io_ms, splits)).as_dict()
+
+    if settings.downstream_url:
+
+        @app.get("/test/downstream/{milliseconds}")
+        async def call_downstream(milliseconds: Milliseconds) -> Response:
+            started_at, start = time.time(), time.perf_counter()
+            try:
+                answer = await downstream["client"].get(f"/test/io-bound/{milliseconds}")
+                answer.raise_for_status()
+            except httpx.HTTPError as error:
+                return JSONResponse({"detail": f"downstream: {type(error).__name__}"}, status_code=502)
+            duration = time.perf_counter() - start
+            return JSONResponse(
+                {
+                    "milliseconds": milliseconds,
+                    "duration_s": duration,
+                    "started_at": started_at,
+                    "finished_at": started_at + duration,
+                    "pid": os.getpid(),
+                    "downstream": answer.json(),
+                }
+            )
 
     @app.get("/test/resmon")
     async def resmon() -> dict[str, object]:

@@ -7,14 +7,25 @@ import re
 import time
 from importlib.metadata import version
 
+import httpx
 from flask import Flask, Response, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from workload import io as lab_io
 from workload import kernel
 from workload.census import take_census
-from workload.contract import Endpoint, build_info, cpu_path, io_path, parse_bounded_int, validation_error
+from workload.contract import (
+    MIXED_PATH,
+    Endpoint,
+    build_info,
+    cpu_path,
+    io_path,
+    parse_bounded_int,
+    validation_error,
+)
+from workload.limits import InFlightLimiter, is_limited, too_many
 from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, exposition, observe_request
+from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS, mixed_blocking
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
 
 _FLASK_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
@@ -46,7 +57,10 @@ def create_app() -> Flask:
     endpoints = [
         Endpoint("sync-cpubound", cpu_path("sync-cpubound"), "cpu", "workers", workers),
         Endpoint("io-bound", io_path("io-bound"), "io", "workers", workers),
+        Endpoint("mixed", MIXED_PATH, "mixed", "workers", workers),
     ]
+    if settings.downstream_url:
+        endpoints.append(Endpoint("downstream", io_path("downstream"), "io", "workers", workers))
     info = build_info(
         name=settings.name or "flask",
         framework="flask",
@@ -58,19 +72,34 @@ def create_app() -> Flask:
         reload=settings.reload,
         max_iterations=max_iterations,
         work_cap_seconds=settings.work_cap_seconds,
+        max_in_flight=settings.max_in_flight,
         endpoints=endpoints,
     )
     app = Flask(__name__)
+    limiter = InFlightLimiter(settings.max_in_flight) if settings.max_in_flight else None
+    # One pooled client per worker process (sync workers make one call at a time).
+    downstream = (
+        httpx.Client(base_url=settings.downstream_url, timeout=MAX_IO_MILLISECONDS / 1000 + 30)
+        if settings.downstream_url
+        else None
+    )
 
     @app.before_request
-    def start_timer() -> None:
+    def start_timer() -> Response | tuple[Response, int] | None:
         g.started = time.perf_counter()
         IN_FLIGHT.inc()
+        if limiter and is_limited(request.path):
+            if not limiter.try_acquire():
+                return jsonify(too_many(limiter.limit)), 429
+            g.limited = True
+        return None
 
     @app.teardown_request
     def stop_timer(_: BaseException | None) -> None:
         if "started" in g:
             IN_FLIGHT.dec()
+        if limiter and g.pop("limited", False):
+            limiter.release()
 
     @app.after_request
     def record(response: Response) -> Response:
@@ -118,6 +147,34 @@ def create_app() -> Flask:
     def io_bound(milliseconds: str) -> Response:
         wait = bounded_int(milliseconds, ["path", "milliseconds"], 0, MAX_IO_MILLISECONDS)
         return jsonify(lab_io.blocking_wait(wait).as_dict())
+
+    @app.get("/test/mixed")
+    def mixed() -> Response:
+        cpu_ms = bounded_int(request.args.get("cpu_ms", ""), ["query", "cpu_ms"], 0, MAX_CPU_MILLISECONDS)
+        io_ms = bounded_int(request.args.get("io_ms", ""), ["query", "io_ms"], 0, MAX_IO_MILLISECONDS)
+        splits = bounded_int(request.args.get("splits", "1"), ["query", "splits"], 1, MAX_SPLITS)
+        return jsonify(mixed_blocking(cpu_ms, io_ms, splits).as_dict())
+
+    if downstream is not None:
+
+        @app.get("/test/downstream/<milliseconds>")
+        def call_downstream(milliseconds: str) -> Response | tuple[Response, int]:
+            wait = bounded_int(milliseconds, ["path", "milliseconds"], 0, MAX_IO_MILLISECONDS)
+            started_at, start = time.time(), time.perf_counter()
+            try:
+                answer = downstream.get(f"/test/io-bound/{wait}")
+                answer.raise_for_status()
+            except httpx.HTTPError as error:
+                return jsonify(detail=f"downstream: {type(error).__name__}"), 502
+            duration = time.perf_counter() - start
+            return jsonify(
+                milliseconds=wait,
+                duration_s=duration,
+                started_at=started_at,
+                finished_at=started_at + duration,
+                pid=os.getpid(),
+                downstream=answer.json(),
+            )
 
     @app.get("/test/resmon")
     def resmon() -> Response:

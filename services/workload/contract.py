@@ -12,12 +12,13 @@ from typing import Literal
 
 from workload.cores import EffectiveCores
 from workload.kernel import KERNEL_NAME, LOOPS_PER_ITERATION
+from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS
 
 # event_loop: blocks the server's event loop; workers: one request per sync worker process;
 # process_pool / thread_pool: offloaded to a pool; async: awaits without holding anything.
 Execution = Literal["event_loop", "workers", "process_pool", "thread_pool", "async"]
-Work = Literal["cpu", "io"]
+Work = Literal["cpu", "io", "mixed"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ def io_path(name: str) -> str:
     return f"/test/{name}/{{milliseconds}}"
 
 
+MIXED_PATH = "/test/mixed"  # query: cpu_ms, io_ms, splits
+
+
 def build_info(
     *,
     name: str,
@@ -52,6 +56,7 @@ def build_info(
     reload: bool,
     max_iterations: int,
     work_cap_seconds: float,
+    max_in_flight: int | None,
     endpoints: list[Endpoint],
 ) -> dict[str, object]:
     return {
@@ -69,7 +74,13 @@ def build_info(
             "max_iterations": max_iterations,
             "work_cap_seconds": work_cap_seconds,
         },
-        "limits": {"max_io_milliseconds": MAX_IO_MILLISECONDS, "max_samples": MAX_CALIBRATE_SAMPLES},
+        "limits": {
+            "max_io_milliseconds": MAX_IO_MILLISECONDS,
+            "max_cpu_milliseconds": MAX_CPU_MILLISECONDS,
+            "max_splits": MAX_SPLITS,
+            "max_samples": MAX_CALIBRATE_SAMPLES,
+            "max_in_flight": max_in_flight,
+        },
         "versions": {
             "python": platform.python_version(),
             framework: framework_version,

@@ -51,6 +51,25 @@ def run_iterations(iterations: int) -> WorkResult:
     return WorkResult(iterations, duration, started_at, started_at + duration, os.getpid())
 
 
+# A small slice of the kernel between CPU-clock checks (~60 us here).
+_BURN_SLICE = 1_000
+
+
+def burn_cpu(milliseconds: float) -> float:
+    """Run the kernel until this thread has used `milliseconds` of CPU time; returns seconds used.
+
+    Counted in thread CPU time, not wall time, so it is the same amount of work however many
+    other requests share the core.
+    """
+    start = time.thread_time()
+    goal = start + milliseconds / 1000
+    state = 1
+    while time.thread_time() < goal:
+        for _ in range(_BURN_SLICE):
+            state = (state * 1103515245 + 12345) & 0x7FFFFFFF
+    return time.thread_time() - start
+
+
 def seconds_per_iteration(samples: int = 1) -> float:
     """Median of `samples` single-iteration timings."""
     timings = []

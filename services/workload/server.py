@@ -11,6 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from workload.limits import shared_counter
 from workload.settings import TargetSettings
 
 ROOT_PID_ENV = "LAB_ROOT_PID"
@@ -28,6 +29,7 @@ def prepare_environment(settings: TargetSettings, *, root_serves: bool) -> None:
     os.environ[ROOT_PID_ENV] = str(os.getpid())
     os.environ[ROOT_SERVES_ENV] = "1" if root_serves else "0"
     reset_metrics_dir()
+    shared_counter()  # before any fork, so forked workers share one in-flight count
 
 
 def reset_metrics_dir() -> Path:

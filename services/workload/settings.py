@@ -36,6 +36,12 @@ class TargetSettings(BaseSettings):
     reload: bool = Field(False, description="Development mode: restart on code change.")
     work_cap_seconds: float = Field(120.0, gt=0, le=3600, description="Most work one request may ask.")
     max_iterations: int | None = Field(None, ge=1, description="Iteration cap; derived if unset.")
+    max_in_flight: int | None = Field(
+        None, ge=1, le=100_000, description="Work requests in flight beyond which the server answers 429."
+    )
+    downstream_url: str | None = Field(
+        None, pattern=r"^https?://", description="The mock downstream service /test/downstream calls."
+    )
     log_level: str = Field("warning")
 
     def cores(self) -> EffectiveCores:

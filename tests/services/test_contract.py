@@ -40,7 +40,7 @@ def test_info_describes_server_and_endpoints(client: httpx.Client, target: Runni
     assert {"python", info["framework"], info["server"]} <= info["versions"].keys()
     assert {"sync-cpubound", "io-bound"} <= info["endpoints"].keys()
     for endpoint in info["endpoints"].values():
-        assert endpoint["work"] in ("cpu", "io")
+        assert endpoint["work"] in ("cpu", "io", "mixed")
         assert endpoint["execution"] in ("event_loop", "workers", "process_pool", "thread_pool", "async")
 
 
@@ -51,15 +51,25 @@ def test_calibrate(client: httpx.Client) -> None:
     assert 0.001 < body["seconds_per_iteration"] < 0.2
 
 
+# Per kind of work: the URL suffix to call, the field that echoes it, and its value.
+ARGUMENTS = {
+    "cpu": ("3", "iterations", 3),
+    "io": ("20", "milliseconds", 20),
+    "mixed": ("?cpu_ms=3&io_ms=20", "io_ms", 20),
+}
+
+
 def test_every_listed_endpoint_answers_with_its_fields(client: httpx.Client) -> None:
-    for endpoint in client.get("/info").json()["endpoints"].values():
-        argument = 3 if endpoint["work"] == "cpu" else 20
-        response = client.get(endpoint["path"].split("{")[0] + str(argument))
+    endpoints = client.get("/info").json()["endpoints"]
+    assert "mixed" in endpoints
+    for endpoint in endpoints.values():
+        suffix, field, value = ARGUMENTS[endpoint["work"]]
+        response = client.get(endpoint["path"].split("{")[0] + suffix)
         assert response.status_code == 200, endpoint
         body = response.json()
         assert body.keys() >= WORK_FIELDS, endpoint
         assert body["finished_at"] >= body["started_at"]
-        assert body["iterations" if endpoint["work"] == "cpu" else "milliseconds"] == argument
+        assert body[field] == value
 
 
 def test_resmon_is_a_census_of_the_server_tree(client: httpx.Client, target: RunningTarget) -> None:
@@ -106,6 +116,11 @@ def test_metrics_follow_prometheus_conventions(client: httpx.Client) -> None:
         ("/test/calibrate?samples=0", "samples"),
         ("/test/calibrate?samples=51", "samples"),
         ("/test/calibrate?samples=x", "samples"),
+        ("/test/mixed?io_ms=5", "cpu_ms"),
+        ("/test/mixed?cpu_ms=5&io_ms=-1", "io_ms"),
+        ("/test/mixed?cpu_ms=10001&io_ms=5", "cpu_ms"),
+        ("/test/mixed?cpu_ms=5&io_ms=5&splits=0", "splits"),
+        ("/test/mixed?cpu_ms=5&io_ms=5&splits=101", "splits"),
     ],
 )
 def test_bad_input_is_a_422_naming_the_field(client: httpx.Client, path: str, field: str) -> None:

@@ -1,0 +1,65 @@
+"""Mixed work, the downstream call and the in-flight limit, on real servers."""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from tests.conftest import StartTarget
+
+
+@pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
+def test_mixed_uses_the_cpu_it_was_asked_for_and_waits(start: StartTarget, name: str) -> None:
+    target = start(name)
+    body = httpx.get(f"{target.url}/test/mixed?cpu_ms=40&io_ms=100&splits=4", timeout=30).json()
+    assert body["cpu_s"] == pytest.approx(0.040, abs=0.01)
+    assert body["duration_s"] >= 0.14
+    assert (body["cpu_ms"], body["io_ms"], body["splits"]) == (40, 100, 4)
+
+
+def test_fastapi_mixed_waits_overlap(start: StartTarget) -> None:
+    target = start("fastapi")
+    with ThreadPoolExecutor(8) as pool:
+        bodies = list(
+            pool.map(
+                lambda _: httpx.get(f"{target.url}/test/mixed?cpu_ms=5&io_ms=300", timeout=30).json(),
+                range(8),
+            )
+        )
+    # Eight 305 ms requests, waits overlapping on one event loop: far less than 8 x 305 ms.
+    assert max(b["finished_at"] for b in bodies) - min(b["started_at"] for b in bodies) < 1.2
+
+
+@pytest.mark.parametrize("name", ["fastapi", "flask-2x"])
+def test_limit_answers_429_beyond_it(start: StartTarget, name: str) -> None:
+    target = start(name, LAB_MAX_IN_FLIGHT="2")
+    assert httpx.get(f"{target.url}/info").json()["limits"]["max_in_flight"] == 2
+    with ThreadPoolExecutor(6) as pool:
+        statuses = Counter(
+            pool.map(lambda _: httpx.get(f"{target.url}/test/io-bound/500", timeout=30).status_code, range(6))
+        )
+    assert statuses[200] >= 2 and statuses[429] >= 1 and set(statuses) <= {200, 429}
+    # Control paths are never limited, and the slots come back once the work is done.
+    assert httpx.get(f"{target.url}/test/resmon").status_code == 200
+    assert httpx.get(f"{target.url}/test/io-bound/1").status_code == 200
+
+
+@pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
+def test_downstream_call(start: StartTarget, name: str) -> None:
+    mock = start("fastapi")
+    target = start(name, LAB_DOWNSTREAM_URL=mock.url)
+    assert "downstream" in httpx.get(f"{target.url}/info").json()["endpoints"]
+    body = httpx.get(f"{target.url}/test/downstream/150", timeout=30).json()
+    assert body["downstream"]["milliseconds"] == 150 and body["downstream"]["pid"] != body["pid"]
+    assert body["duration_s"] >= 0.15
+    assert httpx.get(f"{target.url}/test/downstream/x").status_code == 422
+
+
+def test_unreachable_downstream_is_a_502_not_a_crash(start: StartTarget) -> None:
+    target = start("fastapi", LAB_DOWNSTREAM_URL="http://127.0.0.1:9")
+    response = httpx.get(f"{target.url}/test/downstream/10", timeout=30)
+    assert response.status_code == 502 and response.json()["detail"].startswith("downstream:")
+    assert httpx.get(f"{target.url}/healthz").status_code == 200
