@@ -6,10 +6,12 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 # `make targets PORTS="fastapi=9001 flask-1x=9002"` moves targets off their default ports.
 PORTS ?=
+# `make lab N=1 K=4 R=2`: N seconds per CPU request, bursts n = 1..K, R repeats (defaults 0.5, 5, 3).
+LAB_FLAGS = $(if $(N),--work-seconds $(N)) $(if $(K),--burst-max $(K)) $(if $(R),--repeats $(R))
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install lint format test targets
+.PHONY: help install lint format test targets lab bench
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -35,6 +37,12 @@ test: lint tools prometheus ## Lint, then every test (real servers on 127.0.0.1;
 
 targets: install ## Start the three targets on 127.0.0.1:8001-8003 until Ctrl-C
 	$(BIN)/python -m labtester targets $(foreach p,$(PORTS),--port $(p))
+
+lab: install ## Run the whole lab locally (targets on 127.0.0.1), report in results/
+	$(BIN)/python -m labtester lab $(LAB_FLAGS)
+
+bench: install ## Kernel stability, calibration error and measured/model ratios (a local lab)
+	$(BIN)/python -m labtester bench $(LAB_FLAGS)
 
 # -- Kubernetes (kind): pinned tools in .tools/bin, images, cluster, the lab as a Helm release.
 TOOLS := $(CURDIR)/.tools/bin
