@@ -20,13 +20,13 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 
-from labtester.bench import kernel_stability, print_bench
+from labtester.bench import client_capacity, kernel_stability, print_bench, print_capacity
 from labtester.lab import Terminated, run_lab
 from labtester.launcher import LaunchError, running_targets
 from labtester.progress import LabProgress
 from labtester.report import write_reports
 from labtester.report.console import make_console
-from labtester.settings import TargetRef, TesterSettings
+from labtester.settings import SCENARIOS, TargetRef, TesterSettings
 from labtester.targets import DEFAULT_VALUES, load_definitions
 
 LOCAL_WORK_SECONDS = 0.5  # N for `lab`: short enough for a few minutes on a laptop
@@ -52,6 +52,7 @@ def _settings(args: argparse.Namespace, **extra: Any) -> TesterSettings:
         "burst_max": args.burst_max,
         "repeats": args.repeats,
         "output_dir": args.output,
+        "scenarios": args.scenarios,
         **extra,
     }
     return TesterSettings.load(args.config, **overrides)
@@ -59,9 +60,9 @@ def _settings(args: argparse.Namespace, **extra: Any) -> TesterSettings:
 
 def _run_and_report(settings: TesterSettings, console: Console, after_census: Any = None) -> dict[str, Any]:
     run_dir = settings.output_dir / time.strftime("%Y%m%d-%H%M%S")
-    steps = 2 + len(settings.targets) * (
-        1 + len(settings.endpoints) * (1 + settings.burst_max * settings.repeats)
-    )
+    bursts = len(settings.endpoints) * (1 + settings.burst_max * settings.repeats)
+    per_target = (1 + bursts if "bursts" in settings.scenarios else 0) + len(settings.scenarios)
+    steps = 2 + len(settings.targets) * per_target
     try:
         with LabProgress(console, steps) as progress:
             run_lab(settings, progress, run_dir, after_census)
@@ -117,11 +118,16 @@ def run_local_lab(args: argparse.Namespace, console: Console) -> dict[str, Any]:
 
 
 def command_bench(args: argparse.Namespace) -> int:
-    """The figures the lab's accuracy rests on: kernel stability, calibration error, model ratios."""
+    """The figures the lab's accuracy rests on: kernel stability, calibration error, model ratios,
+    and the load client's own capacity next to wrk's."""
     console = make_console()
     kernel = kernel_stability()
+    fastapi = next(d for d in load_definitions(args.values) if d.name == "fastapi")
+    with running_targets([fastapi]) as (target,):
+        capacity = client_capacity(target.url)
     document = run_local_lab(args, console)
     print_bench(kernel, document, console)
+    print_capacity(capacity, console)
     return _exit_code(document)
 
 
@@ -159,6 +165,9 @@ def _add_lab_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--burst-max", type=int, help="K: bursts of n = 1..K simultaneous requests")
     parser.add_argument("--repeats", type=int, help="repeats of each burst point")
     parser.add_argument("--output", type=Path, help="results folder (a subfolder per run)")
+    parser.add_argument(
+        "--scenarios", help=f"comma-separated load shapes (default bursts): {', '.join(SCENARIOS)}"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

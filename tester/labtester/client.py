@@ -7,26 +7,36 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import aiohttp
 import httpx
+
+# What an errno says, in the words a report uses.
+_ERRNO_NAMES = {
+    errno.ECONNREFUSED: "connection refused",
+    errno.ECONNRESET: "connection reset",
+    errno.EPIPE: "connection reset",
+    errno.EMFILE: "client out of file descriptors",
+}
 
 
 def classify_error(error: BaseException) -> str:
-    """A short, stable name for why a request failed."""
-    if isinstance(error, httpx.TimeoutException):
+    """A short, stable name for why a request failed, for httpx and aiohttp alike."""
+    if isinstance(error, httpx.TimeoutException | aiohttp.ServerTimeoutError | TimeoutError):
         return "timeout"
-    if isinstance(error, httpx.RemoteProtocolError):
+    if isinstance(error, httpx.RemoteProtocolError | aiohttp.ServerDisconnectedError):
         return "remote disconnected"
     cause: BaseException | None = error
-    while cause is not None:  # httpx wraps the OSError that says what really happened
-        if isinstance(cause, ConnectionRefusedError) or getattr(cause, "errno", None) == errno.ECONNREFUSED:
-            return "connection refused"
-        if isinstance(cause, ConnectionResetError) or getattr(cause, "errno", None) == errno.ECONNRESET:
-            return "connection reset"
+    while cause is not None:  # the libraries wrap the OSError that says what really happened
+        code = getattr(cause, "errno", None) or getattr(getattr(cause, "os_error", None), "errno", None)
+        if code in _ERRNO_NAMES:
+            return _ERRNO_NAMES[code]
         cause = cause.__cause__ or cause.__context__
-    if isinstance(error, httpx.ConnectError):
+    if isinstance(error, httpx.ConnectError | aiohttp.ClientConnectorError):
         return "connection refused"
-    if isinstance(error, httpx.ReadError | httpx.WriteError):
+    if isinstance(error, httpx.ReadError | httpx.WriteError | aiohttp.ClientOSError):
         return "connection reset"
+    if isinstance(error, aiohttp.ClientPayloadError):
+        return "remote disconnected"
     return type(error).__name__
 
 

@@ -90,6 +90,70 @@ def _departure(label: str, name: str, burst: dict[str, Any], endpoint: dict[str,
     return text
 
 
+def _failures_text(failures: dict[str, int]) -> str:
+    return "; ".join(f"{error}: {count}" for error, count in failures.items()) or "none"
+
+
+def _closed_text(c: dict[str, Any]) -> str:
+    median_ms = c["latency_s"].get("median", 0) * 1000
+    return (
+        f"closed loop of {c['requests']} requests at concurrency {c['params']['concurrency']}: "
+        f"{c['success_ratio'] * 100:.1f} % succeeded, {c['throughput_per_s']:.0f} req/s, "
+        f"median {median_ms:.0f} ms; "
+        f"failures: {_failures_text(c['failures'])}."
+    )
+
+
+def _ramp_text(r: dict[str, Any]) -> str:
+    stats = r["stats"]
+    return (
+        f"ramp to {r['params']['users']} users: {stats['requests']} requests, "
+        f"{stats['requests_per_s']:.1f} req/s, "
+        f"median {stats.get('median', 0) * 1000:.0f} ms, p99 {stats.get('p99', 0) * 1000:.0f} ms; "
+        f"failures: {_failures_text(r['failures'])}."
+    )
+
+
+def _sweep_text(w: dict[str, Any]) -> str:
+    best = max(w["levels"], key=lambda e: e["speedup"] or 0)
+    bound = f"{w['bound']:.1f}" if w["bound"] else "none"
+    knee = f"p99 degrades from concurrency {w['degrades_at']}" if w["degrades_at"] else "p99 never degraded"
+    rule = f"{w['recommended_concurrency']:.0f}" if w["recommended_concurrency"] else "-"
+    params = w["params"]
+    return (
+        f"sweep (cpu {params['cpu_ms']} ms, io {params['io_ms']} ms, p = {w['io_share']:.2f}): best speedup "
+        f"{best['speedup']:.1f} at concurrency {best['concurrency']} (bound {bound}); {knee}; "
+        f"the study's rule io/cpu suggests about {rule} concurrent requests per worker."
+    )
+
+
+def _rate_text(r: dict[str, Any]) -> str | None:
+    scheduled, service = r["latency_from_schedule_s"], r["service_latency_s"]
+    if not scheduled or not service:
+        return None
+    queued = scheduled["p99"] > 1.5 * service["p99"]
+    return (
+        f"{r['params']['per_s']:g} req/s for {r['params']['duration_s']:g} s: p99 from the schedule "
+        f"{scheduled['p99'] * 1000:.0f} ms vs {service['p99'] * 1000:.0f} ms from the send"
+        + ("; requests waited before the server took them, which a closed loop would hide" if queued else "")
+        + f"; {r['late_sends']} late and {r['dropped']} dropped sends"
+        + f"; failures: {_failures_text(r['failures'])}."
+    )
+
+
+SCENARIO_TEXTS = {"closed": _closed_text, "ramp": _ramp_text, "sweep": _sweep_text, "rate": _rate_text}
+
+
+def _scenario_findings(target: dict[str, Any]) -> list[dict[str, Any]]:
+    """What each load shape showed. Failed requests under load are results, reported by type."""
+    found = []
+    for scenario, summary in target["scenarios"].items():
+        text = SCENARIO_TEXTS[scenario](summary)
+        if text:
+            found.append(_finding("shape", f"{_label(target)}: {text}", target["name"], scenario))
+    return found
+
+
 def findings_for(document: dict[str, Any]) -> list[dict[str, Any]]:
     found = []
     for target in document["targets"]:
@@ -114,6 +178,7 @@ def findings_for(document: dict[str, Any]) -> list[dict[str, Any]]:
             )
         for endpoint in target["endpoints"]:
             found.extend(_endpoint_findings(target, endpoint))
+        found.extend(_scenario_findings(target))
     if document["run"]["status"] != "complete":
         found.append(_finding("failure", f"The run did not complete (status: {document['run']['status']})."))
     return found
@@ -129,6 +194,11 @@ def missing_for(document: dict[str, Any]) -> list[str]:
             continue
         if not target["ready"] or not target["info"]:
             missing.append(f"{target['name']}: not measured (never ready)")
+            continue
+        for scenario in (s for s in settings["scenarios"] if s != "bursts"):
+            if scenario not in target["scenarios"]:
+                missing.append(f"{target['name']} {scenario}: not run")
+        if "bursts" not in settings["scenarios"]:
             continue
         measured = {e["name"]: e for e in target["endpoints"]}
         for name in (e for e in settings["endpoints"] if e in target["info"]["endpoints"]):

@@ -20,6 +20,7 @@ from labtester.client import TargetError, classify_error, get_json, observe
 from labtester.progress import LabProgress
 from labtester.readiness import NotReady, wait_ready
 from labtester.results import SCHEMA_VERSION, RawLog
+from labtester.scenarios import LOAD_SHAPES
 from labtester.scenarios.bursts import fire
 from labtester.scrape import delta, scrape
 from labtester.settings import TargetRef, TesterSettings
@@ -29,6 +30,11 @@ WARMUP_ARGUMENT = 1  # one iteration or one millisecond: starts pools and connec
 
 class Terminated(BaseException):
     """SIGTERM arrived: stop measuring, keep and report what was measured."""
+
+
+def _errors(record: dict[str, Any]) -> list[str | None]:
+    fields = record["samples"]["fields"]
+    return [row[fields.index("error")] for row in record["samples"]["rows"]]
 
 
 def endpoint_url(base: str, path: str, argument: int) -> str:
@@ -41,6 +47,7 @@ class LabRun:
         self.run_dir = run_dir
         self.progress = progress
         self.log = RawLog(run_dir)
+        self.stage = "readiness"  # what is being measured now, for the error record
 
     # -- steps -------------------------------------------------------------------------------
 
@@ -89,30 +96,46 @@ class LabRun:
                 self.log.write("census", target=target.name, phase="idle", endpoint=None, n=0, census=census)
 
     def measure(self, target: TargetRef, info: dict[str, Any]) -> None:
-        stage = "calibration"
+        """Every configured scenario on one target; a failure ends this target, not the run."""
         try:
-            with httpx.Client(timeout=self.settings.request_timeout_s) as client:
-                self.progress.step(f"{target.name}: calibrating to N = {self.settings.work_seconds:g} s")
-                calibration = calibrate(
-                    client,
-                    target.url,
-                    self.settings.work_seconds,
-                    self.settings.calibration_tolerance,
-                    self.settings.calibration_rounds,
-                    info["kernel"]["max_iterations"],
+            if "bursts" in self.settings.scenarios:
+                self.measure_bursts(target, info)
+            for name in (s for s in self.settings.scenarios if s in LOAD_SHAPES):
+                self.stage = f"{name} scenario"
+                self.progress.step(f"{target.name}: {name} scenario")
+                shape_settings = getattr(self.settings, name)
+                records = asyncio.run(
+                    LOAD_SHAPES[name].run(target.url, shape_settings, self.settings.request_timeout_s)
                 )
-                self.log.write("calibration", target=target.name, calibration=calibration.as_dict())
-                self.progress.note(
-                    f"{target.name}: {calibration.iterations} iterations -> "
-                    f"{calibration.measured_seconds:.3f} s ({calibration.error_pct:+.1f} % of N)"
-                )
-                arguments = {"cpu": calibration.iterations, "io": round(self.settings.work_seconds * 1000)}
-                for name in self.planned_endpoints(info):
-                    stage = f"{name} bursts"
-                    self.measure_endpoint(client, target, name, info["endpoints"][name], arguments)
+                for record in records:
+                    self.log.write("scenario", target=target.name, scenario=name, **record)
+                with httpx.Client(timeout=30) as client:
+                    self._check_alive(client, target, [r for record in records for r in _errors(record)])
         except TargetError as error:
-            self.progress.note(f"error: {target.name} ({target.url}): {stage} failed: {error}")
-            self.log.write("error", target=target.name, stage=stage, error=str(error))
+            self.progress.note(f"error: {target.name} ({target.url}): {self.stage} failed: {error}")
+            self.log.write("error", target=target.name, stage=self.stage, error=str(error))
+
+    def measure_bursts(self, target: TargetRef, info: dict[str, Any]) -> None:
+        self.stage = "calibration"
+        with httpx.Client(timeout=self.settings.request_timeout_s) as client:
+            self.progress.step(f"{target.name}: calibrating to N = {self.settings.work_seconds:g} s")
+            calibration = calibrate(
+                client,
+                target.url,
+                self.settings.work_seconds,
+                self.settings.calibration_tolerance,
+                self.settings.calibration_rounds,
+                info["kernel"]["max_iterations"],
+            )
+            self.log.write("calibration", target=target.name, calibration=calibration.as_dict())
+            self.progress.note(
+                f"{target.name}: {calibration.iterations} iterations -> "
+                f"{calibration.measured_seconds:.3f} s ({calibration.error_pct:+.1f} % of N)"
+            )
+            arguments = {"cpu": calibration.iterations, "io": round(self.settings.work_seconds * 1000)}
+            for name in self.planned_endpoints(info):
+                self.stage = f"{name} bursts"
+                self.measure_endpoint(client, target, name, info["endpoints"][name], arguments)
 
     def planned_endpoints(self, info: dict[str, Any]) -> list[str]:
         return [name for name in self.settings.endpoints if name in info["endpoints"]]

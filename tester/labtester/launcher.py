@@ -19,6 +19,7 @@ from pathlib import Path
 
 import psutil
 
+from labtester.loadclient import raise_open_file_limit
 from labtester.readiness import NotReady, wait_ready
 from labtester.targets import TargetDefinition
 
@@ -98,6 +99,7 @@ def start_target(
     ready_timeout_s: float = READY_TIMEOUT_S,
 ) -> RunningTarget:
     """Start one target on 127.0.0.1 and return once its /healthz answers."""
+    raise_open_file_limit()  # inherited by the server: thousands of connections need descriptors
     port = port or free_port()
     if port_in_use(port):
         raise LaunchError(f"port {port} for {definition.name} is already in use (a stale server?)")

@@ -53,3 +53,17 @@ def predicted_makespan(n: int, single_s: float, capacity: Parallelism) -> float:
     if remainder:
         rounds_time += batch_time(remainder, capacity.cores)
     return rounds_time * single_s
+
+
+def speedup_bound(io_share: float, endpoint: dict[str, Any], workers: int, effective_cores: int) -> float:
+    """The most throughput concurrency can add over one request at a time (the gevent study).
+
+    Each process that runs the CPU parts can overlap the waits of others but not their CPU
+    work: 1 / (1 - p) per process, p = io / (cpu + io); never more than the slots allow.
+    """
+    slots = (
+        math.inf if endpoint.get("slots") is None or endpoint["execution"] == "async" else endpoint["slots"]
+    )
+    processes = min(workers, effective_cores)
+    per_processes = math.inf if io_share >= 1 else processes / (1 - io_share)
+    return float(min(slots, per_processes))

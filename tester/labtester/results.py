@@ -15,7 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, Any
 
-from labtester.model import parallelism, predicted_makespan
+from labtester.model import parallelism, predicted_makespan, speedup_bound
+from labtester.scenarios import LOAD_SHAPES, sweep
 from labtester.stats import max_overlap, spread
 
 SCHEMA_VERSION = 1
@@ -79,6 +80,17 @@ def _burst_summary(repeats: list[dict[str, Any]], single_s: float | None, capaci
     return summary
 
 
+def _summarize_scenario(scenario: str, records: list[dict[str, Any]], info: dict[str, Any]) -> dict[str, Any]:
+    if scenario != "sweep":
+        return LOAD_SHAPES[scenario].summarize(records)
+    params, cores = records[0]["params"], info.get("effective_cores", 1)
+    mixed = info.get("endpoints", {}).get("mixed")
+    total = params["cpu_ms"] + params["io_ms"]
+    io_share = params["io_ms"] / total if total else 0.0
+    bound = speedup_bound(io_share, mixed, info.get("workers", 1), cores) if mixed else None
+    return sweep.summarize(records, None if bound == float("inf") else bound, cores)
+
+
 def build_results(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Aggregate the raw records into the results document (see results.schema.json)."""
     from labtester.findings import findings_for, missing_for
@@ -101,6 +113,7 @@ def build_results(records: list[dict[str, Any]]) -> dict[str, Any]:
                 "census": {"idle": None, "under_load": []},
                 "calibration": None,
                 "endpoints": {},
+                "scenarios": {},
             }
             if record.get("error"):
                 targets[name]["errors"].append({"stage": "readiness", "error": record["error"]})
@@ -112,6 +125,8 @@ def build_results(records: list[dict[str, Any]]) -> dict[str, Any]:
                 census["idle"] = record["census"]
             else:
                 census["under_load"].append({k: record[k] for k in ("endpoint", "n", "census")})
+        elif kind == "scenario":
+            targets[name]["scenarios"].setdefault(record["scenario"], []).append(record)
         elif kind == "calibration":
             targets[name]["calibration"] = record["calibration"]
         elif kind in ("baseline", "burst", "metrics"):
@@ -156,6 +171,10 @@ def build_results(records: list[dict[str, Any]]) -> dict[str, Any]:
                 observations += baseline["observations"]
             endpoint["failures"] = dict(_failure_types(observations))
         target["endpoints"] = list(target["endpoints"].values())
+        target["scenarios"] = {
+            scenario: _summarize_scenario(scenario, records, info)
+            for scenario, records in target["scenarios"].items()
+        }
 
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,

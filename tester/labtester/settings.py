@@ -10,7 +10,7 @@ import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-SCENARIOS = ("bursts",)
+SCENARIOS = ("bursts", "closed", "ramp", "sweep", "rate")
 DEFAULT_ENDPOINTS = ("sync-cpubound", "badasync-cpubound", "offload-cpubound", "io-bound")
 
 
@@ -20,6 +20,47 @@ class TargetRef(BaseModel):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     url: str = Field(pattern=r"^https?://")
     measure: bool = True
+
+
+class ClosedSettings(BaseModel):
+    """R requests, C at a time, cycling over a list of paths (the async benchmarking script)."""
+
+    model_config = {"extra": "forbid"}
+    requests: int = Field(500, ge=1, le=1_000_000)
+    concurrency: int = Field(50, ge=1, le=10_000)
+    paths: list[str] = Field(default_factory=lambda: ["/test/io-bound/100"])
+
+
+class RampSettings(BaseModel):
+    """Users added at a spawn rate up to a maximum, each with a think time (Locust)."""
+
+    model_config = {"extra": "forbid"}
+    users: int = Field(20, ge=1, le=10_000)
+    spawn_rate: float = Field(5.0, gt=0, description="Users started per second.")
+    duration_s: float = Field(15.0, gt=0, le=3600)
+    think_s: float = Field(0.5, ge=0, le=60)
+    path: str = "/test/io-bound/100"
+
+
+class SweepSettings(BaseModel):
+    """Closed loops at rising concurrency on the mixed endpoint, against the bound 1/(1 - p)."""
+
+    model_config = {"extra": "forbid"}
+    levels: list[int] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32])
+    duration_s: float = Field(3.0, gt=0, le=600, description="Seconds at each concurrency level.")
+    cpu_ms: int = Field(5, ge=0, le=10_000)
+    io_ms: int = Field(50, ge=0, le=60_000)
+    splits: int = Field(1, ge=1, le=100)
+
+
+class RateSettings(BaseModel):
+    """A constant arrival rate, latency measured from each request's scheduled send time."""
+
+    model_config = {"extra": "forbid"}
+    per_s: float = Field(20.0, gt=0, le=100_000)
+    duration_s: float = Field(10.0, gt=0, le=3600)
+    path: str = "/test/io-bound/100"
+    max_outstanding: int = Field(2000, ge=1, description="Sends beyond this many unanswered are dropped.")
 
 
 def parse_target_list(text: str, measure: bool) -> list[TargetRef]:
@@ -35,7 +76,7 @@ def parse_target_list(text: str, measure: bool) -> list[TargetRef]:
 
 class TesterSettings(BaseSettings):
     __test__ = False  # not a pytest test class, despite the name
-    model_config = SettingsConfigDict(env_prefix="TESTER_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="TESTER_", extra="forbid", env_nested_delimiter="__")
 
     targets: Annotated[list[TargetRef], NoDecode] = Field(
         default_factory=list, description="Targets to measure: NAME=URL,NAME=URL (env) or a list."
@@ -56,6 +97,11 @@ class TesterSettings(BaseSettings):
         default_factory=lambda: list(DEFAULT_ENDPOINTS),
         description="Endpoints to load, each where a target's /info lists it.",
     )
+
+    closed: ClosedSettings = Field(default_factory=ClosedSettings)
+    ramp: RampSettings = Field(default_factory=RampSettings)
+    sweep: SweepSettings = Field(default_factory=SweepSettings)
+    rate: RateSettings = Field(default_factory=RateSettings)
 
     @field_validator("targets", "census_only", mode="before")
     @classmethod

@@ -20,7 +20,7 @@ def _roles(census: dict[str, Any]) -> str:
     return ", ".join(f"{count} {role}" for role, count in sorted(counts.items()))
 
 
-def census_table(document: dict[str, Any]) -> Table:
+def census_table(document: dict[str, Any]) -> Table | None:
     table = Table(title="Process census", box=box.SIMPLE_HEAD, title_justify="left")
     for column in (
         "target",
@@ -50,7 +50,7 @@ def census_table(document: dict[str, Any]) -> Table:
     return table
 
 
-def calibration_table(document: dict[str, Any]) -> Table:
+def calibration_table(document: dict[str, Any]) -> Table | None:
     table = Table(title="Calibration (sync-cpubound, server time)", box=box.SIMPLE_HEAD, title_justify="left")
     for column in ("target", "iterations", "N s", "measured s", "error %", "rounds", "ok"):
         table.add_column(column, justify="right" if column != "target" else "left")
@@ -69,7 +69,7 @@ def calibration_table(document: dict[str, Any]) -> Table:
     return table
 
 
-def bursts_table(document: dict[str, Any]) -> Table:
+def bursts_table(document: dict[str, Any]) -> Table | None:
     table = Table(
         title="Bursts: n requests released together; makespan = last completion - release "
         "(median of repeats); T = one request alone; model = processor sharing",
@@ -109,7 +109,171 @@ def bursts_table(document: dict[str, Any]) -> Table:
     return table
 
 
-def metrics_table(document: dict[str, Any]) -> Table:
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1000:.0f}"
+
+
+def _with_scenario(document: dict[str, Any], scenario: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (t["name"], t["scenarios"][scenario])
+        for t in document["targets"]
+        if scenario in t.get("scenarios", {})
+    ]
+
+
+def closed_table(document: dict[str, Any]) -> Table | None:
+    rows = _with_scenario(document, "closed")
+    if not rows:
+        return None
+    table = Table(title="Closed loop: R requests, C at a time", box=box.SIMPLE_HEAD, title_justify="left")
+    for column in (
+        "target",
+        "R",
+        "C",
+        "total s",
+        "req/s",
+        "success %",
+        "statuses",
+        "min ms",
+        "median ms",
+        "mean ms",
+        "max ms",
+    ):
+        table.add_column(column, justify="left" if column in ("target", "statuses") else "right")
+    for name, c in rows:
+        latency = c["latency_s"]
+        table.add_row(
+            name,
+            str(c["requests"]),
+            str(c["params"]["concurrency"]),
+            f"{c['wall_s']:.1f}",
+            f"{c['throughput_per_s']:.0f}",
+            f"{c['success_ratio'] * 100:.1f}",
+            ", ".join(f"{k}: {v}" for k, v in c["status_counts"].items()),
+            *(_ms(latency.get(k)) for k in ("min", "median", "mean", "max")),
+        )
+    return table
+
+
+RAMP_PERCENTILES = ("p50", "p66", "p75", "p80", "p90", "p95", "p98", "p99", "p99.9", "p99.99", "p100")
+
+
+def ramp_table(document: dict[str, Any]) -> Table | None:
+    rows = _with_scenario(document, "ramp")
+    if not rows:
+        return None
+    table = Table(title="Ramp (Locust's statistics; times in ms)", box=box.SIMPLE_HEAD, title_justify="left")
+    for column in (
+        "target",
+        "# reqs",
+        "# fails",
+        "med",
+        "avg",
+        "min",
+        "max",
+        "req/s",
+        "fail/s",
+        *(p[1:] + "%" for p in RAMP_PERCENTILES),
+    ):
+        table.add_column(column, justify="left" if column == "target" else "right")
+    for name, r in rows:
+        stats = r["stats"]
+        table.add_row(
+            name,
+            str(stats["requests"]),
+            str(stats["failures"]),
+            *(_ms(stats.get(k)) for k in ("median", "mean", "min", "max")),
+            f"{stats['requests_per_s']:.1f}",
+            f"{stats['failures_per_s']:.2f}",
+            *(_ms(stats.get(p)) for p in RAMP_PERCENTILES),
+        )
+    return table
+
+
+def sweep_table(document: dict[str, Any]) -> Table | None:
+    rows = _with_scenario(document, "sweep")
+    if not rows:
+        return None
+    table = Table(
+        title="Sweep: throughput speedup over concurrency 1 against the bound 1/(1 - p)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    for column in (
+        "target",
+        "concurrency",
+        "req/s",
+        "speedup",
+        "bound",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "CPU %",
+        "fails",
+        "",
+    ):
+        table.add_column(column, justify="left" if column in ("target", "") else "right")
+    for name, w in rows:
+        for entry in w["levels"]:
+            cpu = entry["cpu_utilisation"]
+            table.add_row(
+                name,
+                str(entry["concurrency"]),
+                f"{entry['throughput_per_s']:.0f}",
+                f"{entry['speedup']:.2f}" if entry["speedup"] else "-",
+                f"{w['bound']:.1f}" if w["bound"] else "-",
+                _ms(entry["p50_s"]),
+                _ms(entry["p95_s"]),
+                _ms(entry["p99_s"]),
+                "-" if cpu is None else f"{cpu * 100:.0f}",
+                str(sum(entry["failures"].values())),
+                "<- p99 degrades" if entry["concurrency"] == w["degrades_at"] else "",
+            )
+        table.add_section()
+    return table
+
+
+def rate_table(document: dict[str, Any]) -> Table | None:
+    rows = _with_scenario(document, "rate")
+    if not rows:
+        return None
+    table = Table(
+        title="Constant arrival rate: latency from the scheduled send (and from the actual send)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    for column in (
+        "target",
+        "rate/s",
+        "sent",
+        "late",
+        "dropped",
+        "done/s",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+        "send p99 ms",
+        "fails",
+    ):
+        table.add_column(column, justify="left" if column == "target" else "right")
+    for name, r in rows:
+        scheduled, service = r["latency_from_schedule_s"], r["service_latency_s"]
+        table.add_row(
+            name,
+            f"{r['params']['per_s']:g}",
+            str(r["scheduled"]),
+            str(r["late_sends"]),
+            str(r["dropped"]),
+            f"{r['achieved_per_s']:.1f}",
+            *(_ms(scheduled.get(k)) for k in ("p50", "p99", "p99.9", "max")),
+            _ms(service.get("p99")),
+            str(sum(r["failures"].values())),
+        )
+    return table
+
+
+def metrics_table(document: dict[str, Any]) -> Table | None:
     table = Table(
         title="Requests counted by the server (/metrics) vs sent", box=box.SIMPLE_HEAD, title_justify="left"
     )
@@ -145,8 +309,19 @@ def print_summary(document: dict[str, Any], console: Console) -> None:
         f"\nconcurrency-lab run {run['id']} ({run['status']}), N = {run['settings']['work_seconds']:g} s",
         highlight=False,
     )
-    for table in (census_table, calibration_table, bursts_table, metrics_table):
-        console.print(table(document))
+    for build in (
+        census_table,
+        calibration_table,
+        bursts_table,
+        metrics_table,
+        closed_table,
+        ramp_table,
+        sweep_table,
+        rate_table,
+    ):
+        table = build(document)
+        if table is not None and table.row_count:
+            console.print(table)
     console.print("Findings:", highlight=False)
     for finding in document["findings"]:
         marker = {"failure": "FAILED", "departure": "model departs", "shape": "-"}[finding["kind"]]

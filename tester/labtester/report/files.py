@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from labtester.loadclient import SAMPLE_FIELDS
+
 CSV_COLUMNS = [
     "target",
     "endpoint",
@@ -73,3 +75,20 @@ def write_csv(document: dict[str, Any], path: Path) -> None:
         writer = csv.DictWriter(file, CSV_COLUMNS)
         writer.writeheader()
         writer.writerows(request_rows(document))
+
+
+SCENARIO_CSV_COLUMNS = ["target", "scenario", "concurrency", *SAMPLE_FIELDS]
+
+
+def write_scenario_csv(raw_records: list[dict[str, Any]], path: Path) -> bool:
+    """One row per request of the load shapes (times in seconds since each scenario started)."""
+    records = [r for r in raw_records if r["type"] == "scenario"]
+    if not records:
+        return False
+    with path.open("w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        writer.writerow(SCENARIO_CSV_COLUMNS)
+        for record in records:
+            for row in record["samples"]["rows"]:
+                writer.writerow([record["target"], record["scenario"], record.get("concurrency"), *row])
+    return True

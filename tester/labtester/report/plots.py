@@ -84,8 +84,79 @@ def timeline_plot(target: dict[str, Any], path: Path) -> Path | None:
     return path
 
 
+def _with_scenario(document: dict[str, Any], scenario: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (t["name"], t["scenarios"][scenario])
+        for t in document["targets"]
+        if scenario in t.get("scenarios", {})
+    ]
+
+
+def over_time_plot(document: dict[str, Any], scenario: str, path: Path) -> Path | None:
+    """Throughput and latency per second of a ramp or constant-rate run, one line per target."""
+    rows = _with_scenario(document, scenario)
+    if not rows:
+        return None
+    figure, (throughput, latency) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    for name, summary in rows:
+        series = summary["over_time"]
+        seconds = [point["t"] for point in series]
+        throughput.plot(seconds, [point["requests"] for point in series], label=name)
+        latency.plot(seconds, [point["p95"] for point in series], label=f"{name} p95")
+    label = "from the scheduled send" if scenario == "rate" else "per request"
+    throughput.set_ylabel("responses / s")
+    latency.set_ylabel(f"latency s ({label})")
+    latency.set_xlabel("seconds since start")
+    for axis in (throughput, latency):
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=8)
+    figure.suptitle(f"{scenario}: throughput and latency over time")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
+
+
+def sweep_plot(document: dict[str, Any], path: Path) -> Path | None:
+    """Speedup against concurrency with each target's bound, and latency percentiles."""
+    rows = _with_scenario(document, "sweep")
+    if not rows:
+        return None
+    figure, (speedup, latency) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for name, summary in rows:
+        levels = summary["levels"]
+        concurrency = [entry["concurrency"] for entry in levels]
+        line = speedup.plot(concurrency, [entry["speedup"] for entry in levels], marker="o", label=name)[0]
+        if summary["bound"]:
+            speedup.axhline(summary["bound"], linestyle="--", color=line.get_color(), alpha=0.6)
+        for key, style in (("p50_s", ":"), ("p95_s", "--"), ("p99_s", "-")):
+            latency.plot(
+                concurrency,
+                [entry[key] for entry in levels],
+                linestyle=style,
+                color=line.get_color(),
+                label=f"{name} {key[:-2]}",
+            )
+    speedup.set_title("throughput speedup (dashed: bound 1/(1 - p))")
+    latency.set_title("latency percentiles")
+    levels = sorted({entry["concurrency"] for _, summary in rows for entry in summary["levels"]})
+    for axis in (speedup, latency):
+        axis.set_xscale("log", base=2)
+        axis.set_xticks(levels, [str(level) for level in levels])
+        axis.set_xlabel("concurrency")
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=7)
+    latency.set_ylabel("seconds")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
+
+
 def write_plots(document: dict[str, Any], directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     plots = [makespan_plot(document, directory / "makespan.png")]
     plots += [timeline_plot(t, directory / f"timeline-{t['name']}.png") for t in _measured_targets(document)]
+    plots += [sweep_plot(document, directory / "sweep.png")]
+    plots += [over_time_plot(document, s, directory / f"{s}-over-time.png") for s in ("ramp", "rate")]
     return [p for p in plots if p is not None]

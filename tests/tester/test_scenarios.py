@@ -1,0 +1,134 @@
+"""Load shapes against real local targets: the shapes each study describes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from labtester.launcher import RunningTarget
+from labtester.scenarios import closed, rate, sweep
+from labtester.settings import ClosedSettings, RateSettings, SweepSettings
+from tests.conftest import StartTarget
+
+KNOWN_FAILURES = {"timeout", "connection refused", "connection reset", "remote disconnected"}
+SCHEMA = json.loads((Path(__file__).parents[2] / "tester/labtester/results.schema.json").read_text())
+
+
+def run_closed(url: str, timeout_s: float = 60, **settings: Any) -> dict[str, Any]:
+    return closed.summarize(asyncio.run(closed.run(url, ClosedSettings(**settings), timeout_s)))
+
+
+@pytest.fixture(scope="module")
+def fastapi(start: StartTarget) -> RunningTarget:
+    return start("fastapi")
+
+
+def test_sweep_speedup_on_fastapi_rises_towards_the_bound(fastapi: RunningTarget) -> None:
+    settings = SweepSettings(levels=[1, 2, 4, 8], duration_s=2.0, cpu_ms=2, io_ms=50)
+    summary = sweep.summarize(asyncio.run(sweep.run(fastapi.url, settings, 60)), bound=52 / 2, cores=2)
+    speedups = [level["speedup"] for level in summary["levels"]]
+    assert speedups[-1] > 4 and speedups[-1] > speedups[1] > speedups[0] == 1
+    for level in summary["levels"]:  # never above the bound, nor above the concurrency, beyond noise
+        assert level["speedup"] <= min(summary["bound"], level["concurrency"]) * 1.15
+        assert level["failures"] == {}
+
+
+def test_the_limiter_answers_429_and_the_closed_loop_counts_them(start: StartTarget) -> None:
+    limited = start("fastapi", LAB_MAX_IN_FLIGHT="5")
+    summary = run_closed(limited.url, requests=100, concurrency=20, paths=["/test/io-bound/200"])
+    assert summary["status_counts"]["429"] > 0 and summary["status_counts"]["200"] >= 5
+    assert sum(summary["status_counts"].values()) == summary["requests"] == 100
+    assert summary["failures"]["HTTP 429"] == summary["status_counts"]["429"]
+    assert summary["success_ratio"] == summary["status_counts"]["200"] / 100
+
+
+def test_open_loop_shows_the_stall_a_closed_loop_hides(fastapi: RunningTarget) -> None:
+    # Blocking 100 ms waits on the event loop: the server completes at most 10 requests a second.
+    path = "/test/badasync-io-bound/100"
+    closed_loop = run_closed(fastapi.url, requests=20, concurrency=1, paths=[path])
+    open_loop = rate.summarize(
+        asyncio.run(rate.run(fastapi.url, RateSettings(per_s=15, duration_s=4, path=path), 60))
+    )
+    # A closed loop waits for each answer, so it only ever sees one request's time...
+    assert closed_loop["latency_s"]["max"] < 0.3
+    # ...while arrivals on schedule queue up behind the stall, and the latency from the schedule shows it.
+    assert open_loop["latency_from_schedule_s"]["p99"] > 3 * closed_loop["latency_s"]["max"]
+    assert open_loop["scheduled"] == 60 and open_loop["dropped"] == 0
+
+
+def test_a_thousand_concurrent_io_requests_on_fastapi_all_succeed(fastapi: RunningTarget) -> None:
+    summary = run_closed(fastapi.url, requests=1000, concurrency=1000, paths=["/test/io-bound/500"])
+    assert summary["failures"] == {} and summary["status_counts"] == {"200": 1000}
+
+
+def test_a_thousand_concurrent_on_flask_reports_failures_by_type(start: StartTarget) -> None:
+    flask = start("flask-1x")
+    # 1000 x 10 ms on 2 sync workers needs at least 5 s of worker time: with a 2 s client timeout,
+    # many must fail, and each failure must be counted under its type.
+    summary = run_closed(flask.url, timeout_s=2, requests=1000, concurrency=1000, paths=["/test/io-bound/10"])
+    failed = sum(summary["failures"].values())
+    assert failed > 0 and set(summary["failures"]) <= KNOWN_FAILURES
+    assert summary["status_counts"].get("200", 0) + failed == 1000
+
+
+def test_every_shape_through_the_command_line(fastapi: RunningTarget, tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "TESTER_TARGETS": f"fastapi={fastapi.url}",
+        "TESTER_SCENARIOS": "closed,ramp,sweep,rate",
+        "TESTER_OUTPUT_DIR": str(tmp_path),
+        "TESTER_CLOSED__REQUESTS": "50",
+        "TESTER_CLOSED__CONCURRENCY": "10",
+        "TESTER_RAMP__USERS": "4",
+        "TESTER_RAMP__SPAWN_RATE": "4",
+        "TESTER_RAMP__DURATION_S": "2",
+        "TESTER_SWEEP__LEVELS": "[1,4]",
+        "TESTER_SWEEP__DURATION_S": "1",
+        "TESTER_RATE__PER_S": "20",
+        "TESTER_RATE__DURATION_S": "2",
+    }
+    completed = subprocess.run(
+        [sys.executable, "-m", "labtester", "run"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    for heading in ("Closed loop", "Ramp (Locust", "Sweep:", "Constant arrival rate"):
+        assert heading in completed.stdout
+    (run_dir,) = tmp_path.iterdir()
+    results = json.loads((run_dir / "results.json").read_text())
+    jsonschema.validate(results, SCHEMA)
+    scenarios = results["targets"][0]["scenarios"]
+    assert set(scenarios) == {"closed", "ramp", "sweep", "rate"}
+    assert set(scenarios["ramp"]["stats"]) >= {
+        "p50",
+        "p66",
+        "p99.99",
+        "p100",
+        "requests_per_s",
+        "failures_per_s",
+    }
+    assert [users for _, users in scenarios["ramp"]["users"]] == [1, 2, 3, 4]
+    assert sorted(p.name for p in (run_dir / "plots").iterdir()) == [
+        "ramp-over-time.png",
+        "rate-over-time.png",
+        "sweep.png",
+    ]
+    rows = (run_dir / "scenario-requests.csv").read_text().splitlines()
+    assert (
+        len(rows) - 1
+        == sum(s.get("requests", 0) for s in (scenarios["closed"], *scenarios["sweep"]["levels"]))
+        + scenarios["ramp"]["stats"]["requests"]
+        + scenarios["rate"]["scheduled"]
+    )
+
+
+def test_degradation_needs_to_persist() -> None:
+    assert sweep.degrades_at([0.1, 0.2, 0.1, 0.3, 0.4], [1, 2, 4, 8, 16]) == 8
+    assert sweep.degrades_at([0.1, 0.11, 0.12], [1, 2, 4]) is None
