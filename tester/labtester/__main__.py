@@ -27,7 +27,7 @@ from labtester.progress import LabProgress
 from labtester.report import write_reports
 from labtester.report.console import make_console
 from labtester.settings import SCENARIOS, TargetRef, TesterSettings
-from labtester.targets import DEFAULT_VALUES, load_definitions
+from labtester.targets import DEFAULT_VALUES, load_definitions, load_downstream
 
 LOCAL_WORK_SECONDS = 0.5  # N for `lab`: short enough for a few minutes on a laptop
 
@@ -98,7 +98,7 @@ def run_local_lab(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     if args.work_seconds is None:
         args.work_seconds = LOCAL_WORK_SECONDS
     try:
-        with running_targets(definitions, {}, log_dir=None) as started:
+        with running_targets(definitions, downstream=load_downstream(args.values)) as started:
             targets = [
                 TargetRef(name=t.name, url=t.url, measure=True) for t in started if t.definition.measure
             ]
@@ -139,15 +139,21 @@ def command_report(args: argparse.Namespace) -> int:
 def command_targets(args: argparse.Namespace) -> int:
     """Start the measured targets on their local ports and keep them up until Ctrl-C."""
     definitions = [d for d in load_definitions(args.values) if d.measure]
-    ports = {d.name: d.local_port for d in definitions} | _parse_ports(args.port)
-    unknown = set(ports) - {d.name for d in definitions}
+    downstream = load_downstream(args.values)
+    servers = [*definitions, *([downstream] if downstream else [])]
+    ports = {d.name: d.local_port for d in servers} | _parse_ports(args.port)
+    unknown = set(ports) - {d.name for d in servers}
     if unknown:
         print(f"unknown target(s) in --port: {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        with running_targets(definitions, ports) as targets:
+        with running_targets(definitions, ports, downstream=downstream) as targets:
+            if downstream:
+                print(
+                    f"{downstream.name:<12} http://127.0.0.1:{ports[downstream.name]}  (the mock downstream)"
+                )
             for target in targets:
                 print(f"{target.name:<12} {target.url}  (python -m {target.definition.module})", flush=True)
             print("Targets are up; Ctrl-C stops them.", flush=True)

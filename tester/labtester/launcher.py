@@ -133,10 +133,18 @@ def running_targets(
     ports: dict[str, int] | None = None,
     extra_env: dict[str, str] | None = None,
     log_dir: Path | None = None,
+    downstream: TargetDefinition | None = None,
 ) -> Iterator[list[RunningTarget]]:
-    """Start every definition (on its given port, or a free one) and stop them all on exit."""
+    """Start every definition (on its given port, or a free one) and stop them all on exit.
+
+    With `downstream`, that mock service starts first and every target gets its URL.
+    """
     with ExitStack() as stack:
         started = []
+        if downstream is not None:
+            mock = start_target(downstream, (ports or {}).get(downstream.name), None, log_dir)
+            stack.callback(mock.stop)
+            extra_env = {**(extra_env or {}), "LAB_DOWNSTREAM_URL": mock.url}
         for definition in definitions:
             target = start_target(definition, (ports or {}).get(definition.name), extra_env, log_dir)
             stack.callback(target.stop)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -29,15 +30,22 @@ class TargetDefinition:
         return [python, "-m", self.module]
 
 
+def _definition(entry: dict[str, Any], measure: bool) -> TargetDefinition:
+    return TargetDefinition(
+        name=entry["name"],
+        module=entry["module"],
+        local_port=int(entry["localPort"]),
+        measure=measure,
+        env={key: str(value) for key, value in (entry.get("env") or {}).items()},
+    )
+
+
 def load_definitions(values_path: Path = DEFAULT_VALUES) -> list[TargetDefinition]:
     values = yaml.safe_load(values_path.read_text())
-    return [
-        TargetDefinition(
-            name=entry["name"],
-            module=entry["module"],
-            local_port=int(entry["localPort"]),
-            measure=bool(entry.get("measure", True)),
-            env={key: str(value) for key, value in (entry.get("env") or {}).items()},
-        )
-        for entry in values["targets"]
-    ]
+    return [_definition(entry, bool(entry.get("measure", True))) for entry in values["targets"]]
+
+
+def load_downstream(values_path: Path = DEFAULT_VALUES) -> TargetDefinition | None:
+    """The mock downstream service the targets call (/test/downstream), if the values enable it."""
+    entry = yaml.safe_load(values_path.read_text()).get("downstream") or {}
+    return _definition(entry, measure=False) if entry.get("enabled") else None

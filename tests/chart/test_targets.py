@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from labtester.targets import DEFAULT_VALUES, TargetDefinition, load_definitions
+from labtester.targets import DEFAULT_VALUES, TargetDefinition, load_definitions, load_downstream
 from tests.chart.conftest import CHART, PREFIX, Manifest, Render, find
 from workload.settings import TargetSettings
 
@@ -112,3 +112,24 @@ def test_census_only_variants_are_deployed_small(default_manifests: list[Manifes
     for definition in load_definitions():
         limits = target_container(default_manifests, definition.name)["resources"]["limits"]
         assert (cpus(limits["cpu"]) < 1) == (not definition.measure), definition.name
+
+
+def test_every_target_is_pointed_at_the_downstream_mock(render: Render) -> None:
+    manifests = render()
+    mock = load_downstream()
+    assert mock is not None
+    deployment = find(manifests, "Deployment", f"{PREFIX}-{mock.name}")
+    assert deployment["metadata"]["labels"]["app.kubernetes.io/component"] == "downstream"
+    assert target_container(manifests, mock.name)["command"] == mock.command(python="python")
+    assert container_env(target_container(manifests, mock.name)).items() >= mock.env.items()
+    assert "LAB_DOWNSTREAM_URL" not in container_env(target_container(manifests, "downstream"))
+    find(manifests, "Service", f"{PREFIX}-downstream")
+    for definition in load_definitions():
+        env = container_env(target_container(manifests, definition.name))
+        assert env["LAB_DOWNSTREAM_URL"] == f"http://{PREFIX}-downstream:8000"
+
+
+def test_the_downstream_mock_can_be_switched_off(render: Render) -> None:
+    manifests = render(set_values=("downstream.enabled=false",))
+    assert not [m for m in manifests if m["metadata"]["name"] == f"{PREFIX}-downstream"]
+    assert "LAB_DOWNSTREAM_URL" not in container_env(target_container(manifests, "fastapi"))

@@ -39,3 +39,18 @@ def test_a_server_that_dies_at_start_is_reported_with_its_log() -> None:
     broken = TargetDefinition(name="broken", module="no_such_target_module", local_port=0)
     with pytest.raises(LaunchError, match="broken exited"):
         start_target(broken, ready_timeout_s=20)
+
+
+def test_the_downstream_mock_starts_first_and_targets_get_its_url() -> None:
+    import httpx
+
+    from labtester.launcher import running_targets
+    from labtester.targets import load_downstream
+
+    downstream = load_downstream()
+    assert downstream is not None and downstream.module == "fastapi_target"
+    fastapi = [d for d in load_definitions() if d.name == "fastapi"]
+    with running_targets(fastapi, downstream=downstream) as (target,):
+        assert "downstream" in httpx.get(f"{target.url}/info").json()["endpoints"]
+        body = httpx.get(f"{target.url}/test/downstream/20", timeout=30).json()
+        assert body["downstream"]["milliseconds"] == 20
