@@ -58,30 +58,21 @@ class LabRun:
         with httpx.Client(timeout=30) as client:
             for target in [*self.settings.targets, *self.settings.census_only]:
                 self.progress.step(f"waiting for {target.name} at {target.url}")
+                error: str | None = None
                 try:
                     wait_ready(target.url, max(0.0, deadline - time.monotonic()))
                     infos[target.name] = get_json(client, f"{target.url}/info")
-                except (NotReady, TargetError) as error:
-                    message = f"{target.name} at {target.url} {error}"
-                    self.progress.note(f"error: {message}")
-                    self.log.write(
-                        "target",
-                        target=target.name,
-                        url=target.url,
-                        measure=target.measure,
-                        ready=False,
-                        error=str(error),
-                        info=None,
-                    )
-                    continue
+                except (NotReady, TargetError) as failure:
+                    error = str(failure)
+                    self.progress.note(f"error: {target.name} at {target.url} {error}")
                 self.log.write(
                     "target",
                     target=target.name,
                     url=target.url,
                     measure=target.measure,
-                    ready=True,
-                    error=None,
-                    info=infos[target.name],
+                    ready=error is None,
+                    error=error,
+                    info=infos.get(target.name),
                 )
         return infos
 
