@@ -51,3 +51,45 @@ def test_a_typo_in_a_settings_file_is_refused(tmp_path: Path) -> None:
     config.write_text("work_second: 3\n")
     with pytest.raises(ValidationError, match="work_second"):
         TesterSettings.load(config)
+
+
+def test_bursts_alone_by_default() -> None:
+    # `make lab` runs the default: the other load shapes would take it past its few minutes.
+    assert TesterSettings().scenarios == ["bursts"]
+
+
+def test_sweep_variants_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        "TESTER_SWEEP__VARIANTS", '[{"cpu_ms": 5, "io_ms": 55}, {"cpu_ms": 5, "io_ms": 55, "splits": 5}]'
+    )
+    monkeypatch.setenv("TESTER_SWEEP__LEVELS", "[1, 4]")
+    sweep = TesterSettings.load().sweep
+    assert [(v.cpu_ms, v.io_ms, v.splits) for v in sweep.variants] == [(5, 55, 1), (5, 55, 5)]
+    assert sweep.levels == [1, 4]
+
+
+def test_the_sweep_defaults_are_the_studys_two_ratios_whole_and_split() -> None:
+    variants = TesterSettings().sweep.variants
+    assert {(v.cpu_ms, v.io_ms) for v in variants} == {(5, 55), (50, 150)}
+    assert {v.splits for v in variants} == {1, 5}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "[]",
+        '[{"cpu_ms": 5}]',
+        '[{"cpu_ms": 5, "io_ms": 55, "splits": 0}]',
+        '[{"cpu_ms": 5, "io_ms": 5, "x": 1}]',
+    ],
+)
+def test_bad_sweep_variants_are_refused(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("TESTER_SWEEP__VARIANTS", value)
+    with pytest.raises(ValidationError):
+        TesterSettings.load()
+
+
+def test_the_default_is_the_quick_bursts_matrix() -> None:
+    settings = TesterSettings.load()
+    assert settings.scenarios == ["bursts"]
+    assert (settings.work_seconds, settings.burst_max, settings.repeats) == (2.0, 5, 3)
