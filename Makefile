@@ -6,8 +6,10 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 # `make targets PORTS="fastapi=9001 flask-1x=9002"` moves targets off their default ports.
 PORTS ?=
-# `make lab N=1 K=4 R=2`: N seconds per CPU request, bursts n = 1..K, R repeats (defaults 0.5, 5, 3).
-LAB_FLAGS = $(if $(N),--work-seconds $(N)) $(if $(K),--burst-max $(K)) $(if $(R),--repeats $(R))
+# `make lab N=1 K=4 R=2`: N seconds per CPU request, bursts n = 1..K, R repeats (defaults 0.5, 5, 3);
+# `make lab SCENARIOS=bursts,closed,ramp,sweep,rate` adds the other load shapes (default: bursts).
+LAB_FLAGS = $(if $(N),--work-seconds $(N)) $(if $(K),--burst-max $(K)) $(if $(R),--repeats $(R)) \
+	$(if $(SCENARIOS),--scenarios $(SCENARIOS))
 
 .DEFAULT_GOAL := help
 
@@ -41,8 +43,11 @@ targets: install ## Start the three targets on 127.0.0.1:8001-8003 until Ctrl-C
 lab: install ## Run the whole lab locally (targets on 127.0.0.1), report in results/
 	$(BIN)/python -m labtester lab $(LAB_FLAGS)
 
-bench: install ## Kernel stability, calibration error and measured/model ratios (a local lab)
+bench: install /usr/bin/wrk ## Kernel CV, calibration error, measured/model ratios, client vs wrk
 	$(BIN)/python -m labtester bench $(LAB_FLAGS)
+
+/usr/bin/wrk: # the reference load client `make bench` compares the tester's with
+	apt-get update && apt-get install -y --no-install-recommends wrk
 
 # -- Kubernetes (kind): pinned tools in .tools/bin, images, cluster, the lab as a Helm release.
 TOOLS := $(CURDIR)/.tools/bin
