@@ -75,7 +75,7 @@ def test_the_lab_passes_and_prints_a_summary(lab_run: tuple[subprocess.Completed
 
 
 def test_calibration_is_within_three_percent(results: dict[str, Any]) -> None:
-    for name in ("fastapi", "flask-1x", "flask-2x"):
+    for name in ("fastapi", "flask-1x", "flask-2x", "flask-gevent"):
         calibration = target(results, name)["calibration"]
         assert abs(calibration["error_pct"]) <= 3.0 and calibration["within_tolerance"]
 
@@ -89,8 +89,18 @@ def test_uvicorn_blocking_makespan_grows_with_n(results: dict[str, Any]) -> None
 
 def test_gunicorn_runs_two_at_once(results: dict[str, Any]) -> None:
     two = burst(results, "flask-1x", "sync-cpubound", 2)
+    # Server-side start/finish times and pids prove it; a makespan bound would only add noise.
     assert two["max_overlap"] == 2 and two["distinct_pids"] == 2
-    assert two["makespan_over_single"] < 1.6
+
+
+def test_gevent_overlaps_waits_and_serialises_cpu_as_the_model_says(results: dict[str, Any]) -> None:
+    waits = burst(results, "flask-gevent", "io-bound", 3)
+    assert waits["max_overlap"] == 3 and waits["distinct_pids"] == 1
+    assert waits["makespan_over_single"] < 1.3
+    cpu = burst(results, "flask-gevent", "sync-cpubound", 3)
+    assert cpu["max_overlap"] == 1  # a greenlet computing never yields: one request at a time
+    for measured in (waits, cpu):
+        assert abs(measured["ratio"] - 1) <= 0.15, measured
 
 
 def test_offload_runs_in_parallel_and_keeps_the_loop_free(results: dict[str, Any]) -> None:
@@ -104,7 +114,7 @@ def test_offload_runs_in_parallel_and_keeps_the_loop_free(results: dict[str, Any
 
 def test_census_counts(results: dict[str, Any]) -> None:
     assert target(results, "fastapi")["census"]["idle"]["process_count"] == 1
-    for name in ("flask-1x", "flask-2x"):
+    for name in ("flask-1x", "flask-2x", "flask-gevent"):  # a gevent worker is one process too
         entry = target(results, name)
         assert entry["census"]["idle"]["process_count"] == entry["info"]["workers"] + 1
     reload_roles = [p["role"] for p in target(results, "fastapi-reload")["census"]["idle"]["processes"]]
@@ -113,7 +123,7 @@ def test_census_counts(results: dict[str, Any]) -> None:
 
 def test_request_counts_cross_check(results: dict[str, Any]) -> None:
     checks = [m for t in results["targets"] for e in t["endpoints"] for m in e["metrics"]]
-    assert len(checks) == 8  # 4 endpoints on FastAPI, 2 on each Flask target
+    assert len(checks) == 10  # 4 endpoints on FastAPI, 2 on each Flask target
     assert all(m["matches"] for m in checks)
 
 
@@ -127,9 +137,15 @@ def test_every_output_parses(
     sent = sum(m["sent"] for t in results["targets"] for e in t["endpoints"] for m in e["metrics"])
     assert len(rows) == sent
     plots = sorted(p.name for p in (run_dir / "plots").iterdir())
-    assert plots == ["makespan.png", "timeline-fastapi.png", "timeline-flask-1x.png", "timeline-flask-2x.png"]
+    assert plots == [
+        "makespan.png",
+        "timeline-fastapi.png",
+        "timeline-flask-1x.png",
+        "timeline-flask-2x.png",
+        "timeline-flask-gevent.png",
+    ]
     for plot in plots:
         assert (run_dir / "plots" / plot).read_bytes().startswith(b"\x89PNG")
     html = (run_dir / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 4 and "Findings" in html
-    assert (run_dir / "raw.jsonl").read_text().count('"type": "burst"') == 8 * 3
+    assert html.count("data:image/png;base64,") == 5 and "Findings" in html
+    assert (run_dir / "raw.jsonl").read_text().count('"type": "burst"') == 10 * 3
