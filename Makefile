@@ -63,6 +63,10 @@ CLUSTER ?= concurrency-lab
 RELEASE ?= lab
 NAMESPACE ?= concurrency-lab
 IMAGE_TAG ?= dev
+# Base of every image (also the Dockerfiles' default); `make test-images` uses a local Debian one.
+BASE_IMAGE ?= python:3.12-slim
+# Wheels for BASE_IMAGE's Python: the builds install from here alone (pip --no-index, no network).
+WHEELHOUSE := build/wheelhouse
 # Extra `helm upgrade` flags: `make run-lab HELM_ARGS="-f charts/concurrency-lab/ci/small-values.yaml"`.
 HELM_ARGS ?=
 GRAFANA_URL := http://127.0.0.1:3000
@@ -88,10 +92,12 @@ prometheus: $(PROMETHEUS) ## Install Debian's prometheus (the dashboard test scr
 $(PROMETHEUS):
 	apt-get update && apt-get install -y --no-install-recommends prometheus
 
-images: ## Build the lab's images (the tester's once tester/Dockerfile exists)
+# --network none: everything a build installs comes from the wheelhouse in its context.
+images: wheelhouse ## Build the lab's images on BASE_IMAGE, offline, from build/wheelhouse
 	@set -e; for image in $(IMAGES); do \
 		echo "docker build concurrency-lab/$${image%%=*}:$(IMAGE_TAG) from $${image#*=}"; \
-		docker build --tag "concurrency-lab/$${image%%=*}:$(IMAGE_TAG)" --file "$${image#*=}" .; \
+		docker build --network none --build-arg BASE_IMAGE=$(BASE_IMAGE) \
+			--tag "concurrency-lab/$${image%%=*}:$(IMAGE_TAG)" --file "$${image#*=}" .; \
 	done
 
 kind-up: tools images ## Create the kind cluster if absent, build the images, load them into it
@@ -111,3 +117,17 @@ grafana: ## Grafana's URL and admin password (anonymous visitors can already rea
 	@echo "Grafana: $(GRAFANA_URL)  (the lab dashboard is the home page)"
 	@echo "admin password: $$($(KUBE) get secret --selector $(RELEASE_SELECTOR),app.kubernetes.io/component=grafana \
 		--output jsonpath='{.items[0].data.admin-password}' | base64 -d)"
+
+# -- Images proven in a real Docker engine, on a Debian base built here (no image is pulled).
+LOCAL_BASE_IMAGE := concurrency-lab/debian-python:bookworm
+# The Debian mirror apt uses on this machine (/etc/apt/sources.list.d/debian.sources).
+DEBIAN_MIRROR ?= http://deb.debian.org/debian
+
+.PHONY: wheelhouse test-images
+
+wheelhouse: install ## Download every image dependency as wheels for BASE_IMAGE's Python
+	scripts/wheelhouse $(BASE_IMAGE) $(WHEELHOUSE) $(BIN)/python
+
+test-images: install ## Build the images on a local Debian base, prove them in a real Docker engine
+	MAKE="$(MAKE)" PYTEST=$(BIN)/pytest IMAGE_TAG=$(IMAGE_TAG) LOCAL_BASE_IMAGE=$(LOCAL_BASE_IMAGE) \
+		DEBIAN_MIRROR=$(DEBIAN_MIRROR) BUILD_DIR=build scripts/test-images
