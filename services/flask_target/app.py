@@ -1,4 +1,9 @@
-"""The Flask target: sync gunicorn workers, each busy with one request at a time."""
+"""The Flask target: sync gunicorn workers, each busy with one request at a time, or gevent
+workers (LAB_WORKER_CLASS=gevent), each taking up to worker_connections requests as greenlets.
+
+The handlers are the same blocking code either way: under gevent's monkey patching, time.sleep
+and sockets yield to the worker's other greenlets, while CPU work still holds the worker's thread.
+"""
 
 from __future__ import annotations
 
@@ -54,13 +59,24 @@ def create_app() -> Flask:
     cores = settings.cores()
     workers = settings.resolved_workers(default_multiplier=1)
     max_iterations = settings.resolved_max_iterations()
+    green = settings.worker_class == "gevent"
+    # Requests one worker process holds at once: one for sync workers, worker_connections greenlets.
+    per_worker = settings.worker_connections if green else 1
+    execution = "greenlets" if green else "workers"
+    slots = workers * per_worker
     endpoints = [
-        Endpoint("sync-cpubound", cpu_path("sync-cpubound"), "cpu", "workers", workers),
-        Endpoint("io-bound", io_path("io-bound"), "io", "workers", workers),
-        Endpoint("mixed", MIXED_PATH, "mixed", "workers", workers),
+        Endpoint("sync-cpubound", cpu_path("sync-cpubound"), "cpu", execution, slots),
+        Endpoint("io-bound", io_path("io-bound"), "io", execution, slots),
+        Endpoint("mixed", MIXED_PATH, "mixed", execution, slots),
     ]
     if settings.downstream_url:
-        endpoints.append(Endpoint("downstream", io_path("downstream"), "io", "workers", workers))
+        endpoints.append(Endpoint("downstream", io_path("downstream"), "io", execution, slots))
+    monkey_patch = None
+    if green:
+        # Imported here: only a gevent worker (patched before it loaded this app) may import gevent.
+        from workload.green import monkey_patch_report
+
+        monkey_patch = monkey_patch_report()
     info = build_info(
         name=settings.name or "flask",
         framework="flask",
@@ -74,12 +90,18 @@ def create_app() -> Flask:
         work_cap_seconds=settings.work_cap_seconds,
         max_in_flight=settings.max_in_flight,
         endpoints=endpoints,
+        monkey_patch=monkey_patch,
     )
     app = Flask(__name__)
     limiter = InFlightLimiter(settings.max_in_flight) if settings.max_in_flight else None
-    # One pooled client per worker process (sync workers make one call at a time).
+    # One pooled client per worker process, with a connection for each request the worker holds
+    # (a sync worker makes one call at a time; a gevent worker's greenlets call concurrently).
     downstream = (
-        httpx.Client(base_url=settings.downstream_url, timeout=MAX_IO_MILLISECONDS / 1000 + 30)
+        httpx.Client(
+            base_url=settings.downstream_url,
+            timeout=MAX_IO_MILLISECONDS / 1000 + 30,
+            limits=httpx.Limits(max_connections=per_worker, max_keepalive_connections=min(per_worker, 100)),
+        )
         if settings.downstream_url
         else None
     )

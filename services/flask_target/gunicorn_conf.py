@@ -2,6 +2,12 @@
 
 Runs in the arbiter before any worker imports the app, so the exported environment (iteration
 cap, tree root, metrics directory) reaches every worker.
+
+gevent workers are monkey-patched by gunicorn itself, in each worker after the fork and before it
+loads the app (gunicorn/workers/ggevent.py). Nothing here may patch: the arbiter stays a plain
+process, and this module imports nothing that keeps its own copy of socket or time.sleep (the
+gevent target's /info lists any such copy under monkey_patch.unpatched_references; a test holds
+it against a process patched first thing).
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ prepare_environment(_settings, root_serves=False)
 bind = f"{_settings.host}:{_settings.port}"
 workers = _settings.resolved_workers(default_multiplier=1)
 os.environ["LAB_WORKERS"] = str(workers)
-worker_class = "sync"
+worker_class = _settings.worker_class
+# gevent workers: requests one worker takes at once; the sync worker ignores it.
+worker_connections = _settings.worker_connections
 # gunicorn's default 30 s would kill a worker in the middle of a legitimate long request.
 timeout = int(_settings.work_cap_seconds) + 30
 graceful_timeout = 10

@@ -16,8 +16,10 @@ from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS
 
 # event_loop: blocks the server's event loop; workers: one request per sync worker process;
-# process_pool / thread_pool: offloaded to a pool; async: awaits without holding anything.
-Execution = Literal["event_loop", "workers", "process_pool", "thread_pool", "async"]
+# process_pool / thread_pool: offloaded to a pool; async: awaits without holding anything;
+# greenlets: gevent workers, each taking up to worker_connections requests whose waits overlap
+# while their CPU parts take turns on the worker's one thread.
+Execution = Literal["event_loop", "workers", "process_pool", "thread_pool", "async", "greenlets"]
 Work = Literal["cpu", "io", "mixed"]
 
 
@@ -58,8 +60,10 @@ def build_info(
     work_cap_seconds: float,
     max_in_flight: int | None,
     endpoints: list[Endpoint],
+    monkey_patch: dict[str, object] | None = None,
 ) -> dict[str, object]:
-    return {
+    """`monkey_patch`: gevent workers only, what gevent patched (workload.green)."""
+    info: dict[str, object] = {
         "name": name,
         "framework": framework,
         "server": server,
@@ -88,6 +92,9 @@ def build_info(
         },
         "endpoints": {endpoint.name: endpoint.as_dict() for endpoint in endpoints},
     }
+    if monkey_patch is not None:
+        info["monkey_patch"] = monkey_patch
+    return info
 
 
 def validation_error(location: list[str], message: str, value: object) -> dict[str, object]:

@@ -10,6 +10,7 @@ import math
 import os
 import time
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -20,6 +21,8 @@ from workload.kernel import kernel_iteration
 # Limits on request input, part of the HTTP contract.
 MAX_IO_MILLISECONDS = 60_000
 MAX_CALIBRATE_SAMPLES = 50
+# gunicorn's own default for worker_connections (the gevent study finds it far too high).
+GUNICORN_WORKER_CONNECTIONS = 1000
 
 
 class TargetSettings(BaseSettings):
@@ -41,6 +44,15 @@ class TargetSettings(BaseSettings):
     )
     downstream_url: str | None = Field(
         None, pattern=r"^https?://", description="The mock downstream service /test/downstream calls."
+    )
+    worker_class: Literal["sync", "gevent"] = Field(
+        "sync", description="gunicorn's worker class (flask_target): sync processes or gevent greenlets."
+    )
+    worker_connections: int = Field(
+        GUNICORN_WORKER_CONNECTIONS,
+        ge=1,
+        le=100_000,
+        description="gevent workers: requests one worker takes at once (gunicorn's worker_connections).",
     )
     log_level: str = Field("warning")
 

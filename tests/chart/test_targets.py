@@ -96,8 +96,8 @@ def test_workers_follow_the_multiplier_and_the_cpu_quota(default_manifests: list
         for definition in load_definitions()
         if definition.measure
     }
-    # The defaults: uvicorn one worker; gunicorn 1x and 2x of a 2-CPU quota.
-    assert workers == {"fastapi": 1, "flask-1x": 2, "flask-2x": 4}
+    # The defaults: uvicorn one worker; gunicorn 1x and 2x of a 2-CPU quota; one gevent worker.
+    assert workers == {"fastapi": 1, "flask-1x": 2, "flask-2x": 4, "flask-gevent": 1}
 
 
 def test_a_fourth_target_gets_its_own_worker_count(render: Render) -> None:

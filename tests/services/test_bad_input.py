@@ -53,9 +53,10 @@ def test_fastapi_openapi_cases_get_no_server_errors(fastapi: RunningTarget, mode
     assert httpx.get(f"{fastapi.url}/healthz").status_code == 200
 
 
-@pytest.fixture(scope="module")
-def flask(start: StartTarget) -> RunningTarget:
-    return start("flask-1x")
+@pytest.fixture(scope="module", params=["flask-1x", "flask-gevent"])
+def flask(request: pytest.FixtureRequest, start: StartTarget) -> RunningTarget:
+    """Sync workers, and gevent workers whose greenlets run the same handlers."""
+    return start(request.param)
 
 
 SEGMENTS = st.one_of(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import StartTarget
 
@@ -31,6 +34,26 @@ def test_flask_workers_follow_the_multiplier_and_explicit_cores(start: StartTarg
     info = httpx.get(f"{target.url}/info").json()
     assert (info["effective_cores"], info["cores_source"], info["workers"]) == (3, "setting", 6)
     assert roles(target.url)["worker"] == 6
+
+
+def in_flight(url: str) -> float:
+    metrics = text_string_to_metric_families(httpx.get(f"{url}/metrics", timeout=30).text)
+    family = next(f for f in metrics if f.name == "lab_http_requests_in_flight")
+    return sum(sample.value for sample in family.samples)
+
+
+def test_gevent_workers_are_one_process_each_whatever_their_concurrency(start: StartTarget) -> None:
+    target = start("flask-gevent", LAB_WORKERS="2", LAB_WORKER_CONNECTIONS="50")
+    assert roles(target.url) == {"master": 1, "worker": 2}
+    with ThreadPoolExecutor(40) as pool:
+        waits = [pool.submit(httpx.get, f"{target.url}/test/io-bound/3000", timeout=30) for _ in range(40)]
+        deadline = time.monotonic() + 2.5
+        while in_flight(target.url) < 40 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # 40 requests at once on two processes, and the census answered beside them.
+        assert in_flight(target.url) >= 40
+        assert roles(target.url) == {"master": 1, "worker": 2}
+        assert all(w.result().status_code == 200 for w in waits)
 
 
 # uvicorn starts its reload and multi-worker children with multiprocessing's spawn, which also

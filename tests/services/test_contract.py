@@ -41,7 +41,14 @@ def test_info_describes_server_and_endpoints(client: httpx.Client, target: Runni
     assert {"sync-cpubound", "io-bound"} <= info["endpoints"].keys()
     for endpoint in info["endpoints"].values():
         assert endpoint["work"] in ("cpu", "io", "mixed")
-        assert endpoint["execution"] in ("event_loop", "workers", "process_pool", "thread_pool", "async")
+        assert endpoint["execution"] in (
+            "event_loop",
+            "workers",
+            "process_pool",
+            "thread_pool",
+            "async",
+            "greenlets",
+        )
 
 
 def test_calibrate(client: httpx.Client) -> None:

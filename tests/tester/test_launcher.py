@@ -13,8 +13,8 @@ from labtester.targets import TargetDefinition, load_definitions
 
 def test_definitions_come_from_the_chart_values() -> None:
     names = [d.name for d in load_definitions() if d.measure]
-    assert names == ["fastapi", "flask-1x", "flask-2x"]
-    assert [d.local_port for d in load_definitions() if d.measure] == [8001, 8002, 8003]
+    assert names == ["fastapi", "flask-1x", "flask-2x", "flask-gevent"]
+    assert [d.local_port for d in load_definitions() if d.measure] == [8001, 8002, 8003, 8006]
 
 
 def test_stop_leaves_no_process_and_frees_the_port() -> None:

@@ -1,0 +1,104 @@
+"""Flask on gunicorn's gevent worker: patched before the app loads, waits that overlap, one process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+
+from labtester.launcher import RunningTarget
+from tests.conftest import StartTarget
+
+WAIT_MS = 300
+CONCURRENCY = 10
+# What a process gets when it patches first thing, before importing anything else it runs.
+PATCHED_FIRST = """
+from gevent import monkey
+monkey.patch_all()
+import json
+import gunicorn.arbiter, gunicorn.workers.ggevent, flask_target.app, workload.server
+from workload.green import monkey_patch_report
+print(json.dumps(monkey_patch_report()))
+"""
+
+
+@pytest.fixture(scope="module")
+def gevent(start: StartTarget) -> RunningTarget:
+    return start("flask-gevent")
+
+
+def together(url: str, count: int) -> tuple[float, list[dict[str, Any]]]:
+    """`count` requests sent at once on already-open connections: client seconds, server bodies."""
+    clients = [httpx.Client(timeout=60) for _ in range(count)]
+    try:
+        for client in clients:  # connect first: the timing is the server's, not the handshakes'
+            assert client.get(url.split("/test/")[0] + "/healthz").status_code == 200
+        start = time.perf_counter()
+        with ThreadPoolExecutor(count) as pool:
+            responses = list(pool.map(lambda client: client.get(url), clients))
+        elapsed = time.perf_counter() - start
+    finally:
+        for client in clients:
+            client.close()
+    assert [r.status_code for r in responses] == [200] * count
+    return elapsed, [r.json() for r in responses]
+
+
+def span(bodies: list[dict[str, Any]]) -> float:
+    return max(b["finished_at"] for b in bodies) - min(b["started_at"] for b in bodies)
+
+
+def test_ten_waits_on_one_gevent_worker_take_one_wait(gevent: RunningTarget) -> None:
+    assert httpx.get(f"{gevent.url}/info").json()["workers"] == 1
+    elapsed, bodies = together(f"{gevent.url}/test/io-bound/{WAIT_MS}", CONCURRENCY)
+    assert len({b["pid"] for b in bodies}) == 1
+    wait = WAIT_MS / 1000
+    assert span(bodies) < 1.3 * wait and elapsed < 1.5 * wait, (span(bodies), elapsed)
+
+
+def test_the_same_worker_sync_takes_ten_waits(start: StartTarget) -> None:
+    sync = start("flask-gevent", LAB_WORKER_CLASS="sync")
+    info = httpx.get(f"{sync.url}/info").json()
+    assert info["workers"] == 1 and info["endpoints"]["io-bound"]["execution"] == "workers"
+    elapsed, bodies = together(f"{sync.url}/test/io-bound/{WAIT_MS}", CONCURRENCY)
+    wait = WAIT_MS / 1000
+    assert CONCURRENCY * wait <= span(bodies) < (CONCURRENCY + 1) * wait
+    assert elapsed >= CONCURRENCY * wait
+
+
+def test_info_describes_greenlets(gevent: RunningTarget) -> None:
+    info = httpx.get(f"{gevent.url}/info").json()
+    connections = 100  # LAB_WORKER_CONNECTIONS of the values entry
+    for endpoint in info["endpoints"].values():
+        assert (endpoint["execution"], endpoint["slots"]) == ("greenlets", info["workers"] * connections)
+
+
+def test_gunicorn_patches_the_worker_before_the_app_loads(gevent: RunningTarget) -> None:
+    report = httpx.get(f"{gevent.url}/info").json()["monkey_patch"]
+    assert all(report["patched"][m] for m in ("socket", "time", "select", "ssl", "threading")), report
+    # Patching in the worker, after the arbiter imported gunicorn and gunicorn_conf, leaves no
+    # copy of an original behind that patching first thing would not leave too.
+    first = subprocess.run(
+        [sys.executable, "-c", PATCHED_FIRST], capture_output=True, text=True, check=True, timeout=60
+    )
+    patched_first = json.loads(first.stdout)
+    assert set(report["unpatched_references"]) <= set(patched_first["unpatched_references"]), (
+        report["unpatched_references"],
+        patched_first["unpatched_references"],
+    )
+    assert "MonkeyPatchWarning" not in gevent.log_path.read_text(errors="replace")
+
+
+def test_downstream_calls_overlap_through_patched_sockets(start: StartTarget) -> None:
+    mock = start("fastapi")
+    target = start("flask-gevent", LAB_DOWNSTREAM_URL=mock.url)
+    # httpx's sync client on patched sockets: ten calls of one wait each overlap on one worker.
+    _, bodies = together(f"{target.url}/test/downstream/{WAIT_MS}", CONCURRENCY)
+    assert len({b["pid"] for b in bodies}) == 1
+    assert span(bodies) < 1.5 * WAIT_MS / 1000
