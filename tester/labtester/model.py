@@ -1,10 +1,11 @@
 """What a simple model predicts for a burst of n equal requests released together.
 
 A target runs at most `slots` requests of an endpoint at once (1 for a blocked event loop, w for
-gunicorn's sync workers, the pool size for a process pool, unbounded for async waits). Running
-CPU requests share the cores equally (processor sharing): 4 gunicorn workers on 2 cores finish 3
-simultaneous requests in 1.5 T, not T. Threads under the GIL share one core per process. Waits
-use no core at all. Requests beyond the slots queue and start when a slot frees.
+gunicorn's sync workers, the pool size for a process pool, w x worker_connections for gevent
+workers, unbounded for async waits). Running CPU requests share the cores equally (processor
+sharing): 4 gunicorn workers on 2 cores finish 3 simultaneous requests in 1.5 T, not T. Threads
+under the GIL, like a gevent worker's greenlets, share one core per process. Waits use no core at
+all. Requests beyond the slots queue and start when a slot frees.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ class Parallelism:
         return slots + cores
 
 
+# Executions whose CPU work runs on one thread per server process, so on at most one core each:
+# a thread pool (the GIL lets one thread run Python at a time), gevent greenlets (one thread, one
+# greenlet running at a time), and event loops (async handlers' CPU parts hold the loop).
+ONE_THREAD_PER_PROCESS = ("thread_pool", "greenlets", "async")
+
+
 def parallelism(endpoint: dict[str, Any], workers: int, effective_cores: int) -> Parallelism:
     """From an endpoint's entry in /info (execution, slots, work) and the target's workers/cores."""
     slots = math.inf if endpoint.get("slots") is None else float(endpoint["slots"])
@@ -32,8 +39,7 @@ def parallelism(endpoint: dict[str, Any], workers: int, effective_cores: int) ->
         slots = math.inf
     if endpoint["work"] == "io":
         return Parallelism(slots, math.inf)
-    if endpoint["execution"] == "thread_pool":
-        # The GIL lets one thread per process run Python at a time.
+    if endpoint["execution"] in ONE_THREAD_PER_PROCESS:
         return Parallelism(slots, float(min(workers, effective_cores)))
     return Parallelism(slots, float(effective_cores))
 
@@ -58,12 +64,11 @@ def predicted_makespan(n: int, single_s: float, capacity: Parallelism) -> float:
 def speedup_bound(io_share: float, endpoint: dict[str, Any], workers: int, effective_cores: int) -> float:
     """The most throughput concurrency can add over one request at a time (the gevent study).
 
-    Each process that runs the CPU parts can overlap the waits of others but not their CPU
-    work: 1 / (1 - p) per process, p = io / (cpu + io); never more than the slots allow.
+    Each core that runs the CPU parts can overlap the waits of other requests but not their CPU
+    work: 1 / (1 - p) per core, p = io / (cpu + io), with the cores the endpoint's CPU parts can
+    use (one per process for greenlets, threads and event loops); never more than the slots allow.
     """
-    slots = (
-        math.inf if endpoint.get("slots") is None or endpoint["execution"] == "async" else endpoint["slots"]
-    )
-    processes = min(workers, effective_cores)
-    per_processes = math.inf if io_share >= 1 else processes / (1 - io_share)
-    return float(min(slots, per_processes))
+    capacity = parallelism({**endpoint, "work": "cpu"}, workers, effective_cores)
+    cores = min(capacity.cores, capacity.slots)
+    per_cores = math.inf if io_share >= 1 else cores / (1 - io_share)
+    return float(min(capacity.slots, per_cores))
