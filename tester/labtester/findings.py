@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from labtester.scenarios.sweep import variant_label
+
 # Measured within this share of the model counts as agreeing with it.
 MODEL_AGREEMENT = 0.15
 
@@ -114,17 +116,92 @@ def _ramp_text(r: dict[str, Any]) -> str:
     )
 
 
-def _sweep_text(w: dict[str, Any]) -> str:
-    best = max(w["levels"], key=lambda e: e["speedup"] or 0)
-    bound = f"{w['bound']:.1f}" if w["bound"] else "none"
-    knee = f"p99 degrades from concurrency {w['degrades_at']}" if w["degrades_at"] else "p99 never degraded"
-    rule = f"{w['recommended_concurrency']:.0f}" if w["recommended_concurrency"] else "-"
-    params = w["params"]
+def _best(variant: dict[str, Any]) -> dict[str, Any]:
+    return max(variant["levels"], key=lambda e: e["speedup"] or 0)
+
+
+def _knee_text(variant: dict[str, Any]) -> str:
+    knee = variant["degrades_at"]
+    if knee is None:
+        return "p99 never degraded"
+    p99 = {e["concurrency"]: e["p99_s"] for e in variant["levels"]}
+    first = variant["levels"][0]
     return (
-        f"sweep (cpu {params['cpu_ms']} ms, io {params['io_ms']} ms, p = {w['io_share']:.2f}): best speedup "
-        f"{best['speedup']:.1f} at concurrency {best['concurrency']} (bound {bound}); {knee}; "
-        f"the study's rule io/cpu suggests about {rule} concurrent requests per worker."
+        f"p99 degrades from concurrency {knee} ({first['p99_s'] * 1000:.0f} ms at {first['concurrency']}, "
+        f"{p99[knee] * 1000:.0f} ms at {knee})"
     )
+
+
+def _sweep_variant_text(variant: dict[str, Any]) -> str:
+    best = _best(variant)
+    bound = variant["bound"]
+    share = f", {best['speedup'] / bound * 100:.0f} % of the bound {bound:.1f}" if bound else " (no bound)"
+    rule = variant["recommended_worker_connections"]
+    advice = (
+        f"the study's rule io/cpu recommends worker_connections = {rule:.0f}"
+        if rule
+        else "no CPU work, so the study's rule sets no limit"
+    )
+    return (
+        f"sweep {variant_label(variant['params'])} (p = {variant['io_share']:.2f}): best speedup "
+        f"{best['speedup']:.1f} at concurrency {best['concurrency']}{share}; {_knee_text(variant)}; {advice}."
+    )
+
+
+def _splits_text(whole: dict[str, Any], split: dict[str, Any]) -> str | None:
+    """What cutting the same wait into more parts changed, at the level where p99 degraded with
+    the wait in fewer parts (or the highest level both reached)."""
+    p99_whole = {e["concurrency"]: e["p99_s"] for e in whole["levels"] if e["p99_s"]}
+    p99_split = {e["concurrency"]: e["p99_s"] for e in split["levels"] if e["p99_s"]}
+    common = sorted(set(p99_whole) & set(p99_split))
+    if not common:
+        return None
+    at = whole["degrades_at"] if whole["degrades_at"] in common else common[-1]
+    worse = p99_split[at] > p99_whole[at] * (1 + MODEL_AGREEMENT)
+    params = split["params"]
+    return (
+        f"sweep cpu {params['cpu_ms']} ms, io {params['io_ms']} ms with the wait in {params['splits']} parts "
+        f"instead of {whole['params']['splits']}: p99 at concurrency {at} {p99_split[at] * 1000:.0f} ms "
+        f"instead of {p99_whole[at] * 1000:.0f} ms, best speedup {_best(split)['speedup']:.1f} instead of "
+        f"{_best(whole)['speedup']:.1f}"
+        + (
+            " (each part of the wait ends behind the CPU parts of other requests on the same thread)."
+            if worse
+            else " (no worse beyond noise)."
+        )
+    )
+
+
+def _sweep_texts(summary: dict[str, Any]) -> list[str]:
+    variants = [v for v in summary["variants"] if v["levels"]]
+    texts = [_sweep_variant_text(v) for v in variants]
+    for variant in variants:
+        same_work = [
+            v
+            for v in variants
+            if (v["params"]["cpu_ms"], v["params"]["io_ms"])
+            == (variant["params"]["cpu_ms"], variant["params"]["io_ms"])
+        ]
+        fewest = min(same_work, key=lambda v: v["params"]["splits"])
+        text = _splits_text(fewest, variant) if variant is not fewest else None
+        if text:
+            texts.append(text)
+    return texts
+
+
+def _sweep_departures(summary: dict[str, Any]) -> list[str]:
+    """Speedup above the bound by more than noise: the model is wrong there, and says so."""
+    texts = []
+    for variant in summary["variants"]:
+        bound = variant["bound"]
+        for entry in variant["levels"]:
+            if bound and entry["speedup"] and entry["speedup"] > bound * (1 + MODEL_AGREEMENT):
+                texts.append(
+                    f"sweep {variant_label(variant['params'])}: speedup {entry['speedup']:.2f} at "
+                    f"concurrency {entry['concurrency']} exceeds the bound {bound:.2f} by more than "
+                    f"{MODEL_AGREEMENT * 100:.0f} %."
+                )
+    return texts
 
 
 def _rate_text(r: dict[str, Any]) -> str | None:
@@ -141,16 +218,21 @@ def _rate_text(r: dict[str, Any]) -> str | None:
     )
 
 
-SCENARIO_TEXTS = {"closed": _closed_text, "ramp": _ramp_text, "sweep": _sweep_text, "rate": _rate_text}
+SCENARIO_TEXTS = {"closed": _closed_text, "ramp": _ramp_text, "rate": _rate_text}
 
 
 def _scenario_findings(target: dict[str, Any]) -> list[dict[str, Any]]:
     """What each load shape showed. Failed requests under load are results, reported by type."""
     found = []
     for scenario, summary in target["scenarios"].items():
-        text = SCENARIO_TEXTS[scenario](summary)
-        if text:
-            found.append(_finding("shape", f"{_label(target)}: {text}", target["name"], scenario))
+        departures: list[str] = []
+        if scenario == "sweep":  # one finding per variant, and what splitting the waits changed
+            texts, departures = _sweep_texts(summary), _sweep_departures(summary)
+        else:
+            text = SCENARIO_TEXTS[scenario](summary)
+            texts = [text] if text else []
+        for kind, text in [*(("shape", t) for t in texts), *(("departure", t) for t in departures)]:
+            found.append(_finding(kind, f"{_label(target)}: {text}", target["name"], scenario))
     return found
 
 

@@ -15,11 +15,11 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, Any
 
-from labtester.model import parallelism, predicted_makespan, speedup_bound
+from labtester.model import parallelism, predicted_makespan
 from labtester.scenarios import LOAD_SHAPES, sweep
 from labtester.stats import max_overlap, spread
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the sweep reports a list of variants
 RAW_LOG = "raw.jsonl"
 
 
@@ -81,14 +81,9 @@ def _burst_summary(repeats: list[dict[str, Any]], single_s: float | None, capaci
 
 
 def _summarize_scenario(scenario: str, records: list[dict[str, Any]], info: dict[str, Any]) -> dict[str, Any]:
-    if scenario != "sweep":
-        return LOAD_SHAPES[scenario].summarize(records)
-    params, cores = records[0]["params"], info.get("effective_cores", 1)
-    mixed = info.get("endpoints", {}).get("mixed")
-    total = params["cpu_ms"] + params["io_ms"]
-    io_share = params["io_ms"] / total if total else 0.0
-    bound = speedup_bound(io_share, mixed, info.get("workers", 1), cores) if mixed else None
-    return sweep.summarize(records, None if bound == float("inf") else bound, cores)
+    if scenario == "sweep":
+        return sweep.summarize(records, info)  # the bound comes from the target's /info
+    return LOAD_SHAPES[scenario].summarize(records)
 
 
 def build_results(records: list[dict[str, Any]]) -> dict[str, Any]:

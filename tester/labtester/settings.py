@@ -114,7 +114,7 @@ class TesterSettings(BaseSettings):
     request_timeout_s: float = Field(600, gt=0, description="Longest one request may take.")
     output_dir: Path = Field(Path("results"), description="Results folder (a run's subfolder is made).")
     # Bursts alone by default: `make lab` stays a few minutes; the other shapes are asked for.
-    scenarios: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["bursts"])
+    scenarios: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(DEFAULT_SCENARIOS))
     endpoints: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_ENDPOINTS),
         description="Endpoints to load, each where a target's /info lists it.",

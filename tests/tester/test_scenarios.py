@@ -10,12 +10,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import jsonschema
 import pytest
 
+from labtester.findings import findings_for
 from labtester.launcher import RunningTarget
+from labtester.loadclient import Sample
 from labtester.scenarios import closed, rate, sweep
-from labtester.settings import ClosedSettings, RateSettings, SweepSettings
+from labtester.scenarios.common import encode
+from labtester.settings import ClosedSettings, RateSettings, SweepSettings, SweepVariant
 from tests.conftest import StartTarget
 
 KNOWN_FAILURES = {"timeout", "connection refused", "connection reset", "remote disconnected"}
@@ -31,14 +35,45 @@ def fastapi(start: StartTarget) -> RunningTarget:
     return start("fastapi")
 
 
-def test_sweep_speedup_on_fastapi_rises_towards_the_bound(fastapi: RunningTarget) -> None:
-    settings = SweepSettings(levels=[1, 2, 4, 8], duration_s=2.0, cpu_ms=2, io_ms=50)
-    summary = sweep.summarize(asyncio.run(sweep.run(fastapi.url, settings, 60)), bound=52 / 2, cores=2)
-    speedups = [level["speedup"] for level in summary["levels"]]
-    assert speedups[-1] > 4 and speedups[-1] > speedups[1] > speedups[0] == 1
-    for level in summary["levels"]:  # never above the bound, nor above the concurrency, beyond noise
-        assert level["speedup"] <= min(summary["bound"], level["concurrency"]) * 1.15
+def run_sweep(target: RunningTarget, settings: SweepSettings) -> dict[str, Any]:
+    info = httpx.get(f"{target.url}/info").json()
+    return sweep.summarize(asyncio.run(sweep.run(target.url, settings, 60)), info)
+
+
+def assert_under_the_bound(variant: dict[str, Any]) -> None:
+    for level in variant["levels"]:  # never above the bound, nor above the concurrency, beyond noise
+        assert level["speedup"] <= min(variant["bound"], level["concurrency"]) * 1.15, level
         assert level["failures"] == {}
+
+
+def test_sweep_speedup_on_fastapi_rises_towards_the_bound(fastapi: RunningTarget) -> None:
+    settings = SweepSettings(levels=[1, 2, 4, 8], duration_s=2.0, variants=[SweepVariant(cpu_ms=2, io_ms=50)])
+    (variant,) = run_sweep(fastapi, settings)["variants"]
+    assert variant["bound"] == pytest.approx(52 / 2)  # one event loop: 1 / (1 - p)
+    speedups = [level["speedup"] for level in variant["levels"]]
+    assert speedups[-1] > 4 and speedups[-1] > speedups[1] > speedups[0] == 1
+    assert_under_the_bound(variant)
+
+
+def test_sweep_on_one_gevent_worker_approaches_the_bound_and_finds_the_knee(start: StartTarget) -> None:
+    gevent = start("flask-gevent")
+    settings = SweepSettings(
+        levels=[1, 4, 32],
+        duration_s=2.0,
+        variants=[SweepVariant(cpu_ms=5, io_ms=55), SweepVariant(cpu_ms=50, io_ms=150)],
+    )
+    io_heavy, cpu_heavy = run_sweep(gevent, settings)["variants"]
+    # One worker, one core for the CPU parts: 1 / (1 - p) = 12 and 4.
+    assert (io_heavy["bound"], cpu_heavy["bound"]) == (pytest.approx(12), pytest.approx(4))
+    assert (io_heavy["recommended_worker_connections"], cpu_heavy["recommended_worker_connections"]) == (
+        11,
+        3,
+    )
+    for variant in (io_heavy, cpu_heavy):
+        assert_under_the_bound(variant)
+        assert variant["levels"][-1]["speedup"] > 0.5 * variant["bound"]
+    # 32 at once is far beyond both bounds: the CPU parts queue, and p99 has risen for good.
+    assert io_heavy["degrades_at"] == 32 and cpu_heavy["degrades_at"] in (4, 32)
 
 
 def test_the_limiter_answers_429_and_the_closed_loop_counts_them(start: StartTarget) -> None:
@@ -92,6 +127,7 @@ def test_every_shape_through_the_command_line(fastapi: RunningTarget, tmp_path: 
         "TESTER_RAMP__DURATION_S": "2",
         "TESTER_SWEEP__LEVELS": "[1,4]",
         "TESTER_SWEEP__DURATION_S": "1",
+        "TESTER_SWEEP__VARIANTS": '[{"cpu_ms": 2, "io_ms": 50}, {"cpu_ms": 2, "io_ms": 50, "splits": 5}]',
         "TESTER_RATE__PER_S": "20",
         "TESTER_RATE__DURATION_S": "2",
     }
@@ -106,6 +142,7 @@ def test_every_shape_through_the_command_line(fastapi: RunningTarget, tmp_path: 
     jsonschema.validate(results, SCHEMA)
     scenarios = results["targets"][0]["scenarios"]
     assert set(scenarios) == {"closed", "ramp", "sweep", "rate"}
+    assert [v["params"]["splits"] for v in scenarios["sweep"]["variants"]] == [1, 5]
     assert set(scenarios["ramp"]["stats"]) >= {
         "p50",
         "p66",
@@ -121,14 +158,67 @@ def test_every_shape_through_the_command_line(fastapi: RunningTarget, tmp_path: 
         "sweep.png",
     ]
     rows = (run_dir / "scenario-requests.csv").read_text().splitlines()
+    sweep_levels = [level for v in scenarios["sweep"]["variants"] for level in v["levels"]]
     assert (
         len(rows) - 1
-        == sum(s.get("requests", 0) for s in (scenarios["closed"], *scenarios["sweep"]["levels"]))
+        == sum(s.get("requests", 0) for s in (scenarios["closed"], *sweep_levels))
         + scenarios["ramp"]["stats"]["requests"]
         + scenarios["rate"]["scheduled"]
+    )
+    assert sum(",cpu_ms=2&io_ms=50&splits=5," in row for row in rows) == sum(
+        level["requests"] for level in scenarios["sweep"]["variants"][1]["levels"]
     )
 
 
 def test_degradation_needs_to_persist() -> None:
     assert sweep.degrades_at([0.1, 0.2, 0.1, 0.3, 0.4], [1, 2, 4, 8, 16]) == 8
     assert sweep.degrades_at([0.1, 0.11, 0.12], [1, 2, 4]) is None
+
+
+def sweep_record(cpu_ms: int, io_ms: int, splits: int, concurrency: int, latency_s: float) -> dict[str, Any]:
+    """A level of a sweep: 10 requests per concurrency slot over one second, all `latency_s`."""
+    path = sweep.mixed_path(SweepVariant(cpu_ms=cpu_ms, io_ms=io_ms, splits=splits))
+    samples = [Sample(path, 0.0, 0.0, latency_s, 200, None)] * (10 * concurrency)
+    return {
+        "params": {"cpu_ms": cpu_ms, "io_ms": io_ms, "splits": splits, "duration_s": 1.0},
+        "concurrency": concurrency,
+        "wall_s": 1.0,
+        "server_cpu_s": None,
+        "samples": encode(samples),
+    }
+
+
+def test_summary_and_findings_per_variant_and_per_split() -> None:
+    info = {
+        "workers": 1,
+        "effective_cores": 2,
+        "endpoints": {"mixed": {"execution": "greenlets", "slots": 100}},
+    }
+    records = [
+        *(sweep_record(5, 55, 1, c, latency) for c, latency in ((1, 0.06), (8, 0.07), (32, 0.2))),
+        *(sweep_record(5, 55, 5, c, latency) for c, latency in ((1, 0.06), (8, 0.12), (32, 0.3))),
+    ]
+    summary = sweep.summarize(records, info)
+    whole, split = summary["variants"]
+    assert [v["params"]["splits"] for v in summary["variants"]] == [1, 5]
+    assert (whole["bound"], whole["recommended_worker_connections"]) == (pytest.approx(12), 11)
+    assert (whole["degrades_at"], split["degrades_at"]) == (32, 8)
+    assert [level["speedup"] for level in whole["levels"]] == [1, 8, 32]
+    document = {
+        "run": {"status": "complete"},
+        "targets": [
+            {"name": "g", "info": info, "errors": [], "endpoints": [], "scenarios": {"sweep": summary}}
+        ],
+    }
+    texts = [f["text"] for f in findings_for(document)]
+    assert any("io 55 ms in 1 part" in t and "worker_connections = 11" in t for t in texts)
+    assert any(
+        "in 5 parts instead of 1: p99 at concurrency 32 300 ms instead of 200 ms" in t
+        and "ends behind the CPU parts" in t
+        for t in texts
+    )
+    # 32 x the throughput of one request where the bound is 12: the model departs, and says so.
+    departures = [f for f in findings_for(document) if f["kind"] == "departure"]
+    assert len(departures) == 2 and all(
+        "32.00 at concurrency 32 exceeds the bound 12.00" in d["text"] for d in departures
+    )

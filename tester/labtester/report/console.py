@@ -8,6 +8,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from labtester.scenarios.sweep import short_label, variant_sections
+
 
 def _mb(value: float | None) -> str:
     return "-" if value is None else f"{value / 2**20:.0f}"
@@ -191,15 +193,18 @@ def ramp_table(document: dict[str, Any]) -> Table | None:
 
 
 def sweep_table(document: dict[str, Any]) -> Table | None:
-    rows = _with_scenario(document, "sweep")
-    if not rows:
+    sections = variant_sections(document)
+    if not sections:
         return None
     table = Table(
-        title="Sweep: throughput speedup over concurrency 1 against the bound 1/(1 - p)",
+        title="Sweep: throughput speedup over concurrency 1 against the bound 1/(1 - p); variant = cpu/io ms "
+        "x parts of the wait; rule = io/cpu, the study's worker_connections",
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
     for column in (
+        "variant",
+        "rule",
         "target",
         "concurrency",
         "req/s",
@@ -212,24 +217,30 @@ def sweep_table(document: dict[str, Any]) -> Table | None:
         "fails",
         "",
     ):
-        table.add_column(column, justify="left" if column in ("target", "") else "right")
-    for name, w in rows:
-        for entry in w["levels"]:
-            cpu = entry["cpu_utilisation"]
-            table.add_row(
-                name,
-                str(entry["concurrency"]),
-                f"{entry['throughput_per_s']:.0f}",
-                f"{entry['speedup']:.2f}" if entry["speedup"] else "-",
-                f"{w['bound']:.1f}" if w["bound"] else "-",
-                _ms(entry["p50_s"]),
-                _ms(entry["p95_s"]),
-                _ms(entry["p99_s"]),
-                "-" if cpu is None else f"{cpu * 100:.0f}",
-                str(sum(entry["failures"].values())),
-                "<- p99 degrades" if entry["concurrency"] == w["degrades_at"] else "",
-            )
-        table.add_section()
+        table.add_column(column, justify="left" if column in ("variant", "target", "") else "right")
+    for _, rows in sections:
+        for name, variant in rows:
+            rule = variant["recommended_worker_connections"]
+            for index, entry in enumerate(variant["levels"]):
+                cpu = entry["cpu_utilisation"]
+                note = "<- p99 degrades" if entry["concurrency"] == variant["degrades_at"] else ""
+                first = index == 0
+                table.add_row(
+                    short_label(variant["params"]) if first else "",
+                    ("-" if rule is None else f"{rule:.0f}") if first else "",
+                    name if first else "",
+                    str(entry["concurrency"]),
+                    f"{entry['throughput_per_s']:.0f}",
+                    f"{entry['speedup']:.2f}" if entry["speedup"] else "-",
+                    f"{variant['bound']:.1f}" if variant["bound"] else "-",
+                    _ms(entry["p50_s"]),
+                    _ms(entry["p95_s"]),
+                    _ms(entry["p99_s"]),
+                    "-" if cpu is None else f"{cpu * 100:.0f}",
+                    str(sum(entry["failures"].values())),
+                    note,
+                )
+            table.add_section()
     return table
 
 

@@ -77,7 +77,14 @@ def write_csv(document: dict[str, Any], path: Path) -> None:
         writer.writerows(request_rows(document))
 
 
-SCENARIO_CSV_COLUMNS = ["target", "scenario", "concurrency", *SAMPLE_FIELDS]
+# variant: the sweep's cpu_ms/io_ms/splits as in the request's query; empty for other shapes.
+SCENARIO_CSV_COLUMNS = ["target", "scenario", "variant", "concurrency", *SAMPLE_FIELDS]
+
+
+def _variant(record: dict[str, Any]) -> str:
+    params = record.get("params") or {}
+    keys = ("cpu_ms", "io_ms", "splits")
+    return "&".join(f"{k}={params[k]}" for k in keys) if record["scenario"] == "sweep" else ""
 
 
 def write_scenario_csv(raw_records: list[dict[str, Any]], path: Path) -> bool:
@@ -90,5 +97,7 @@ def write_scenario_csv(raw_records: list[dict[str, Any]], path: Path) -> bool:
         writer.writerow(SCENARIO_CSV_COLUMNS)
         for record in records:
             for row in record["samples"]["rows"]:
-                writer.writerow([record["target"], record["scenario"], record.get("concurrency"), *row])
+                writer.writerow(
+                    [record["target"], record["scenario"], _variant(record), record.get("concurrency"), *row]
+                )
     return True

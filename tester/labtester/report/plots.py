@@ -14,6 +14,8 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display in a Job or on CI
 import matplotlib.pyplot as plt
 
+from labtester.scenarios.sweep import variant_sections
+
 
 def _measured_targets(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [t for t in document["targets"] if any(e["bursts"] for e in t["endpoints"])]
@@ -118,35 +120,47 @@ def over_time_plot(document: dict[str, Any], scenario: str, path: Path) -> Path 
 
 
 def sweep_plot(document: dict[str, Any], path: Path) -> Path | None:
-    """Speedup against concurrency with each target's bound, and latency percentiles."""
-    rows = _with_scenario(document, "sweep")
-    if not rows:
+    """One row per variant: speedup against concurrency with each target's bound, and latency
+    percentiles with the study's rule (io/cpu) and the measured knee marked."""
+    sections = variant_sections(document)
+    if not sections:
         return None
-    figure, (speedup, latency) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for name, summary in rows:
-        levels = summary["levels"]
-        concurrency = [entry["concurrency"] for entry in levels]
-        line = speedup.plot(concurrency, [entry["speedup"] for entry in levels], marker="o", label=name)[0]
-        if summary["bound"]:
-            speedup.axhline(summary["bound"], linestyle="--", color=line.get_color(), alpha=0.6)
-        for key, style in (("p50_s", ":"), ("p95_s", "--"), ("p99_s", "-")):
-            latency.plot(
-                concurrency,
-                [entry[key] for entry in levels],
-                linestyle=style,
-                color=line.get_color(),
-                label=f"{name} {key[:-2]}",
-            )
-    speedup.set_title("throughput speedup (dashed: bound 1/(1 - p))")
-    latency.set_title("latency percentiles")
-    levels = sorted({entry["concurrency"] for _, summary in rows for entry in summary["levels"]})
-    for axis in (speedup, latency):
-        axis.set_xscale("log", base=2)
-        axis.set_xticks(levels, [str(level) for level in levels])
-        axis.set_xlabel("concurrency")
-        axis.grid(alpha=0.3)
-        axis.legend(fontsize=7)
-    latency.set_ylabel("seconds")
+    figure, axes = plt.subplots(len(sections), 2, figsize=(12, 4 * len(sections)), squeeze=False)
+    names = sorted({name for _, rows in sections for name, _ in rows})
+    colours = {name: plt.cm.tab10(i % 10) for i, name in enumerate(names)}
+    for (label, rows), (speedup, latency) in zip(sections, axes, strict=True):
+        for name, variant in rows:
+            colour = colours[name]
+            levels = variant["levels"]
+            concurrency = [entry["concurrency"] for entry in levels]
+            speedup.plot(concurrency, [e["speedup"] for e in levels], marker="o", color=colour, label=name)
+            if variant["bound"]:
+                speedup.axhline(variant["bound"], linestyle="--", color=colour, alpha=0.6)
+            for key, style in (("p50_s", ":"), ("p95_s", "--"), ("p99_s", "-")):
+                latency.plot(
+                    concurrency,
+                    [entry[key] for entry in levels],
+                    linestyle=style,
+                    color=colour,
+                    label=name if key == "p99_s" else None,
+                )
+            if variant["degrades_at"]:
+                knee = next(e for e in levels if e["concurrency"] == variant["degrades_at"])
+                latency.plot([knee["concurrency"]], [knee["p99_s"]], marker="X", markersize=10, color=colour)
+        rule = rows[0][1]["recommended_worker_connections"]
+        if rule:
+            for axis in (speedup, latency):
+                axis.axvline(rule, color="grey", linestyle="-.", alpha=0.7)
+        speedup.set_title(f"{label}: speedup (dashed: bound 1/(1 - p); dash-dot: io/cpu)", fontsize=9)
+        latency.set_title(f"{label}: p50 dotted, p95 dashed, p99 solid (X: p99 degrades)", fontsize=9)
+        ticks = sorted({entry["concurrency"] for _, variant in rows for entry in variant["levels"]})
+        for axis in (speedup, latency):
+            axis.set_xscale("log", base=2)
+            axis.set_xticks(ticks, [str(tick) for tick in ticks])
+            axis.set_xlabel("concurrency")
+            axis.grid(alpha=0.3)
+            axis.legend(fontsize=7)
+        latency.set_ylabel("seconds")
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)

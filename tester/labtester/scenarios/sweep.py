@@ -1,10 +1,12 @@
-"""Sweep: closed loops at rising concurrency on the mixed endpoint.
+"""Sweep: closed loops at rising concurrency on the mixed endpoint, for each workload variant.
 
 Speedup over concurrency 1 is set beside the bound of the gevent study, 1 / (1 - p) with
-p = io / (cpu + io) per process that runs the CPU parts (see model.speedup_bound). The report
-marks the concurrency where p99 latency starts to degrade: the first level from which p99 stays
-above DEGRADED times the p99 at the lowest level (at every higher level too, so one noisy spike
-does not count).
+p = io / (cpu + io) per core that runs the CPU parts (see model.speedup_bound). The report marks
+the concurrency where p99 latency starts to degrade: the first level from which p99 stays above
+DEGRADED times the p99 at the lowest level (at every higher level too, so one noisy spike does
+not count). Beside it stands what the study's rule recommends for gunicorn's worker_connections:
+network time / CPU time, io / cpu. Variants with the same cpu and io but more `splits` show what
+cutting the wait into parts does: each part's end waits for the CPU parts of other requests.
 """
 
 from __future__ import annotations
@@ -16,14 +18,27 @@ from typing import Any
 import httpx
 
 from labtester.loadclient import LoadClient, Sample
+from labtester.model import speedup_bound
 from labtester.scenarios.common import decode, encode, failures_by_type, latency_table
-from labtester.settings import SweepSettings
+from labtester.settings import SweepSettings, SweepVariant
 
 DEGRADED = 1.5
+VARIANT_KEYS = ("cpu_ms", "io_ms", "splits")
 
 
-def mixed_path(settings: SweepSettings) -> str:
-    return f"/test/mixed?cpu_ms={settings.cpu_ms}&io_ms={settings.io_ms}&splits={settings.splits}"
+def mixed_path(variant: SweepVariant) -> str:
+    return f"/test/mixed?cpu_ms={variant.cpu_ms}&io_ms={variant.io_ms}&splits={variant.splits}"
+
+
+def variant_label(params: dict[str, Any]) -> str:
+    """`cpu 5 ms, io 55 ms in 1 part`: how reports name a variant."""
+    parts = params["splits"]
+    return f"cpu {params['cpu_ms']} ms, io {params['io_ms']} ms in {parts} part{'s' * (parts != 1)}"
+
+
+def short_label(params: dict[str, Any]) -> str:
+    """`5/55 ms x1`: cpu/io and the parts of the wait, for table columns."""
+    return f"{params['cpu_ms']}/{params['io_ms']} ms x{params['splits']}"
 
 
 async def _cpu_seconds(control: httpx.AsyncClient, url: str) -> float | None:
@@ -47,24 +62,26 @@ async def level(client: LoadClient, path: str, concurrency: int, duration_s: flo
 
 
 async def run(url: str, settings: SweepSettings, timeout_s: float) -> list[dict[str, Any]]:
-    path = mixed_path(settings)
+    """One record per variant and level: every level of a variant, then the next variant."""
     records = []
     async with LoadClient(url, timeout_s) as client, httpx.AsyncClient(timeout=60) as control:
-        for concurrency in settings.levels:
-            cpu_before, started = await _cpu_seconds(control, url), time.perf_counter()
-            samples = await level(client, path, concurrency, settings.duration_s)
-            wall_s = time.perf_counter() - started
-            cpu_after = await _cpu_seconds(control, url)
-            cpu_s = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
-            records.append(
-                {
-                    "params": settings.model_dump(),
-                    "concurrency": concurrency,
-                    "wall_s": wall_s,
-                    "server_cpu_s": cpu_s,
-                    "samples": encode(samples),
-                }
-            )
+        for variant in settings.variants:
+            path = mixed_path(variant)
+            for concurrency in settings.levels:
+                cpu_before, started = await _cpu_seconds(control, url), time.perf_counter()
+                samples = await level(client, path, concurrency, settings.duration_s)
+                wall_s = time.perf_counter() - started
+                cpu_after = await _cpu_seconds(control, url)
+                cpu_s = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+                records.append(
+                    {
+                        "params": {**variant.model_dump(), "duration_s": settings.duration_s},
+                        "concurrency": concurrency,
+                        "wall_s": wall_s,
+                        "server_cpu_s": cpu_s,
+                        "samples": encode(samples),
+                    }
+                )
     return records
 
 
@@ -79,13 +96,23 @@ def degrades_at(p99s: list[float | None], concurrency: list[int]) -> int | None:
     return None
 
 
-def summarize(
-    records: list[dict[str, Any]], bound: float | None = None, cores: int | None = None
+def _bound(io_share: float, info: dict[str, Any] | None) -> float | None:
+    """The model's bound for the target's mixed endpoint; None when unknown or unbounded."""
+    info = info or {}
+    mixed = info.get("endpoints", {}).get("mixed")
+    if not mixed:
+        return None
+    bound = speedup_bound(io_share, mixed, info.get("workers", 1), info.get("effective_cores", 1))
+    return None if bound == float("inf") else bound
+
+
+def _summarize_variant(
+    params: dict[str, Any], records: list[dict[str, Any]], info: dict[str, Any] | None
 ) -> dict[str, Any]:
-    params = records[0]["params"]
     io, cpu = params["io_ms"], params["cpu_ms"]
+    cores = (info or {}).get("effective_cores")
     levels = []
-    for record in records:
+    for record in sorted(records, key=lambda r: r["concurrency"]):
         samples = decode(record["samples"])
         ok = [s for s in samples if s.ok]
         latencies = latency_table([s.latency_s for s in ok], (50, 95, 99))
@@ -107,12 +134,37 @@ def summarize(
         entry["speedup"] = (
             entry["throughput_per_s"] / base["throughput_per_s"] if base["throughput_per_s"] else None
         )
-    knee = degrades_at([e["p99_s"] for e in levels], [e["concurrency"] for e in levels])
+    io_share = io / (cpu + io) if cpu + io else 0.0
     return {
         "params": params,
-        "io_share": io / (cpu + io) if cpu + io else 0.0,
-        "bound": bound,
+        "io_share": io_share,
+        "bound": _bound(io_share, info),
         "levels": levels,
-        "degrades_at": knee,
-        "recommended_concurrency": io / cpu if cpu else None,  # the study's network_time / cpu_time
+        "degrades_at": degrades_at([e["p99_s"] for e in levels], [e["concurrency"] for e in levels]),
+        # The study's rule for gunicorn's worker_connections: network time / CPU time.
+        "recommended_worker_connections": io / cpu if cpu else None,
     }
+
+
+def summarize(records: list[dict[str, Any]], info: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Per variant (in the order run): levels, speedup against the bound, the knee and the rule.
+
+    `info`: the target's /info, for the bound (its mixed endpoint, workers and cores) and CPU use.
+    """
+    by_variant: dict[tuple[int, ...], list[dict[str, Any]]] = {}
+    for record in records:
+        by_variant.setdefault(tuple(record["params"][k] for k in VARIANT_KEYS), []).append(record)
+    variants = [
+        _summarize_variant(dict(zip(VARIANT_KEYS, key, strict=True)), runs, info)
+        for key, runs in by_variant.items()
+    ]
+    return {"duration_s": records[0]["params"].get("duration_s"), "variants": variants}
+
+
+def variant_sections(document: dict[str, Any]) -> list[tuple[str, list[tuple[str, dict[str, Any]]]]]:
+    """A results document's sweeps by variant (in the order run): (label, [(target, summary)])."""
+    sections: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for target in document["targets"]:
+        for variant in target.get("scenarios", {}).get("sweep", {}).get("variants", []):
+            sections.setdefault(variant_label(variant["params"]), []).append((target["name"], variant))
+    return list(sections.items())
