@@ -25,6 +25,7 @@ from workload.limits import InFlightLimiter, is_limited, too_many
 from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, exposition, observe_request
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS, mixed_async
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
+from workload.timing import Stopwatch
 
 # anyio's default thread limiter: how many plain `def` endpoints run at once.
 THREADPOOL_TOKENS = 40
@@ -247,23 +248,13 @@ def create_app() -> FastAPI:
 
         @app.get("/test/downstream/{milliseconds}")
         async def call_downstream(milliseconds: Milliseconds) -> Response:
-            started_at, start = time.time(), time.perf_counter()
+            watch = Stopwatch()
             try:
                 answer = await downstream["client"].get(f"/test/io-bound/{milliseconds}")
                 answer.raise_for_status()
             except httpx.HTTPError as error:
                 return JSONResponse({"detail": f"downstream: {type(error).__name__}"}, status_code=502)
-            duration = time.perf_counter() - start
-            return JSONResponse(
-                {
-                    "milliseconds": milliseconds,
-                    "duration_s": duration,
-                    "started_at": started_at,
-                    "finished_at": started_at + duration,
-                    "pid": os.getpid(),
-                    "downstream": answer.json(),
-                }
-            )
+            return JSONResponse({"milliseconds": milliseconds, **watch.timing(), "downstream": answer.json()})
 
     @app.get("/test/resmon")
     async def resmon() -> dict[str, object]:

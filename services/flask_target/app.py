@@ -32,6 +32,7 @@ from workload.limits import InFlightLimiter, is_limited, too_many
 from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, exposition, observe_request
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS, mixed_blocking
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
+from workload.timing import Stopwatch
 
 _FLASK_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
@@ -182,21 +183,13 @@ def create_app() -> Flask:
         @app.get("/test/downstream/<milliseconds>")
         def call_downstream(milliseconds: str) -> Response | tuple[Response, int]:
             wait = bounded_int(milliseconds, ["path", "milliseconds"], 0, MAX_IO_MILLISECONDS)
-            started_at, start = time.time(), time.perf_counter()
+            watch = Stopwatch()
             try:
                 answer = downstream.get(f"/test/io-bound/{wait}")
                 answer.raise_for_status()
             except httpx.HTTPError as error:
                 return jsonify(detail=f"downstream: {type(error).__name__}"), 502
-            duration = time.perf_counter() - start
-            return jsonify(
-                milliseconds=wait,
-                duration_s=duration,
-                started_at=started_at,
-                finished_at=started_at + duration,
-                pid=os.getpid(),
-                downstream=answer.json(),
-            )
+            return jsonify(milliseconds=wait, **watch.timing(), downstream=answer.json())
 
     @app.get("/test/resmon")
     def resmon() -> Response:

@@ -6,10 +6,11 @@ LOOPS_PER_ITERATION times), so time per iteration is stable on an idle core.
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from workload.timing import Stopwatch, Timed
 
 KERNEL_NAME = "lcg-100k"
 # About 6 ms here: fine enough steps to calibrate a 0.5 s request within 1.5 %.
@@ -25,17 +26,8 @@ def kernel_iteration() -> int:
 
 
 @dataclass(frozen=True)
-class WorkResult:
-    """What one piece of work reports: how much, when (server epoch seconds) and in which process."""
-
+class WorkResult(Timed):
     iterations: int
-    duration_s: float
-    started_at: float
-    finished_at: float
-    pid: int
-
-    def as_dict(self) -> dict[str, float | int]:
-        return asdict(self)
 
 
 def run_iterations(iterations: int) -> WorkResult:
@@ -43,12 +35,10 @@ def run_iterations(iterations: int) -> WorkResult:
 
     Module-level so a spawn-context process pool can import and call it.
     """
-    started_at = time.time()
-    start = time.perf_counter()
+    watch = Stopwatch()
     for _ in range(iterations):
         kernel_iteration()
-    duration = time.perf_counter() - start
-    return WorkResult(iterations, duration, started_at, started_at + duration, os.getpid())
+    return WorkResult(iterations=iterations, **watch.timing())
 
 
 # A small slice of the kernel between CPU-clock checks (~60 us here).
