@@ -9,7 +9,6 @@ import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib.metadata import version
 from typing import Annotated
 
 import httpx
@@ -164,17 +163,12 @@ def create_app() -> FastAPI:
     if settings.downstream_url:
         endpoints.append(Endpoint("downstream", io_path("downstream"), "io", "async", None))
     info = build_info(
-        name=settings.name or "fastapi",
+        settings,
         framework="fastapi",
-        framework_version=version("fastapi"),
         server="uvicorn",
-        server_version=version("uvicorn"),
         workers=workers,
         cores=cores,
-        reload=settings.reload,
         max_iterations=max_iterations,
-        work_cap_seconds=settings.work_cap_seconds,
-        max_in_flight=settings.max_in_flight,
         endpoints=endpoints,
     )
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from importlib.metadata import version
 
 import httpx
 from flask import Flask, Response, g, jsonify, request
@@ -79,17 +78,12 @@ def create_app() -> Flask:
 
         monkey_patch = monkey_patch_report()
     info = build_info(
-        name=settings.name or "flask",
+        settings,
         framework="flask",
-        framework_version=version("flask"),
         server="gunicorn",
-        server_version=version("gunicorn"),
         workers=workers,
         cores=cores,
-        reload=settings.reload,
         max_iterations=max_iterations,
-        work_cap_seconds=settings.work_cap_seconds,
-        max_in_flight=settings.max_in_flight,
         endpoints=endpoints,
         monkey_patch=monkey_patch,
     )

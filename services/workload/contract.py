@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import platform
 from dataclasses import asdict, dataclass
+from importlib.metadata import version
 from typing import Literal
 
 from workload.cores import EffectiveCores
 from workload.kernel import KERNEL_NAME, LOOPS_PER_ITERATION
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS
-from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS
+from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
 
 # event_loop: blocks the server's event loop; workers: one request per sync worker process;
 # process_pool / thread_pool: offloaded to a pool; async: awaits without holding anything;
@@ -47,28 +48,27 @@ MIXED_PATH = "/test/mixed"  # query: cpu_ms, io_ms, splits
 
 
 def build_info(
+    settings: TargetSettings,
     *,
-    name: str,
     framework: str,
-    framework_version: str,
     server: str,
-    server_version: str,
     workers: int,
     cores: EffectiveCores,
-    reload: bool,
     max_iterations: int,
-    work_cap_seconds: float,
-    max_in_flight: int | None,
     endpoints: list[Endpoint],
     monkey_patch: dict[str, object] | None = None,
 ) -> dict[str, object]:
-    """`monkey_patch`: gevent workers only, what gevent patched (workload.green)."""
+    """/info from the target's settings and what it resolved from them (workers, cores, cap).
+
+    `framework` and `server` are distribution names, so their versions come from the installed
+    packages. `monkey_patch`: gevent workers only, what gevent patched (workload.green).
+    """
     info: dict[str, object] = {
-        "name": name,
+        "name": settings.name or framework,
         "framework": framework,
         "server": server,
         "workers": workers,
-        "reload": reload,
+        "reload": settings.reload,
         "effective_cores": cores.cores,
         "cores_source": cores.source,
         "cpu_quota": cores.quota_cpus,
@@ -76,19 +76,19 @@ def build_info(
             "name": KERNEL_NAME,
             "loops_per_iteration": LOOPS_PER_ITERATION,
             "max_iterations": max_iterations,
-            "work_cap_seconds": work_cap_seconds,
+            "work_cap_seconds": settings.work_cap_seconds,
         },
         "limits": {
             "max_io_milliseconds": MAX_IO_MILLISECONDS,
             "max_cpu_milliseconds": MAX_CPU_MILLISECONDS,
             "max_splits": MAX_SPLITS,
             "max_samples": MAX_CALIBRATE_SAMPLES,
-            "max_in_flight": max_in_flight,
+            "max_in_flight": settings.max_in_flight,
         },
         "versions": {
             "python": platform.python_version(),
-            framework: framework_version,
-            server: server_version,
+            framework: version(framework),
+            server: version(server),
         },
         "endpoints": {endpoint.name: endpoint.as_dict() for endpoint in endpoints},
     }
