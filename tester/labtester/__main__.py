@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from labtester.bench import client_capacity, kernel_stability, print_bench, print_capacity
-from labtester.lab import Terminated, run_lab
+from labtester.lab import run_lab, terminate
 from labtester.launcher import LaunchError, running_targets
 from labtester.progress import LabProgress
 from labtester.report import write_reports
@@ -40,10 +40,6 @@ def _parse_ports(pairs: list[str]) -> dict[str, int]:
             raise SystemExit(f"--port takes NAME=PORT, got {pair!r}")
         ports[name] = int(port)
     return ports
-
-
-def _raise_terminated(*_: Any) -> None:
-    raise Terminated
 
 
 def _settings(args: argparse.Namespace, **extra: Any) -> TesterSettings:
@@ -205,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in ("lab", "run", "bench"):
-        signal.signal(signal.SIGTERM, _raise_terminated)
+        signal.signal(signal.SIGTERM, terminate)
     return int(args.handler(args))
 
 

@@ -7,6 +7,7 @@ with the failure's type and the run goes on with the others.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +31,18 @@ WARMUP_ARGUMENT = 1  # one iteration or one millisecond: starts pools and connec
 
 class Terminated(BaseException):
     """SIGTERM arrived: stop measuring, keep and report what was measured."""
+
+
+# Set by the SIGTERM handler. Whether a run was interrupted is read from here, not from the type
+# of the exception that reaches run_lab: raised inside an event loop, Terminated can surface
+# wrapped or replaced by what the loop's cleanup raised.
+_termination_requested = threading.Event()
+
+
+def terminate(*_: object) -> None:
+    """SIGTERM handler: remember the request, then unwind whatever is being measured."""
+    _termination_requested.set()
+    raise Terminated
 
 
 def _errors(record: dict[str, Any]) -> list[str | None]:
@@ -241,7 +254,9 @@ def run_lab(
         for target in (t for t in settings.targets if t.name in infos):
             lab.measure(target, infos[target.name])
         status = "complete"
-    except (KeyboardInterrupt, Terminated):
+    except BaseException as error:
+        if not (_termination_requested.is_set() or isinstance(error, KeyboardInterrupt)):
+            raise  # a crash: reported as such, with its traceback
         status = "interrupted"
         progress.note("interrupted: reporting what was measured so far")
     finally:
