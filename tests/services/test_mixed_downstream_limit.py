@@ -61,7 +61,7 @@ def test_downstream_call(start: StartTarget, name: str) -> None:
     assert "downstream" in httpx.get(f"{target.url}/info").json()["endpoints"]
     body = httpx.get(f"{target.url}/test/downstream/150", timeout=30).json()
     assert body["downstream"]["milliseconds"] == 150 and body["downstream"]["pid"] != body["pid"]
-    assert body["duration_s"] >= 0.15
+    assert body["duration_s"] >= 0.15 - TIMER_TICK_S  # the mock waits on uvloop too
     assert httpx.get(f"{target.url}/test/downstream/x").status_code == 422
 
 
