@@ -5,7 +5,6 @@
 import asyncio
 import concurrent.futures
 import multiprocessing
-import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -184,14 +183,9 @@ def create_app() -> FastAPI:
     async def calibrate(
         samples: Annotated[int, Query(ge=1, le=MAX_CALIBRATE_SAMPLES)] = 1,
     ) -> dict[str, object]:
-        seconds = kernel.seconds_per_iteration(samples)
+        body = kernel.calibration(samples)
         KERNEL_ITERATIONS.inc(samples)
-        return {
-            "seconds_per_iteration": seconds,
-            "samples": samples,
-            "kernel": kernel.KERNEL_NAME,
-            "pid": os.getpid(),
-        }
+        return body
 
     @app.get("/test/sync-cpubound/{iterations}")
     async def sync_cpubound(iterations: Iterations) -> dict[str, object]:
@@ -242,7 +236,7 @@ def create_app() -> FastAPI:
 
         @app.get("/test/downstream/{milliseconds}")
         async def call_downstream(milliseconds: Milliseconds) -> Response:
-            watch = Stopwatch()
+            watch = Stopwatch(measure_cpu=False)  # the call awaits: other requests run meanwhile
             try:
                 answer = await downstream["client"].get(f"/test/io-bound/{milliseconds}")
                 answer.raise_for_status()

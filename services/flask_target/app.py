@@ -7,7 +7,6 @@ and sockets yield to the worker's other greenlets, while CPU work still holds th
 
 from __future__ import annotations
 
-import os
 import re
 import time
 
@@ -31,7 +30,7 @@ from workload.limits import InFlightLimiter, is_limited, too_many
 from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, exposition, observe_request
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS, mixed_blocking
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
-from workload.timing import Stopwatch
+from workload.timing import Stopwatch, waits_yield
 
 _FLASK_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
@@ -147,11 +146,9 @@ def create_app() -> Flask:
         samples = bounded_int(
             request.args.get("samples", "1"), ["query", "samples"], 1, MAX_CALIBRATE_SAMPLES
         )
-        seconds = kernel.seconds_per_iteration(samples)
+        body = kernel.calibration(samples)
         KERNEL_ITERATIONS.inc(samples)
-        return jsonify(
-            seconds_per_iteration=seconds, samples=samples, kernel=kernel.KERNEL_NAME, pid=os.getpid()
-        )
+        return jsonify(body)
 
     @app.get("/test/sync-cpubound/<iterations>")
     def sync_cpubound(iterations: str) -> Response:
@@ -177,7 +174,8 @@ def create_app() -> Flask:
         @app.get("/test/downstream/<milliseconds>")
         def call_downstream(milliseconds: str) -> Response | tuple[Response, int]:
             wait = bounded_int(milliseconds, ["path", "milliseconds"], 0, MAX_IO_MILLISECONDS)
-            watch = Stopwatch()
+            # The blocking client's CPU is this thread's, unless its socket waits yield (gevent).
+            watch = Stopwatch(measure_cpu=not waits_yield())
             try:
                 answer = downstream.get(f"/test/io-bound/{wait}")
                 answer.raise_for_status()

@@ -6,7 +6,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from workload.timing import Stopwatch, Timed
+from workload.timing import Stopwatch, Timed, waits_yield
 
 
 @dataclass(frozen=True)
@@ -15,14 +15,17 @@ class WaitResult(Timed):
 
 
 def blocking_wait(milliseconds: int) -> WaitResult:
-    """Occupies the calling thread (a sync worker, or an event loop if called from async code)."""
-    watch = Stopwatch()
+    """Occupies the calling thread (a sync worker, or an event loop if called from async code).
+
+    Its CPU is the thread's own, unless the sleep yields to other greenlets (gevent): then 0.0.
+    """
+    watch = Stopwatch(measure_cpu=not waits_yield())
     time.sleep(milliseconds / 1000)
     return WaitResult(milliseconds=milliseconds, **watch.timing())
 
 
 async def async_wait(milliseconds: int) -> WaitResult:
-    """Yields to the event loop while waiting, so other requests proceed."""
-    watch = Stopwatch()
+    """Yields to the event loop while waiting, so other requests proceed (and its CPU is 0.0)."""
+    watch = Stopwatch(measure_cpu=False)
     await asyncio.sleep(milliseconds / 1000)
     return WaitResult(milliseconds=milliseconds, **watch.timing())

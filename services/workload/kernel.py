@@ -6,6 +6,7 @@ LOOPS_PER_ITERATION times), so time per iteration is stable on an idle core.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -31,9 +32,10 @@ class WorkResult(Timed):
 
 
 def run_iterations(iterations: int) -> WorkResult:
-    """Run the kernel `iterations` times in this process and time it.
+    """Run the kernel `iterations` times on this thread, timed on its clocks (wall and CPU).
 
-    Module-level so a spawn-context process pool can import and call it.
+    Module-level so a spawn-context process pool can import and call it: then the CPU time and
+    the pid are the pool process's own.
     """
     watch = Stopwatch()
     for _ in range(iterations):
@@ -60,11 +62,23 @@ def burn_cpu(milliseconds: float) -> float:
     return time.thread_time() - start
 
 
-def seconds_per_iteration(samples: int = 1) -> float:
-    """Median of `samples` single-iteration timings."""
+def iteration_samples(samples: int = 1) -> list[float]:
+    """Wall seconds of each of `samples` single iterations, in order (the CPU's drift shows here)."""
     timings = []
     for _ in range(samples):
         start = time.perf_counter()
         kernel_iteration()
         timings.append(time.perf_counter() - start)
-    return statistics.median(timings)
+    return timings
+
+
+def calibration(samples: int) -> dict[str, object]:
+    """The /test/calibrate body: the median single-iteration time and every sample behind it."""
+    timings = iteration_samples(samples)
+    return {
+        "seconds_per_iteration": statistics.median(timings),
+        "samples_s": timings,
+        "samples": samples,
+        "kernel": KERNEL_NAME,
+        "pid": os.getpid(),
+    }

@@ -11,6 +11,7 @@ import pytest
 from labtester.launcher import RunningTarget
 from labtester.stats import max_overlap
 from tests.conftest import StartTarget
+from tests.services.work import intervals, iterations_for, simultaneous
 
 WORK_SECONDS = 0.4
 
@@ -23,23 +24,6 @@ def fastapi(start: StartTarget) -> RunningTarget:
 @pytest.fixture(scope="module")
 def flask_1x(start: StartTarget) -> RunningTarget:
     return start("flask-1x")
-
-
-def iterations_for(target: RunningTarget, seconds: float) -> int:
-    per_iteration = httpx.get(f"{target.url}/test/calibrate?samples=5", timeout=30).json()
-    return max(1, round(seconds / per_iteration["seconds_per_iteration"]))
-
-
-def simultaneous(url: str, count: int) -> list[dict[str, float]]:
-    """`count` requests on their own connections, sent together; the server's bodies back."""
-    with ThreadPoolExecutor(count) as pool:
-        responses = list(pool.map(lambda _: httpx.get(url, timeout=60), range(count)))
-    assert all(r.status_code == 200 for r in responses)
-    return [r.json() for r in responses]
-
-
-def intervals(bodies: list[dict[str, float]]) -> list[tuple[float, float]]:
-    return [(body["started_at"], body["finished_at"]) for body in bodies]
 
 
 def test_uvicorn_runs_blocking_cpu_requests_one_at_a_time(fastapi: RunningTarget) -> None:

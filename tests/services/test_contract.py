@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -21,7 +23,10 @@ INFO_FIELDS = {
     "versions",
     "endpoints",
 }
-WORK_FIELDS = {"duration_s", "started_at", "finished_at", "pid"}
+WORK_FIELDS = {"duration_s", "started_at", "finished_at", "pid", "cpu_s"}
+# Two readings of clocks that tick in nanoseconds but are read microseconds apart.
+CLOCK_GRANULARITY_S = 0.001
+PURE_WAITS = ("io-bound", "badasync-io-bound")
 PROCESS_FIELDS = {"pid", "ppid", "name", "role", "threads", "rss_bytes", "cpu_seconds"}
 
 
@@ -56,6 +61,9 @@ def test_calibrate(client: httpx.Client) -> None:
     assert body["samples"] == 3 and body["pid"] > 0
     # The kernel is designed for 5-50 ms an iteration; allow a slow, busy machine some room.
     assert 0.001 < body["seconds_per_iteration"] < 0.2
+    # Every single-iteration time, in order, so the tester can see the CPU's drift itself.
+    assert len(body["samples_s"]) == 3
+    assert body["seconds_per_iteration"] == statistics.median(body["samples_s"])
 
 
 # Per kind of work: the URL suffix to call, the field that echoes it, and its value.
@@ -77,6 +85,13 @@ def test_every_listed_endpoint_answers_with_its_fields(client: httpx.Client) -> 
         assert body.keys() >= WORK_FIELDS, endpoint
         assert body["finished_at"] >= body["started_at"]
         assert body[field] == value
+        # CPU measured on the one thread that ran the work: never more than the wall time it took.
+        assert 0 <= body["cpu_s"] <= body["duration_s"] + CLOCK_GRANULARITY_S, (endpoint, body)
+        if endpoint["work"] != "io":
+            assert body["cpu_s"] > 0, (endpoint, body)
+        if endpoint["name"] in PURE_WAITS:
+            # 0.0 where the wait yields; elsewhere a sleeping thread's few microseconds.
+            assert body["cpu_s"] < 0.1 * body["duration_s"], (endpoint, body)
 
 
 def test_resmon_is_a_census_of_the_server_tree(client: httpx.Client, target: RunningTarget) -> None:
