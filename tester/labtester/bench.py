@@ -1,46 +1,39 @@
-"""Benchmark figures: how stable the kernel is, how close calibration gets, how well the model fits."""
+"""`make bench`: the figures the lab's accuracy rests on, measured through HTTP like the lab does.
+
+1. The load client against wrk on the same trivial endpoint (its capacity and added latency).
+2. A local lab on an idle machine: the kernel's drift, calibration errors, |measured/model - 1|
+   over every CPU burst (median and worst), departure findings, the release's offset and spread
+   (by the servers' own start times) and the delivery lag.
+3. The same bursts with a deliberate CPU hog beside the targets: the lab must name interference.
+"""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import re
 import subprocess
-import time
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
+from labtester.launcher import running_targets
 from labtester.loadclient import LoadClient, Sample
-from labtester.scenarios import sweep
-from workload.kernel import KERNEL_NAME, kernel_iteration
-
-KERNEL_SAMPLES = 200
-
-
-@dataclass(frozen=True)
-class KernelStability:
-    mean_s: float
-    cv_pct: float  # standard deviation / mean
-
-
-def kernel_stability(samples: int = KERNEL_SAMPLES) -> KernelStability:
-    """Time single kernel iterations in this process (run it on an otherwise idle machine)."""
-    kernel_iteration()  # warm up
-    timings = []
-    for _ in range(samples):
-        start = time.perf_counter()
-        kernel_iteration()
-        timings.append(time.perf_counter() - start)
-    array = np.asarray(timings)
-    return KernelStability(float(array.mean()), float(array.std(ddof=1) / array.mean() * 100))
-
+from labtester.results import Results
+from labtester.scenarios.bursts.analyse import BurstRun, BurstsSummary
+from labtester.scenarios.sweep import level
+from labtester.targets import load_definitions
 
 WRK_DURATION_S = 5
 CAPACITY_CONCURRENCY = 50
+# The hog set: a short matrix, enough bursts for the interference to show.
+HOG_SETTINGS = {"burst_max": 4, "repeats": 1}
+HOG = "import time\nwhile True:\n    pass\n"  # one core, fully, until killed
+
+LocalLab = Callable[..., Results]
 
 
 @dataclass(frozen=True)
@@ -62,8 +55,7 @@ def parse_wrk(output: str) -> ClientRun:
 
 
 def run_wrk(url: str, concurrency: int, duration_s: int = WRK_DURATION_S) -> ClientRun:
-    threads = min(concurrency, 2)
-    command = ["wrk", f"-t{threads}", f"-c{concurrency}", f"-d{duration_s}s", "--latency", url]
+    command = ["wrk", f"-t{min(concurrency, 2)}", f"-c{concurrency}", f"-d{duration_s}s", "--latency", url]
     return parse_wrk(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
 
 
@@ -72,80 +64,100 @@ def run_tester_client(
 ) -> ClientRun:
     async def measure() -> list[Sample]:
         async with LoadClient(base_url, 30) as client:
-            return await sweep.level(client, path, concurrency, duration_s)
+            return await level(client, path, concurrency, duration_s)
 
-    samples = asyncio.run(measure())
-    ok = [s.latency_s for s in samples if s.ok]
+    ok = [s.latency_s for s in asyncio.run(measure()) if s.ok]
     return ClientRun(len(ok) / duration_s, float(np.median(ok)))
 
 
-@dataclass(frozen=True)
-class ClientCapacity:
-    wrk: ClientRun
-    tester: ClientRun
-    wrk_single: ClientRun
-    tester_single: ClientRun
-
-
-def client_capacity(base_url: str, path: str = "/healthz") -> ClientCapacity:
-    """The tester's load client against wrk on the same trivial endpoint, one after the other."""
-    return ClientCapacity(
-        wrk=run_wrk(base_url + path, CAPACITY_CONCURRENCY),
-        tester=run_tester_client(base_url, path, CAPACITY_CONCURRENCY),
-        wrk_single=run_wrk(base_url + path, 1),
-        tester_single=run_tester_client(base_url, path, 1),
-    )
-
-
-def print_capacity(capacity: ClientCapacity, console: Console) -> None:
-    share = capacity.tester.requests_per_s / capacity.wrk.requests_per_s * 100
-    added_ms = (capacity.tester_single.p50_s - capacity.wrk_single.p50_s) * 1000
-    console.print(
-        f"BENCH client capacity at concurrency {CAPACITY_CONCURRENCY} on /healthz: "
-        f"wrk {capacity.wrk.requests_per_s:,.0f} req/s, "
-        f"tester (aiohttp) {capacity.tester.requests_per_s:,.0f} req/s = {share:.0f} % of wrk "
-        "(goal: at least 50 %)",
-        highlight=False,
-    )
-    console.print(
-        f"BENCH client latency at concurrency 1 (p50): wrk {capacity.wrk_single.p50_s * 1000:.2f} ms, tester "
-        f"{capacity.tester_single.p50_s * 1000:.2f} ms: the tester adds {added_ms:+.2f} ms a request",
-        highlight=False,
-    )
-
-
-def print_bench(kernel: KernelStability, document: dict[str, Any], console: Console) -> None:
-    console.print(
-        f"\nBENCH kernel {KERNEL_NAME}: {kernel.mean_s * 1000:.2f} ms per iteration, "
-        f"CV {kernel.cv_pct:.1f} % over {KERNEL_SAMPLES} iterations",
-        highlight=False,
-    )
-    for target in document["targets"]:
-        calibration = target["calibration"]
-        if calibration:
-            console.print(
-                f"BENCH calibration {target['name']}: {calibration['error_pct']:+.2f} % "
-                f"({calibration['iterations']} iterations, {len(calibration['rounds'])} round(s))",
-                highlight=False,
-            )
-    burst_max = document["run"]["settings"]["burst_max"]
-    table = Table(title="BENCH measured / model makespan", box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("target")
-    table.add_column("endpoint")
-    for n in range(1, burst_max + 1):
-        table.add_column(f"n={n}", justify="right")
-    ratios = []
-    for target in document["targets"]:
-        for endpoint in target["endpoints"]:
-            by_n = {b["n"]: b["ratio"] for b in endpoint["bursts"]}
-            ratios += [r for r in by_n.values() if r]
-            cells = [f"{by_n[n]:.2f}" if by_n.get(n) else "-" for n in range(1, burst_max + 1)]
-            table.add_row(target["name"], endpoint["name"], *cells)
-    console.print(table)
-    if ratios:
-        spread = np.abs(np.asarray(ratios) - 1)
-        console.print(
-            f"BENCH model fit: median |ratio - 1| = {np.median(spread) * 100:.1f} %, "
-            f"worst = {spread.max() * 100:.1f} % over {len(ratios)} points",
-            highlight=False,
+def print_capacity(console: Console, values: argparse.Namespace) -> None:
+    """The tester's load client against wrk on /healthz, one after the other."""
+    fastapi = next(d for d in load_definitions(values.values) if d.module == "fastapi_target" and d.measure)
+    with running_targets([fastapi]) as (target,):
+        url = target.url + "/healthz"
+        wrk, tester = (
+            run_wrk(url, CAPACITY_CONCURRENCY),
+            run_tester_client(target.url, "/healthz", CAPACITY_CONCURRENCY),
         )
+        wrk_one, tester_one = run_wrk(url, 1), run_tester_client(target.url, "/healthz", 1)
+    share = tester.requests_per_s / wrk.requests_per_s * 100
+    console.print(
+        f"BENCH client at concurrency {CAPACITY_CONCURRENCY} on /healthz: "
+        f"wrk {wrk.requests_per_s:,.0f} req/s, "
+        f"tester (aiohttp) {tester.requests_per_s:,.0f} req/s = {share:.0f} % of wrk (goal: at least 50 %)",
+        highlight=False,
+    )
+    console.print(
+        f"BENCH client latency at concurrency 1 (p50): wrk {wrk_one.p50_s * 1000:.2f} ms, tester "
+        f"{tester_one.p50_s * 1000:.2f} ms: "
+        f"the tester adds {(tester_one.p50_s - wrk_one.p50_s) * 1000:+.2f} ms",
+        highlight=False,
+    )
+
+
+def burst_runs(results: Results) -> list[tuple[str, str, BurstRun]]:
+    return [
+        (target.name, endpoint.work, run)
+        for target, summary in results.summaries(BurstsSummary)
+        for endpoint in summary.endpoints
+        for point in endpoint.points
+        for run in point.runs
+    ]
+
+
+def _p(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def print_accuracy(console: Console, results: Results, title: str) -> None:
+    runs = burst_runs(results)
+    cpu = [r for _, work, r in runs if work == "cpu" and r.ratio is not None]
+    fit = [abs(r.ratio - 1) * 100 for r in cpu if r.ratio is not None]
+    kinds = [f.kind for f in results.findings]
+    say = lambda text: console.print(f"BENCH {title}: {text}", highlight=False)  # noqa: E731
+    if stability := results.stability:
+        say(f"machine {'UNSTABLE' if stability.unstable else 'stable'}: {stability.describe()}")
+    for target in results.targets:
+        if target.calibration and target.calibration_check:
+            say(
+                f"calibration {target.name}: {target.calibration.error_pct:+.2f} % "
+                f"({target.calibration_check.verdict})"
+            )
+    say(
+        f"model fit over {len(fit)} CPU bursts: |measured/model - 1| median {_p(fit, 50):.1f} %, "
+        f"worst {max(fit, default=float('nan')):.1f} % (goal: 3 % and 10 %)"
+    )
+    say(
+        f"findings: {kinds.count('departure')} departure, {kinds.count('interference')} interference, "
+        f"{kinds.count('noise')} noise, {kinds.count('failure')} failure"
+    )
+    offsets = [r.release_offset_s * 1000 for _, _, r in runs if r.release_offset_s is not None]
+    spreads = [r.start_spread_s * 1000 for _, _, r in runs if r.start_spread_s is not None]
+    lags = [r.delivery_lag_s * 1000 for _, _, r in runs if r.delivery_lag_s is not None]
+    say(
+        f"release to first server start p50/p95 {_p(offsets, 50):.2f}/{_p(offsets, 95):.2f} ms "
+        "(goal p95 <= 5); "
+        f"spread of the starts p50/p95 {_p(spreads, 50):.2f}/{_p(spreads, 95):.2f} ms (goal p95 <= 2)"
+    )
+    say(
+        f"delivery lag p50/p95/max {_p(lags, 50):.1f}/{_p(lags, 95):.1f}/"
+        f"{max(lags, default=float('nan')):.1f} ms"
+    )
+    for finding in results.findings:
+        if finding.kind in ("interference", "departure"):
+            console.print(f"  {finding.kind}: {finding.text}", highlight=False, markup=False)
+
+
+def run_bench(args: argparse.Namespace, console: Console, local_lab: LocalLab) -> int:
+    print_capacity(console, args)
+    idle = local_lab(args, console)
+    hog = subprocess.Popen([sys.executable, "-c", HOG])
+    try:
+        loaded = local_lab(args, console, **HOG_SETTINGS)
+    finally:
+        hog.kill()
+        hog.wait()
+    console.rule("BENCH figures")
+    print_accuracy(console, idle, "idle")
+    print_accuracy(console, loaded, "with a CPU hog beside the targets")
+    return 1 if idle.failed_checks or loaded.failed_checks else 0

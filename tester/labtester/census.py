@@ -1,41 +1,39 @@
-"""Process census of a target, at idle and sampled while a burst is in flight."""
+"""Process census of a target (its /info names the path): at idle, while a burst is in flight,
+and the CPU account read around each burst (CPU time of its process tree, cgroup throttling)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import Counter
 from typing import Any
 
 import httpx
 
-from labtester.client import get_json
+from labtester.client import TargetError, get_json
 
 SAMPLE_INTERVAL_S = 0.1
 
 
-def summarize(census: dict[str, Any]) -> dict[str, Any]:
-    """The numbers a report shows: processes by role, threads, memory."""
-    roles = Counter(p["role"] for p in census["processes"])
-    return {
-        "process_count": census["process_count"],
-        "thread_count": census["thread_count"],
-        "rss_bytes": census["rss_bytes"],
-        "roles": dict(sorted(roles.items())),
-    }
+def take(client: httpx.Client, census_url: str) -> dict[str, Any]:
+    return get_json(client, census_url)
 
 
-def idle_census(client: httpx.Client, url: str) -> dict[str, Any]:
-    return get_json(client, f"{url}/test/resmon")
+def cpu_account(client: httpx.Client, census_url: str) -> dict[str, Any] | None:
+    """The target tree's CPU seconds and its cgroup's throttling counters; None if unreadable."""
+    try:
+        census = get_json(client, census_url)
+    except TargetError:
+        return None  # the burst's own records say what went wrong with the target
+    return {"cpu_s": float(census["cpu_seconds"]), "cgroup_cpu": census.get("cgroup_cpu")}
 
 
-async def sample_during(url: str, stop: asyncio.Event) -> list[dict[str, Any]]:
+async def sample_during(census_url: str, stop: asyncio.Event) -> list[dict[str, Any]]:
     """Census samples until `stop` is set. A blocked event loop answers late, and that shows too."""
     samples: list[dict[str, Any]] = []
     async with httpx.AsyncClient(timeout=60) as client:
         while not stop.is_set():
             try:
-                response = await client.get(f"{url}/test/resmon")
+                response = await client.get(census_url)
                 if response.is_success:
                     samples.append(response.json())
             except httpx.HTTPError:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import aiohttp
+import h11
 import httpx
 
 # What an errno says, in the words a report uses.
@@ -23,8 +24,10 @@ def classify_error(error: BaseException) -> str:
     """A short, stable name for why a request failed, for httpx and aiohttp alike."""
     if isinstance(error, httpx.TimeoutException | aiohttp.ServerTimeoutError | TimeoutError):
         return "timeout"
-    if isinstance(error, httpx.RemoteProtocolError | aiohttp.ServerDisconnectedError):
-        return "remote disconnected"
+    if isinstance(
+        error, httpx.RemoteProtocolError | aiohttp.ServerDisconnectedError | h11.RemoteProtocolError
+    ):
+        return "remote disconnected"  # the server closed the connection before a whole response
     cause: BaseException | None = error
     while cause is not None:  # the libraries wrap the OSError that says what really happened
         code = getattr(cause, "errno", None) or getattr(getattr(cause, "os_error", None), "errno", None)

@@ -1,74 +1,101 @@
-"""What a simple model predicts for a burst of n equal requests released together.
+"""What a burst should take, predicted from the work its own requests measured.
 
-A target runs at most `slots` requests of an endpoint at once (1 for a blocked event loop, w for
-gunicorn's sync workers, the pool size for a process pool, w x worker_connections for gevent
-workers, unbounded for async waits). Running CPU requests share the cores equally (processor
-sharing): 4 gunicorn workers on 2 cores finish 3 simultaneous requests in 1.5 T, not T. Threads
-under the GIL, like a gevent worker's greenlets, share one core per process. Waits use no core at
-all. Requests beyond the slots queue and start when a slot frees.
+A target runs at most `slots` requests of an endpoint at once (1 for code that blocks an event
+loop, w for gunicorn's sync workers, w x threads for gthread, w x worker_connections for gevent,
+the pool size for a process pool, unbounded for async waits). Requests are admitted in the order
+the server took them (its own start times) as slots free. Running CPU work shares the cores it can
+use equally (processor sharing, with unequal jobs): 4 gunicorn workers on 2 cores finish 3 equal
+requests in 1.5 x one, not 1 x. Threads under the GIL, greenlets and event loops run Python on one
+thread per process, so on one core per process. A wait needs no core: it takes its own duration.
+
+Each job's demand is what the server measured for it: CPU seconds for CPU work (so a CPU that runs
+slower makes the jobs bigger, not the model wrong), the wait's duration for I/O work.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from labtester.info import EndpointInfo, TargetInfo
+
+# Executions whose Python runs on one thread per server process, so on at most one core each.
+ONE_CORE_PER_PROCESS = frozenset({"thread_pool", "greenlets", "async", "threads"})
 
 
 @dataclass(frozen=True)
-class Parallelism:
+class Capacity:
     slots: float  # requests running at once; math.inf: no limit
-    cores: float  # cores those requests share; math.inf for waits, which use none
+    cores: float  # cores those requests' CPU work shares; math.inf for waits, which use none
 
     def describe(self) -> str:
-        slots = "unbounded" if math.isinf(self.slots) else f"{self.slots:g} at once"
+        slots = "no limit on requests at once" if math.isinf(self.slots) else f"{self.slots:g} at once"
         cores = "" if math.isinf(self.cores) else f" on {self.cores:g} core{'s' * (self.cores != 1)}"
         return slots + cores
 
 
-# Executions whose CPU work runs on one thread per server process, so on at most one core each:
-# a thread pool (the GIL lets one thread run Python at a time), gevent greenlets (one thread, one
-# greenlet running at a time), and event loops (async handlers' CPU parts hold the loop).
-ONE_THREAD_PER_PROCESS = ("thread_pool", "greenlets", "async")
+def capacity(endpoint: EndpointInfo, info: TargetInfo) -> Capacity:
+    """From the endpoint's execution and slots and the target's workers and effective cores."""
+    slots = math.inf if endpoint.slots is None or endpoint.execution == "async" else float(endpoint.slots)
+    if endpoint.work == "io":
+        return Capacity(slots, math.inf)
+    if endpoint.execution in ONE_CORE_PER_PROCESS:
+        return Capacity(slots, float(min(info.workers, info.effective_cores)))
+    return Capacity(slots, float(info.effective_cores))
 
 
-def parallelism(endpoint: dict[str, Any], workers: int, effective_cores: int) -> Parallelism:
-    """From an endpoint's entry in /info (execution, slots, work) and the target's workers/cores."""
-    slots = math.inf if endpoint.get("slots") is None else float(endpoint["slots"])
-    if endpoint["execution"] == "async":
-        slots = math.inf
-    if endpoint["work"] == "io":
-        return Parallelism(slots, math.inf)
-    if endpoint["execution"] in ONE_THREAD_PER_PROCESS:
-        return Parallelism(slots, float(min(workers, effective_cores)))
-    return Parallelism(slots, float(effective_cores))
+@dataclass(frozen=True)
+class Job:
+    """One request's demand: `seconds` of CPU (needs a core) or of waiting (needs none)."""
+
+    seconds: float
+    needs_core: bool
 
 
-def batch_time(running: float, cores: float) -> float:
-    """How long `running` equal requests take, in units of one request alone, sharing `cores`."""
-    return max(1.0, running / cores)
+def completion_times(jobs: Sequence[Job], limits: Capacity) -> list[float]:
+    """When each job finishes, from a common release at 0, admitted in the given order."""
+    remaining = [max(0.0, job.seconds) for job in jobs]
+    finished = [math.nan] * len(jobs)
+    waiting = list(range(len(jobs)))
+    running: list[int] = []
+    now = 0.0
+    while waiting or running:
+        while waiting and len(running) < limits.slots:
+            running.append(waiting.pop(0))
+        on_cores = sum(1 for j in running if jobs[j].needs_core)
+        core_rate = min(1.0, limits.cores / on_cores) if on_cores else 1.0
+        rates = {j: core_rate if jobs[j].needs_core else 1.0 for j in running}
+        step = min(remaining[j] / rates[j] for j in running)
+        now += step
+        for j in list(running):
+            remaining[j] -= step * rates[j]
+            if remaining[j] <= 1e-12:
+                finished[j] = now
+                running.remove(j)
+    return finished
 
 
-def predicted_makespan(n: int, single_s: float, capacity: Parallelism) -> float:
-    """Seconds from release to the last completion for a burst of n requests of `single_s` each."""
-    if n < 1:
+def predicted_makespan(jobs: Sequence[Job], limits: Capacity) -> float:
+    if not jobs:
         raise ValueError("a burst has at least one request")
-    slots = min(float(n), capacity.slots)
-    full_rounds, remainder = divmod(n, int(slots))
-    rounds_time = full_rounds * batch_time(slots, capacity.cores)
-    if remainder:
-        rounds_time += batch_time(remainder, capacity.cores)
-    return rounds_time * single_s
+    return max(completion_times(jobs, limits))
 
 
-def speedup_bound(io_share: float, endpoint: dict[str, Any], workers: int, effective_cores: int) -> float:
+def cores_in_use(jobs: Sequence[Job], limits: Capacity) -> float:
+    """Average cores the model gives the burst's CPU work: CPU seconds over the makespan."""
+    cpu = sum(job.seconds for job in jobs if job.needs_core)
+    return cpu / predicted_makespan(jobs, limits) if cpu else 0.0
+
+
+def speedup_bound(io_share: float, endpoint: EndpointInfo, info: TargetInfo) -> float:
     """The most throughput concurrency can add over one request at a time (the gevent study).
 
     Each core that runs the CPU parts can overlap the waits of other requests but not their CPU
     work: 1 / (1 - p) per core, p = io / (cpu + io), with the cores the endpoint's CPU parts can
-    use (one per process for greenlets, threads and event loops); never more than the slots allow.
+    use; never more than the slots allow.
     """
-    capacity = parallelism({**endpoint, "work": "cpu"}, workers, effective_cores)
-    cores = min(capacity.cores, capacity.slots)
+    limits = capacity(endpoint.model_copy(update={"work": "cpu"}), info)
+    cores = min(limits.cores, limits.slots)
     per_cores = math.inf if io_share >= 1 else cores / (1 - io_share)
-    return float(min(capacity.slots, per_cores))
+    return float(min(limits.slots, per_cores))

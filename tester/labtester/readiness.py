@@ -22,8 +22,9 @@ def _ready(client: httpx.Client, url: str) -> bool:
     try:
         if client.get(f"{url}/healthz").status_code != 200:
             return False
-        workers = client.get(f"{url}/info").json()["workers"]
-        return bool(client.get(f"{url}/test/resmon").json()["serving_processes"] == workers)
+        info = client.get(f"{url}/info").json()
+        census = (info.get("control") or {}).get("census", "/test/resmon")
+        return bool(client.get(f"{url}{census}").json()["serving_processes"] == info["workers"])
     except (httpx.TransportError, httpx.DecodingError, KeyError):
         return False
 

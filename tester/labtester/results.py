@@ -1,188 +1,181 @@
-"""Results: an append-only raw log written as things are measured, and the results document
-built from it.
+"""The results document: one typed model, built from the raw log alone.
 
-The raw log (raw.jsonl) is the source of truth: every record is flushed to disk when measured, so
-a crash, a dead target or SIGTERM never loses what was already measured. results.json, the CSV,
-the plots and the HTML report are all built from it (`python -m labtester report DIR` rebuilds
-them). results.json follows results.schema.json, versioned by SCHEMA_VERSION.
+results.json is this model; its JSON schema (results.schema.json) is generated from it
+(`python -m labtester schema`), versioned by SCHEMA_VERSION. The report, the plots and any later
+tool read only it (and the raw log, for per-request pictures).
 """
 
 from __future__ import annotations
 
-import json
-import os
-from collections import Counter
-from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union
 
-from labtester.model import parallelism, predicted_makespan
-from labtester.scenarios import LOAD_SHAPES, sweep
-from labtester.stats import max_overlap, spread
+from pydantic import BaseModel, Field
 
-SCHEMA_VERSION = 2  # 2: the sweep reports a list of variants
-RAW_LOG = "raw.jsonl"
+from labtester.calibrate import Calibration
+from labtester.findings import Finding
+from labtester.info import TargetInfo
+from labtester.prometheus import PrometheusCheck
+from labtester.rawlog import Record
+from labtester.scenarios import SHAPES
+from labtester.settings import LabSettings, TesterSettings
+from labtester.stability import Stability
 
+# 3: measured work per request (cpu_s), released_at, interference findings, stability, typed
+#    sections per load shape; per-request observations stay in raw.jsonl and requests.csv.
+SCHEMA_VERSION = 3
 
-class RawLog:
-    def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        self.path = directory / RAW_LOG
-        self._file: IO[str] = self.path.open("a", encoding="utf-8")
+M = TypeVar("M", bound=BaseModel)
 
-    def write(self, record_type: str, **fields: Any) -> None:
-        self._file.write(json.dumps({"type": record_type, **fields}, default=str) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        self._file.close()
-
-
-def read_raw(directory: Path) -> list[dict[str, Any]]:
-    records = []
-    for line in (directory / RAW_LOG).read_text(encoding="utf-8").splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            break  # a line cut short by a crash: everything before it stands
-    return records
+if TYPE_CHECKING:
+    ScenarioSummary = BaseModel
+else:  # every load shape's summary model, told apart by its `shape` field
+    ScenarioSummary = Annotated[
+        Union[tuple(shape.summary_model for shape in SHAPES.values())],  # noqa: UP007
+        Field(discriminator="shape"),
+    ]
 
 
-def _failure_types(observations: list[dict[str, Any]]) -> Counter[str]:
-    return Counter(o["error"] for o in observations if o["error"])
+class StageError(BaseModel):
+    stage: str
+    error: str
 
 
-def _burst_summary(repeats: list[dict[str, Any]], single_s: float | None, capacity: Any) -> dict[str, Any]:
-    n = repeats[0]["n"]
-    succeeded = [r for r in repeats if not _failure_types(r["requests"])]
-    summary: dict[str, Any] = {
-        "n": n,
-        "repeats": repeats,
-        "failed_repeats": len(repeats) - len(succeeded),
-        "makespan": None,
-        "predicted_s": None,
-        "ratio": None,
-        "makespan_over_single": None,
-        "max_overlap": None,
-        "distinct_pids": None,
-    }
-    if not succeeded:
-        return summary
-    makespan = spread([r["makespan_s"] for r in succeeded])
-    summary["makespan"] = makespan.as_dict()
-    summary["max_overlap"] = max(r["max_overlap"] for r in succeeded)
-    summary["distinct_pids"] = min(len({o["body"]["pid"] for o in r["requests"]}) for r in succeeded)
-    if single_s:
-        predicted = predicted_makespan(n, single_s, capacity)
-        summary["predicted_s"] = predicted
-        summary["ratio"] = makespan.median / predicted
-        summary["makespan_over_single"] = makespan.median / single_s
-    return summary
+class LoadedCensus(BaseModel):
+    scenario: str
+    endpoint: str | None = None
+    n: int | None = None
+    census: dict[str, Any]
 
 
-def _summarize_scenario(scenario: str, records: list[dict[str, Any]], info: dict[str, Any]) -> dict[str, Any]:
-    if scenario == "sweep":
-        return sweep.summarize(records, info)  # the bound comes from the target's /info
-    return LOAD_SHAPES[scenario].summarize(records)
+class CensusSection(BaseModel):
+    idle: dict[str, Any] | None = None
+    under_load: list[LoadedCensus] = []
 
 
-def build_results(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Aggregate the raw records into the results document (see results.schema.json)."""
-    from labtester.findings import findings_for, missing_for
+class CalibrationCheck(BaseModel):
+    """ok: within tolerance; noise: outside it but inside the machine's measured noise band;
+    missed: beyond both (a failed check)."""
+
+    verdict: Literal["ok", "noise", "missed"]
+    error_pct: float
+    tolerance_pct: float
+    band_pct: float | None
+
+
+class TargetResult(BaseModel):
+    name: str
+    url: str
+    measure: bool
+    ready: bool
+    info: TargetInfo | None
+    errors: list[StageError] = []
+    census: CensusSection = CensusSection()
+    calibration: Calibration | None = None
+    calibration_check: CalibrationCheck | None = None
+    scenarios: dict[str, ScenarioSummary] = {}
+    prometheus: PrometheusCheck | None = None
+
+
+class RunInfo(BaseModel):
+    id: str
+    started_at: float
+    finished_at: float | None
+    status: str  # complete, interrupted, crashed, or incomplete (no end record)
+    cpus: int | None = None  # CPUs of the tester's machine
+    settings: dict[str, Any]
+
+
+class Results(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    run: RunInfo
+    stability: Stability | None
+    targets: list[TargetResult]
+    findings: list[Finding] = []
+    missing: list[str] = []
+    failed_checks: list[str] = []
+
+    def summaries(self, model: type[M]) -> list[tuple[TargetResult, M]]:
+        """Every target's summary of one load shape (by its model), in target order."""
+        return [(t, s) for t in self.targets for s in t.scenarios.values() if isinstance(s, model)]
+
+    def lab_settings(self) -> LabSettings:
+        return TesterSettings.model_validate(self.run.settings)
+
+
+def build_results(records: list[Record]) -> Results:
+    """Aggregate the raw records into the results document."""
+    from labtester.findings.checks import calibration_check, findings_for, missing_for
+    from labtester.stability import summarize as stability_of
 
     start = next((r for r in records if r["type"] == "run_start"), None)
     if start is None:
         raise ValueError("the raw log has no run_start record")
     end = next((r for r in records if r["type"] == "run_end"), None)
-    targets: dict[str, dict[str, Any]] = {}
+    settings = TesterSettings.model_validate(start["settings"])
+    stability = stability_of(records)
+    targets = {r["target"]: _target(r) for r in records if r["type"] == "target"}
+    scenario_records: dict[tuple[str, str], list[Record]] = {}
     for record in records:
-        kind, name = record["type"], record.get("target")
-        if kind == "target":
-            targets[name] = {
-                "name": name,
-                "url": record["url"],
-                "measure": record["measure"],
-                "ready": record["ready"],
-                "info": record.get("info"),
-                "errors": [],
-                "census": {"idle": None, "under_load": []},
-                "calibration": None,
-                "endpoints": {},
-                "scenarios": {},
-            }
-            if record.get("error"):
-                targets[name]["errors"].append({"stage": "readiness", "error": record["error"]})
-        elif kind == "error":
-            targets[name]["errors"].append({"stage": record["stage"], "error": record["error"]})
-        elif kind == "census":
-            census = targets[name]["census"]
-            if record["phase"] == "idle":
-                census["idle"] = record["census"]
-            else:
-                census["under_load"].append({k: record[k] for k in ("endpoint", "n", "census")})
-        elif kind == "scenario":
-            targets[name]["scenarios"].setdefault(record["scenario"], []).append(record)
-        elif kind == "calibration":
-            targets[name]["calibration"] = record["calibration"]
-        elif kind in ("baseline", "burst", "metrics"):
-            endpoint = targets[name]["endpoints"].setdefault(
-                record["endpoint"],
-                {"name": record["endpoint"], "baseline": None, "raw_bursts": [], "metrics": []},
-            )
-            if kind == "baseline":
-                endpoint["baseline"] = record
-            elif kind == "burst":
-                endpoint["raw_bursts"].append(record)
-            else:
-                endpoint["metrics"].append({k: v for k, v in record.items() if k not in ("type", "target")})
-
+        target = targets.get(record.get("target", ""))
+        if target is None:
+            continue
+        if record["type"] == "scenario":
+            scenario_records.setdefault((target.name, record["scenario"]), []).append(record)
+        _apply(target, record)
+    for (name, shape), shape_records in scenario_records.items():
+        target = targets[name]
+        target.scenarios[shape] = SHAPES[shape].analyse(shape_records, target.info, settings)
     for target in targets.values():
-        info = target["info"] or {}
-        for name, endpoint in target["endpoints"].items():
-            description = info.get("endpoints", {}).get(name, {})
-            capacity = parallelism(description, info.get("workers", 1), info.get("effective_cores", 1))
-            endpoint.update({k: description.get(k) for k in ("path", "work", "execution", "slots")})
-            endpoint["parallelism"] = {
-                "slots": None if capacity.slots == float("inf") else capacity.slots,
-                "cores": None if capacity.cores == float("inf") else capacity.cores,
-                "description": capacity.describe(),
-            }
-            baseline = endpoint["baseline"]
-            single_s = None
-            if baseline and not _failure_types(baseline["observations"]):
-                single_s = spread([o["latency_s"] for o in baseline["observations"]]).median
-                endpoint["argument"] = baseline["argument"]
-            endpoint["single_s"] = single_s
-            by_n: dict[int, list[dict[str, Any]]] = {}
-            for burst in endpoint.pop("raw_bursts"):
-                ok = [o for o in burst["requests"] if o["body"]]
-                burst["max_overlap"] = max_overlap(
-                    [(o["body"]["started_at"], o["body"]["finished_at"]) for o in ok]
-                )
-                by_n.setdefault(burst["n"], []).append(burst)
-            endpoint["bursts"] = [_burst_summary(by_n[n], single_s, capacity) for n in sorted(by_n)]
-            observations = [o for b in by_n.values() for r in b for o in r["requests"]]
-            if baseline:
-                observations += baseline["observations"]
-            endpoint["failures"] = dict(_failure_types(observations))
-        target["endpoints"] = list(target["endpoints"].values())
-        target["scenarios"] = {
-            scenario: _summarize_scenario(scenario, records, info)
-            for scenario, records in target["scenarios"].items()
-        }
+        if target.calibration:
+            target.calibration_check = calibration_check(target.calibration, stability)
+    results = Results(
+        run=RunInfo(
+            id=start["run_id"],
+            started_at=start["started_at"],
+            finished_at=end["finished_at"] if end else None,
+            status=end["status"] if end else "incomplete",
+            cpus=start.get("cpus"),
+            settings=start["settings"],
+        ),
+        stability=stability,
+        targets=list(targets.values()),
+    )
+    results.findings = findings_for(results)
+    results.missing = missing_for(results)
+    results.failed_checks = [f.text for f in results.findings if f.kind == "failure"]
+    return results
 
-    document: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "run": {
-            "id": start["run_id"],
-            "started_at": start["started_at"],
-            "finished_at": end["finished_at"] if end else None,
-            "status": end["status"] if end else "incomplete",
-            "settings": start["settings"],
-        },
-        "targets": list(targets.values()),
-    }
-    document["findings"] = findings_for(document)
-    document["missing"] = missing_for(document)
-    document["failed_checks"] = [f["text"] for f in document["findings"] if f["kind"] == "failure"]
-    return document
+
+def _target(record: Record) -> TargetResult:
+    errors = [StageError(stage="readiness", error=record["error"])] if record.get("error") else []
+    info = TargetInfo.model_validate(record["info"]) if record.get("info") else None
+    return TargetResult(
+        name=record["target"],
+        url=record["url"],
+        measure=record["measure"],
+        ready=record["ready"],
+        info=info,
+        errors=errors,
+    )
+
+
+def _apply(target: TargetResult, record: Record) -> None:
+    """What one raw record adds to its target (scenario records are analysed per shape)."""
+    match record["type"]:
+        case "error":
+            target.errors.append(StageError(stage=record["stage"], error=record["error"]))
+        case "census":
+            target.census.idle = record["census"]
+        case "calibration":
+            target.calibration = Calibration.model_validate(record["calibration"])
+        case "prometheus":
+            target.prometheus = PrometheusCheck.model_validate(record["check"])
+        case "scenario" if record.get("census"):
+            target.census.under_load.append(
+                LoadedCensus(
+                    scenario=record["scenario"],
+                    endpoint=record.get("endpoint"),
+                    n=record.get("n"),
+                    census=record["census"],
+                )
+            )

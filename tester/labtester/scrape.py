@@ -35,12 +35,12 @@ def parse(text: str) -> Scrape:
     return Scrape(requests, iterations)
 
 
-def scrape(client: httpx.Client, url: str) -> Scrape:
+def scrape(client: httpx.Client, metrics_url: str) -> Scrape:
     try:
-        response = client.get(f"{url}/metrics")
+        response = client.get(metrics_url)
         response.raise_for_status()
     except httpx.HTTPError as error:
-        raise TargetError(f"{url}/metrics: {classify_error(error)}") from error
+        raise TargetError(f"{metrics_url}: {classify_error(error)}") from error
     return parse(response.text)
 
 
@@ -60,6 +60,16 @@ class Delta:
     @property
     def matches(self) -> bool:
         return self.counted == self.sent
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "route": self.route,
+            "sent": self.sent,
+            "counted": self.counted,
+            "by_status": self.counted_by_status,
+            "kernel_iterations": self.kernel_iterations,
+            "matches": self.matches,
+        }
 
 
 def delta(before: Scrape, after: Scrape, route: str, sent: int) -> Delta:

@@ -43,6 +43,10 @@ def wait_for_record(output: Path, needle: str, timeout_s: float = 120) -> None:
     raise AssertionError(f"no raw record with {needle!r} within {timeout_s} s")
 
 
+def bursts(target: dict) -> list[dict]:
+    return target["scenarios"]["bursts"]["endpoints"]
+
+
 def results_of(output: Path) -> dict:
     (run_dir,) = output.iterdir()
     return json.loads((run_dir / "results.json").read_text())
@@ -54,7 +58,7 @@ def test_a_target_killed_mid_burst(tmp_path: Path) -> None:
     try:
         tester = start_tester([victim, survivor], tmp_path)
         # The first n=2 burst is in flight once n=1 is recorded: kill the whole server then.
-        wait_for_record(tmp_path, '"n": 1, "repeat": 0')
+        wait_for_record(tmp_path, '"phase": "burst"')
         time.sleep(0.2)
         for process in victim.tree():
             process.kill()
@@ -66,15 +70,15 @@ def test_a_target_killed_mid_burst(tmp_path: Path) -> None:
     results = results_of(tmp_path)
     dead, alive = results["targets"]
     # What was measured before the kill is kept...
-    sync = next(e for e in dead["endpoints"] if e["name"] == "sync-cpubound")
-    assert sync["baseline"] and sync["bursts"][0]["n"] == 1 and sync["bursts"][0]["makespan"]
+    sync = next(e for e in bursts(dead) if e["name"] == "sync-cpubound")
+    assert sync["baseline"] and sync["points"][0]["n"] == 1 and sync["points"][0]["makespan"]
     # ...the failures are recorded by type, and the target is marked as stopped...
     assert set(sync["failures"]) <= {"connection refused", "connection reset", "remote disconnected"}
     assert sync["failures"]
     assert any("stopped answering" in e["error"] for e in dead["errors"])
     # ...and the other target is measured in full.
-    assert [e["name"] for e in alive["endpoints"]] == ["sync-cpubound", "io-bound"]
-    assert all(len(e["bursts"]) == 3 and e["metrics"][0]["matches"] for e in alive["endpoints"])
+    assert [e["name"] for e in bursts(alive)] == ["sync-cpubound", "io-bound"]
+    assert all(len(e["points"]) == 3 and e["metrics"]["matches"] for e in bursts(alive))
     assert any("FAILED" in line for line in output.splitlines())
 
 
@@ -82,7 +86,7 @@ def test_sigterm_keeps_what_was_measured(tmp_path: Path) -> None:
     target = start_target(definition("fastapi"))
     try:
         tester = start_tester([target], tmp_path)
-        wait_for_record(tmp_path, '"type": "burst"')
+        wait_for_record(tmp_path, '"phase": "burst"')
         tester.send_signal(signal.SIGTERM)
         output, _ = tester.communicate(timeout=120)
     finally:
@@ -90,5 +94,5 @@ def test_sigterm_keeps_what_was_measured(tmp_path: Path) -> None:
     assert tester.returncode == 1, output
     results = results_of(tmp_path)
     assert results["run"]["status"] == "interrupted"
-    assert results["targets"][0]["endpoints"][0]["bursts"], "the burst measured before SIGTERM is kept"
+    assert bursts(results["targets"][0])[0]["points"], "the burst measured before SIGTERM is kept"
     assert results["missing"], "the report says what was not measured"

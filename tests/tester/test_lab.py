@@ -1,4 +1,9 @@
-"""A short lab, end to end through the command line, against real local targets."""
+"""A short lab, end to end through the command line, against real local targets.
+
+Every assertion holds on a shared machine: orderings, counts, who overlapped whom by the servers'
+own clocks, and ratios to the work each request measured. None compares a time with a multiple
+of the calibrated T.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +19,11 @@ import pytest
 import yaml
 
 from labtester.targets import DEFAULT_VALUES
+from tests.conftest import MEASURED
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "tester/labtester/results.schema.json").read_text())
+# Clocks tick and the server does a little work around the measured part: never below this share.
+SLACK = 0.97
 
 
 @pytest.fixture(scope="module")
@@ -27,27 +35,10 @@ def lab_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Comple
     for target in values["targets"]:
         target["localPort"] = 0  # the lab picks free ports
     (directory / "values.yaml").write_text(yaml.safe_dump(values))
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "labtester",
-            "lab",
-            "--values",
-            str(directory / "values.yaml"),
-            "--work-seconds",
-            "0.4",
-            "--burst-max",
-            "3",
-            "--repeats",
-            "1",
-            "--output",
-            str(directory / "results"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    command = [sys.executable, "-m", "labtester", "lab", "--values", str(directory / "values.yaml")]
+    command += ["--work-seconds", "0.4", "--burst-max", "3", "--repeats", "1"]
+    command += ["--output", str(directory / "results")]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=900)
     runs = list((directory / "results").iterdir())
     assert len(runs) == 1, completed.stdout + completed.stderr
     return completed, runs[0]
@@ -62,54 +53,101 @@ def target(results: dict[str, Any], name: str) -> dict[str, Any]:
     return next(t for t in results["targets"] if t["name"] == name)
 
 
-def burst(results: dict[str, Any], name: str, endpoint: str, n: int) -> dict[str, Any]:
-    endpoints = {e["name"]: e for e in target(results, name)["endpoints"]}
-    return next(b for b in endpoints[endpoint]["bursts"] if b["n"] == n)
+def point(results: dict[str, Any], name: str, endpoint: str, n: int) -> dict[str, Any]:
+    endpoints = {e["name"]: e for e in target(results, name)["scenarios"]["bursts"]["endpoints"]}
+    return next(p for p in endpoints[endpoint]["points"] if p["n"] == n)
+
+
+def runs(results: dict[str, Any], name: str, endpoint: str, n: int) -> list[dict[str, Any]]:
+    return point(results, name, endpoint, n)["runs"]
+
+
+def all_runs(results: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    return [
+        (t["name"], e, r)
+        for t in results["targets"]
+        if "bursts" in t["scenarios"]
+        for e in t["scenarios"]["bursts"]["endpoints"]
+        for p in e["points"]
+        for r in p["runs"]
+    ]
 
 
 def test_the_lab_passes_and_prints_a_summary(lab_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     completed, _ = lab_run
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    for heading in ("Process census", "Calibration", "Bursts", "Findings", "all checks passed"):
+    for heading in ("Machine ", "Process census", "Calibration", "Bursts", "Findings", "all checks passed"):
         assert heading in completed.stdout
 
 
-def test_calibration_is_within_three_percent(results: dict[str, Any]) -> None:
-    for name in ("fastapi", "flask-1x", "flask-2x", "flask-gevent"):
-        calibration = target(results, name)["calibration"]
-        assert abs(calibration["error_pct"]) <= 3.0 and calibration["within_tolerance"]
+def test_calibration_is_never_a_miss_beyond_the_machines_noise(results: dict[str, Any]) -> None:
+    for name in MEASURED:
+        check = target(results, name)["calibration_check"]
+        assert check["verdict"] in ("ok", "noise"), check
+        if check["verdict"] == "noise":
+            assert abs(check["error_pct"]) <= check["band_pct"]
 
 
-def test_uvicorn_blocking_makespan_grows_with_n(results: dict[str, Any]) -> None:
+def test_every_request_reports_the_cpu_its_work_used(results: dict[str, Any]) -> None:
+    for name, endpoint, run in all_runs(results):
+        assert run["verdict"] != "failed", (name, endpoint["name"], run)
+        if endpoint["work"] == "cpu":
+            assert run["cpu_s"] > 0 and run["model_s"] > 0
+            # No burst beats physics: its CPU seconds cannot run on more cores (or slots) at once
+            # than the target's configuration gives them.
+            capacity = endpoint["capacity"]
+            parallel = min(run["n"], capacity["cores"], capacity["slots"] or run["n"])
+            assert run["makespan_s"] >= SLACK * run["cpu_s"] / parallel, (name, endpoint["name"], run)
+        else:
+            assert run["cpu_s"] < 0.1 * run["makespan_s"]  # a wait uses (almost) no CPU
+
+
+def test_a_blocked_event_loop_serves_one_at_a_time(results: dict[str, Any]) -> None:
     for endpoint in ("sync-cpubound", "badasync-cpubound"):
-        three = burst(results, "fastapi", endpoint, 3)
-        assert three["max_overlap"] == 1
-        assert 2.4 < three["makespan_over_single"] < 3.8
+        for run in runs(results, "fastapi", endpoint, 3):
+            assert run["max_overlap"] == 1
+            # One at a time: the burst takes at least the sum of its requests' CPU seconds.
+            assert run["makespan_s"] >= SLACK * run["cpu_s"]
 
 
 def test_gunicorn_runs_two_at_once(results: dict[str, Any]) -> None:
-    two = burst(results, "flask-1x", "sync-cpubound", 2)
-    # Server-side start/finish times and pids prove it; a makespan bound would only add noise.
-    assert two["max_overlap"] == 2 and two["distinct_pids"] == 2
+    for run in runs(results, "flask-1x", "sync-cpubound", 2):
+        # Server-side start/finish times and pids prove it; a makespan bound would only add noise.
+        assert run["max_overlap"] == 2 and run["distinct_pids"] == 2
 
 
-def test_gevent_overlaps_waits_and_serialises_cpu_as_the_model_says(results: dict[str, Any]) -> None:
-    waits = burst(results, "flask-gevent", "io-bound", 3)
-    assert waits["max_overlap"] == 3 and waits["distinct_pids"] == 1
-    assert waits["makespan_over_single"] < 1.3
-    cpu = burst(results, "flask-gevent", "sync-cpubound", 3)
-    assert cpu["max_overlap"] == 1  # a greenlet computing never yields: one request at a time
-    for measured in (waits, cpu):
-        assert abs(measured["ratio"] - 1) <= 0.15, measured
+def test_gevent_overlaps_waits_and_serialises_cpu(results: dict[str, Any]) -> None:
+    for run in runs(results, "flask-gevent", "io-bound", 3):
+        assert run["max_overlap"] == 3 and run["distinct_pids"] == 1
+    for run in runs(results, "flask-gevent", "sync-cpubound", 3):
+        assert run["max_overlap"] == 1  # a greenlet computing never yields: one request at a time
 
 
 def test_offload_runs_in_parallel_and_keeps_the_loop_free(results: dict[str, Any]) -> None:
-    assert burst(results, "fastapi", "offload-cpubound", 2)["max_overlap"] == 2
+    for run in runs(results, "fastapi", "offload-cpubound", 2):
+        assert run["max_overlap"] == 2
     # The census answered while offloaded work ran, and shows the pool it ran in.
     loaded = [
         c for c in target(results, "fastapi")["census"]["under_load"] if c["endpoint"] == "offload-cpubound"
     ]
     assert loaded and any(p["role"] == "pool" for p in loaded[0]["census"]["processes"])
+
+
+def test_the_release_leaves_together_and_the_servers_saw_it(results: dict[str, Any]) -> None:
+    for name, endpoint, run in all_runs(results):
+        # Every request was on the wire before any finished: the first server start follows the
+        # release, and whatever the server took at once started before its first finish.
+        assert run["release_offset_s"] > 0, (name, endpoint["name"], run)
+        assert run["start_spread_s"] >= 0 and run["delivery_lag_s"] > 0
+
+
+def test_interference_is_only_ever_named_with_its_cause(results: dict[str, Any]) -> None:
+    for _, _, run in all_runs(results):
+        if run["verdict"] == "interference":
+            assert run["cause"] and run["accounting"]["lost_core_s"] > 0
+    for finding in results["findings"]:
+        if finding["kind"] == "interference":
+            assert "The machine, not the server." in finding["text"]
 
 
 def test_census_counts(results: dict[str, Any]) -> None:
@@ -122,7 +160,7 @@ def test_census_counts(results: dict[str, Any]) -> None:
 
 
 def test_request_counts_cross_check(results: dict[str, Any]) -> None:
-    checks = [m for t in results["targets"] for e in t["endpoints"] for m in e["metrics"]]
+    checks = [e["metrics"] for _, e in {(n, e["name"]): e for n, e, _ in all_runs(results)}.items()]
     assert len(checks) == 10  # 4 endpoints on FastAPI, 2 on each Flask target
     assert all(m["matches"] for m in checks)
 
@@ -132,20 +170,17 @@ def test_every_output_parses(
 ) -> None:
     _, run_dir = lab_run
     jsonschema.validate(results, SCHEMA)
+    assert results["schema_version"] == 3 and results["stability"]["samples"] > 0
     with (run_dir / "requests.csv").open() as file:
         rows = list(csv.DictReader(file))
-    sent = sum(m["sent"] for t in results["targets"] for e in t["endpoints"] for m in e["metrics"])
+    sent = sum(e["metrics"]["sent"] for _, e in {(n, e["name"]): e for n, e, _ in all_runs(results)}.items())
     assert len(rows) == sent
+    assert all(float(row["cpu_s"]) >= 0 and float(row["released_at"]) > 0 for row in rows)
     plots = sorted(p.name for p in (run_dir / "plots").iterdir())
-    assert plots == [
-        "makespan.png",
-        "timeline-fastapi.png",
-        "timeline-flask-1x.png",
-        "timeline-flask-2x.png",
-        "timeline-flask-gevent.png",
-    ]
+    assert plots == ["makespan.png", *(f"timeline-{name}.png" for name in sorted(MEASURED))]
     for plot in plots:
         assert (run_dir / "plots" / plot).read_bytes().startswith(b"\x89PNG")
     html = (run_dir / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 5 and "Findings" in html
-    assert (run_dir / "raw.jsonl").read_text().count('"type": "burst"') == 10 * 3
+    assert html.count("data:image/png;base64,") == len(plots) and "Findings" in html
+    raw = (run_dir / "raw.jsonl").read_text()
+    assert raw.count('"kind": "burst"') == 10 * (3 + 1)  # per endpoint: 3 burst sizes and a baseline

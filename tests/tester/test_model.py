@@ -1,104 +1,155 @@
-"""The makespan model: slots, processor sharing, the GIL, and waits that use no core."""
+"""The makespan model: slots, processor sharing over each request's own measured work, the GIL,
+and waits that use no core."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
-from labtester.model import Parallelism, parallelism, predicted_makespan, speedup_bound
+from labtester.info import EndpointInfo, TargetInfo
+from labtester.model import (
+    Capacity,
+    Job,
+    capacity,
+    completion_times,
+    cores_in_use,
+    predicted_makespan,
+    speedup_bound,
+)
 
-T = 2.0
+W = 0.5  # seconds of work per request
+
+
+def cpu(*seconds: float) -> list[Job]:
+    return [Job(s, needs_core=True) for s in seconds]
+
+
+def waits(*seconds: float) -> list[Job]:
+    return [Job(s, needs_core=False) for s in seconds]
 
 
 @pytest.mark.parametrize("n", [1, 2, 5])
 def test_one_slot_serves_one_at_a_time(n: int) -> None:
-    assert predicted_makespan(n, T, Parallelism(1, 2)) == pytest.approx(n * T)
+    assert predicted_makespan(cpu(*[W] * n), Capacity(1, 2)) == pytest.approx(n * W)
 
 
 def test_four_workers_on_two_cores_share_the_cores() -> None:
     # Measured here: gunicorn with 4 workers on 2 cores finished 3 simultaneous requests in 1.5 T.
-    capacity = Parallelism(4, 2)
-    assert predicted_makespan(3, T, capacity) == pytest.approx(1.5 * T)
-    assert predicted_makespan(4, T, capacity) == pytest.approx(2 * T)
-    assert predicted_makespan(5, T, capacity) == pytest.approx(3 * T)  # 4 sharing 2 cores, then 1 alone
+    limits = Capacity(4, 2)
+    assert predicted_makespan(cpu(W, W, W), limits) == pytest.approx(1.5 * W)
+    assert predicted_makespan(cpu(*[W] * 4), limits) == pytest.approx(2 * W)
+    assert predicted_makespan(cpu(*[W] * 5), limits) == pytest.approx(
+        3 * W
+    )  # 4 sharing 2 cores, then 1 alone
 
 
 @pytest.mark.parametrize(("n", "rounds"), [(1, 1), (2, 1), (3, 2), (4, 2), (5, 3)])
 def test_slots_equal_to_cores_run_in_rounds(n: int, rounds: int) -> None:
-    assert predicted_makespan(n, T, Parallelism(2, 2)) == pytest.approx(rounds * T)
+    assert predicted_makespan(cpu(*[W] * n), Capacity(2, 2)) == pytest.approx(rounds * W)
+
+
+def test_unequal_jobs_are_shared_then_the_rest_runs_alone() -> None:
+    # Two jobs of 1 s and 3 s on one core: both at half speed until the first ends at 2 s, then
+    # the second alone needs 2 s more. Sum of work over one core: 4 s either way.
+    assert completion_times(cpu(1.0, 3.0), Capacity(math.inf, 1)) == pytest.approx([2.0, 4.0])
+    # On two cores each has its own: the longest decides.
+    assert predicted_makespan(cpu(1.0, 3.0), Capacity(math.inf, 2)) == pytest.approx(3.0)
+
+
+def test_admission_follows_the_given_order() -> None:
+    # One slot: whatever the order, the work adds up; two slots on two cores: it matters.
+    assert predicted_makespan(cpu(3.0, 1.0, 1.0), Capacity(1, 2)) == pytest.approx(5.0)
+    assert completion_times(cpu(3.0, 1.0, 1.0), Capacity(2, 2)) == pytest.approx([3.0, 1.0, 2.0])
+
+
+def test_a_slower_cpu_is_bigger_work_not_a_wrong_model() -> None:
+    # The same requests measured at 25 % more CPU seconds: the prediction grows by exactly that.
+    fast, slow = cpu(0.4, 0.4, 0.4), cpu(0.5, 0.5, 0.5)
+    limits = Capacity(4, 2)
+    assert predicted_makespan(slow, limits) / predicted_makespan(fast, limits) == pytest.approx(1.25)
 
 
 def test_unbounded_waits_all_finish_together() -> None:
-    assert predicted_makespan(50, T, Parallelism(math.inf, math.inf)) == pytest.approx(T)
+    assert predicted_makespan(waits(*[W] * 50), Capacity(math.inf, math.inf)) == pytest.approx(W)
 
 
-def test_unbounded_cpu_work_is_limited_by_cores() -> None:
-    assert predicted_makespan(6, T, Parallelism(math.inf, 2)) == pytest.approx(3 * T)
+def test_waits_beyond_the_slots_queue() -> None:
+    assert predicted_makespan(waits(*[W] * 25), Capacity(10, math.inf)) == pytest.approx(3 * W)
+
+
+def test_cores_in_use_is_work_over_makespan() -> None:
+    assert cores_in_use(cpu(W, W, W), Capacity(4, 2)) == pytest.approx(2.0)
+    assert cores_in_use(cpu(W, W, W), Capacity(1, 2)) == pytest.approx(1.0)
+    assert cores_in_use(waits(W), Capacity(math.inf, math.inf)) == 0.0
 
 
 def test_no_burst_without_a_request() -> None:
     with pytest.raises(ValueError):
-        predicted_makespan(0, T, Parallelism(1, 1))
+        predicted_makespan([], Capacity(1, 1))
 
 
-def endpoint(execution: str, work: str, slots: int | None) -> dict[str, object]:
-    return {"execution": execution, "work": work, "slots": slots}
+def endpoint(execution: str, work: str, slots: int | None) -> EndpointInfo:
+    return EndpointInfo(name="e", path="/e", work=work, execution=execution, slots=slots)  # type: ignore[arg-type]
 
 
-def test_parallelism_from_info() -> None:
-    assert parallelism(endpoint("event_loop", "cpu", 1), 1, 2) == Parallelism(1, 2)
-    assert parallelism(endpoint("workers", "cpu", 4), 4, 2) == Parallelism(4, 2)
-    assert parallelism(endpoint("workers", "io", 4), 4, 2) == Parallelism(4, math.inf)
-    assert parallelism(endpoint("async", "io", None), 1, 2) == Parallelism(math.inf, math.inf)
-    assert parallelism(endpoint("process_pool", "cpu", 2), 1, 2) == Parallelism(2, 2)
+def target(workers: int, cores: int, threads: int = 1) -> TargetInfo:
+    fields: dict[str, Any] = {
+        "name": "t",
+        "framework": "f",
+        "server": "s",
+        "workers": workers,
+        "threads": threads,
+        "effective_cores": cores,
+        "cores_source": "setting",
+        "kernel": {"name": "k", "loops_per_iteration": 1, "max_iterations": 1, "work_cap_seconds": 1},
+        "endpoints": {},
+    }
+    return TargetInfo.model_validate(fields)
+
+
+def test_capacity_from_info() -> None:
+    assert capacity(endpoint("event_loop", "cpu", 1), target(1, 2)) == Capacity(1, 2)
+    assert capacity(endpoint("workers", "cpu", 4), target(4, 2)) == Capacity(4, 2)
+    assert capacity(endpoint("workers", "io", 4), target(4, 2)) == Capacity(4, math.inf)
+    assert capacity(endpoint("async", "io", None), target(1, 2)) == Capacity(math.inf, math.inf)
+    assert capacity(endpoint("process_pool", "cpu", 2), target(1, 2)) == Capacity(2, 2)
 
 
 def test_threads_under_the_gil_share_one_core_per_process() -> None:
-    capacity = parallelism(endpoint("thread_pool", "cpu", 40), 1, 2)
-    assert capacity == Parallelism(40, 1)
-    assert predicted_makespan(3, T, capacity) == pytest.approx(3 * T)
+    assert capacity(endpoint("thread_pool", "cpu", 40), target(1, 2)) == Capacity(40, 1)
+    # gthread: 2 workers x 8 threads on 2 cores: 16 at once, one core per worker process.
+    assert capacity(endpoint("threads", "cpu", 16), target(2, 2, threads=8)) == Capacity(16, 2)
+    assert capacity(endpoint("threads", "cpu", 8), target(1, 2, threads=8)) == Capacity(8, 1)
 
 
 def test_greenlets_overlap_waits_but_share_one_core_per_worker() -> None:
-    # One gevent worker with 100 connections on 2 cores: waits all at once, CPU one at a time.
-    assert parallelism(endpoint("greenlets", "io", 100), 1, 2) == Parallelism(100, math.inf)
-    cpu = parallelism(endpoint("greenlets", "cpu", 100), 1, 2)
-    assert cpu == Parallelism(100, 1)
-    assert predicted_makespan(3, T, cpu) == pytest.approx(3 * T)
-    assert predicted_makespan(3, T, parallelism(endpoint("greenlets", "io", 100), 1, 2)) == pytest.approx(T)
+    assert capacity(endpoint("greenlets", "io", 100), target(1, 2)) == Capacity(100, math.inf)
+    assert capacity(endpoint("greenlets", "cpu", 100), target(1, 2)) == Capacity(100, 1)
     # Three gevent workers on 2 cores: the CPU parts use both cores, not three.
-    assert parallelism(endpoint("greenlets", "cpu", 300), 3, 2) == Parallelism(300, 2)
+    assert capacity(endpoint("greenlets", "cpu", 300), target(3, 2)) == Capacity(300, 2)
 
 
-def test_waits_beyond_the_connections_queue() -> None:
-    # 10 connections on one worker: 25 simultaneous waits take three rounds.
-    capacity = parallelism(endpoint("greenlets", "io", 10), 1, 2)
-    assert predicted_makespan(25, T, capacity) == pytest.approx(3 * T)
-
-
-@pytest.mark.parametrize(
-    ("cpu_ms", "io_ms", "bound"),
-    [(5, 55, 12), (50, 150, 4), (10, 0, 1), (1, 99, 100)],
-)
+@pytest.mark.parametrize(("cpu_ms", "io_ms", "bound"), [(5, 55, 12), (50, 150, 4), (10, 0, 1), (1, 99, 100)])
 def test_one_gevent_worker_is_bounded_by_one_over_one_minus_p(cpu_ms: int, io_ms: int, bound: float) -> None:
     p = io_ms / (cpu_ms + io_ms)
-    assert speedup_bound(p, endpoint("greenlets", "mixed", 1000), 1, 2) == pytest.approx(bound)
+    assert speedup_bound(p, endpoint("greenlets", "mixed", 1000), target(1, 2)) == pytest.approx(bound)
 
 
 def test_the_connections_cap_the_bound() -> None:
     # p = 0.99 would allow 100 x, but 8 connections hold at most 8 requests at once.
-    assert speedup_bound(0.99, endpoint("greenlets", "mixed", 8), 1, 2) == pytest.approx(8)
-    assert speedup_bound(1.0, endpoint("greenlets", "mixed", 8), 1, 2) == pytest.approx(8)
+    assert speedup_bound(0.99, endpoint("greenlets", "mixed", 8), target(1, 2)) == pytest.approx(8)
+    assert speedup_bound(1.0, endpoint("greenlets", "mixed", 8), target(1, 2)) == pytest.approx(8)
 
 
 def test_bounds_of_the_other_executions() -> None:
     p = 50 / 55
     # One event loop: 1 / (1 - p), however many cores; async waits have no slot limit.
-    assert speedup_bound(p, endpoint("async", "mixed", None), 1, 2) == pytest.approx(11)
+    assert speedup_bound(p, endpoint("async", "mixed", None), target(1, 2)) == pytest.approx(11)
     # Sync workers: one request each, so never more than the workers.
-    assert speedup_bound(p, endpoint("workers", "mixed", 2), 2, 2) == pytest.approx(2)
-    assert speedup_bound(p, endpoint("workers", "mixed", 4), 4, 2) == pytest.approx(4)
+    assert speedup_bound(p, endpoint("workers", "mixed", 2), target(2, 2)) == pytest.approx(2)
+    assert speedup_bound(p, endpoint("workers", "mixed", 4), target(4, 2)) == pytest.approx(4)
     # Two gevent workers on two cores: 1 / (1 - p) per core.
-    assert speedup_bound(p, endpoint("greenlets", "mixed", 200), 2, 2) == pytest.approx(22)
-    assert speedup_bound(1.0, endpoint("async", "mixed", None), 1, 2) == math.inf
+    assert speedup_bound(p, endpoint("greenlets", "mixed", 200), target(2, 2)) == pytest.approx(22)
+    assert speedup_bound(1.0, endpoint("async", "mixed", None), target(1, 2)) == math.inf

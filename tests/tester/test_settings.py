@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from labtester.__main__ import LAB_FLAGS, main
 from labtester.settings import TesterSettings
 
 
@@ -92,4 +93,14 @@ def test_bad_sweep_variants_are_refused(monkeypatch: pytest.MonkeyPatch, value: 
 def test_the_default_is_the_quick_bursts_matrix() -> None:
     settings = TesterSettings.load()
     assert settings.scenarios == ["bursts"]
-    assert (settings.work_seconds, settings.burst_max, settings.repeats) == (2.0, 5, 3)
+    assert (settings.work_seconds, settings.burst_max, settings.repeats) == (0.5, 5, 3)
+
+
+def test_help_shows_every_default_from_the_one_settings_model(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["lab", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    for field in LAB_FLAGS:
+        default = TesterSettings.model_fields[field].get_default(call_default_factory=True)
+        default = ",".join(default) if isinstance(default, list) else default
+        assert f"(default: {default})" in shown

@@ -1,103 +1,53 @@
-"""results.json (the whole document) and requests.csv (one row per request)."""
+"""results.json (the analysed document), and per-request CSVs from the raw log: requests.csv (the
+bursts), scenario-requests.csv (every request of the load-client shapes)."""
 
 from __future__ import annotations
 
 import csv
-import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from labtester.loadclient import SAMPLE_FIELDS
+from labtester.rawlog import Record
+from labtester.results import Results
+from labtester.scenarios import SHAPES
 
-CSV_COLUMNS = [
-    "target",
-    "endpoint",
-    "phase",
-    "n",
-    "repeat",
-    "argument",
-    "status",
-    "error",
-    "sent_at",
-    "latency_s",
-    "server_started_at",
-    "server_finished_at",
-    "server_duration_s",
-    "pid",
-]
-
-
-def write_json(document: dict[str, Any], path: Path) -> None:
-    path.write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
-
-
-def request_rows(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for target in document["targets"]:
-        for endpoint in target["endpoints"]:
-            baseline = endpoint["baseline"]
-            groups = (
-                [
-                    ("baseline", 1, i, baseline["argument"], [o])
-                    for i, o in enumerate(baseline["observations"])
-                ]
-                if baseline
-                else []
-            )
-            groups += [
-                ("burst", burst["n"], repeat["repeat"], repeat["argument"], repeat["requests"])
-                for burst in endpoint["bursts"]
-                for repeat in burst["repeats"]
-            ]
-            for phase, n, repeat, argument, observations in groups:
-                for observation in observations:
-                    body = observation["body"] or {}
-                    yield {
-                        "target": target["name"],
-                        "endpoint": endpoint["name"],
-                        "phase": phase,
-                        "n": n,
-                        "repeat": repeat,
-                        "argument": argument,
-                        "status": observation["status"],
-                        "error": observation["error"],
-                        "sent_at": observation["sent_at"],
-                        "latency_s": observation["latency_s"],
-                        "server_started_at": body.get("started_at"),
-                        "server_finished_at": body.get("finished_at"),
-                        "server_duration_s": body.get("duration_s"),
-                        "pid": body.get("pid"),
-                    }
-
-
-def write_csv(document: dict[str, Any], path: Path) -> None:
-    with path.open("w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, CSV_COLUMNS)
-        writer.writeheader()
-        writer.writerows(request_rows(document))
-
-
-# variant: the sweep's cpu_ms/io_ms/splits as in the request's query; empty for other shapes.
+RESULTS_JSON = "results.json"
+SCENARIO_CSV = "scenario-requests.csv"
+# variant: the workload variant a shape names in its record (the sweep's query); concurrency: the
+# level it ran at, where it has levels.
 SCENARIO_CSV_COLUMNS = ["target", "scenario", "variant", "concurrency", *SAMPLE_FIELDS]
 
 
-def _variant(record: dict[str, Any]) -> str:
-    params = record.get("params") or {}
-    keys = ("cpu_ms", "io_ms", "splits")
-    return "&".join(f"{k}={params[k]}" for k in keys) if record["scenario"] == "sweep" else ""
-
-
-def write_scenario_csv(raw_records: list[dict[str, Any]], path: Path) -> bool:
-    """One row per request of the load shapes (times in seconds since each scenario started)."""
-    records = [r for r in raw_records if r["type"] == "scenario"]
-    if not records:
-        return False
+def write_scenario_csv(records: list[Record], path: Path) -> Path | None:
+    """One row per request of the load-client shapes (times in seconds since each one started)."""
+    sampled = [r for r in records if r["type"] == "scenario" and "samples" in r]
+    if not sampled:
+        return None
     with path.open("w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file)
         writer.writerow(SCENARIO_CSV_COLUMNS)
-        for record in records:
+        for record in sampled:
             for row in record["samples"]["rows"]:
                 writer.writerow(
-                    [record["target"], record["scenario"], _variant(record), record.get("concurrency"), *row]
+                    [
+                        record["target"],
+                        record["scenario"],
+                        record.get("variant", ""),
+                        record.get("concurrency"),
+                        *row,
+                    ]
                 )
-    return True
+    return path
+
+
+def write_files(results: Results, records: list[Record], directory: Path) -> list[Path]:
+    path = directory / RESULTS_JSON
+    path.write_text(results.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    written = [path]
+    shapes = {r["scenario"] for r in records if r["type"] == "scenario"} | set(
+        results.lab_settings().scenarios
+    )
+    for name in sorted(shapes & set(SHAPES)):
+        written += SHAPES[name].files(records, directory)
+    scenario_csv = write_scenario_csv(records, directory / SCENARIO_CSV)
+    return written + ([scenario_csv] if scenario_csv else [])

@@ -1,7 +1,25 @@
-"""Load shapes, one module each. Bursts are the lab's core (bursts.py, driven by lab.py); the
-others share one interface: `run(url, settings, timeout_s)` returns raw records,
-`summarize(records)` the results section."""
+"""Load shapes, one module (or package) each, every one behind the interface in base.py.
 
-from labtester.scenarios import closed, ramp, rate, sweep
+The registry is what this package holds: a module that defines `SHAPE` is a load shape, so a new
+shape is a new module here and nothing else.
+"""
 
-LOAD_SHAPES = {"closed": closed, "ramp": ramp, "sweep": sweep, "rate": rate}
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+from labtester.scenarios.base import LoadShape
+
+
+def _discover() -> dict[str, LoadShape[Any, Any]]:
+    shapes: dict[str, LoadShape[Any, Any]] = {}
+    for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        shape = getattr(importlib.import_module(f"{__name__}.{module.name}"), "SHAPE", None)
+        if isinstance(shape, LoadShape):
+            shapes[shape.name] = shape
+    return shapes
+
+
+SHAPES = _discover()

@@ -3,62 +3,176 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
+from pydantic import BaseModel, Field
+from rich import box
+from rich.table import Table
+
+from labtester.findings import Finding
+from labtester.findings.wording import label
+from labtester.info import TargetInfo
 from labtester.loadclient import LoadClient, Sample
-from labtester.scenarios.common import decode, encode, failures_by_type, latency_table, per_second
-from labtester.settings import RampSettings
+from labtester.rawlog import Record
+from labtester.scenarios.common import (
+    SampleShape,
+    SecondPoint,
+    decode,
+    encode,
+    failures_by_type,
+    failures_text,
+    latency_table,
+    ms,
+    over_time_plot,
+    per_second,
+)
+
+if TYPE_CHECKING:
+    from labtester.results import Results, TargetResult
+
+PERCENTILES = ("p50", "p66", "p75", "p80", "p90", "p95", "p98", "p99", "p99.9", "p99.99", "p100")
 
 
-async def run(url: str, settings: RampSettings, timeout_s: float) -> list[dict[str, Any]]:
-    samples: list[Sample] = []
-    users_over_time: list[tuple[float, int]] = []
-    async with LoadClient(url, timeout_s) as client:
+class RampSettings(BaseModel):
+    """Users added at a spawn rate up to a maximum, each with a think time (Locust)."""
 
-        async def user() -> None:
-            while client.now() < settings.duration_s:
-                samples.append(await client.get(settings.path))
-                remaining = settings.duration_s - client.now()
-                if remaining > 0:
-                    await asyncio.sleep(min(settings.think_s, remaining))
-
-        users = []
-        for index in range(settings.users):
-            start_at = index / settings.spawn_rate
-            if start_at >= settings.duration_s:
-                break
-            await asyncio.sleep(max(0.0, start_at - client.now()))
-            users.append(asyncio.create_task(user()))
-            users_over_time.append((client.now(), len(users)))
-        await asyncio.gather(*users)
-        wall_s = client.now()
-    return [
-        {
-            "params": settings.model_dump(),
-            "wall_s": wall_s,
-            "users": users_over_time,
-            "samples": encode(samples),
-        }
-    ]
+    model_config = {"extra": "forbid"}
+    users: int = Field(20, ge=1, le=10_000)
+    spawn_rate: float = Field(5.0, gt=0, description="Users started per second.")
+    duration_s: float = Field(15.0, gt=0, le=3600)
+    think_s: float = Field(0.5, ge=0, le=60)
+    path: str = "/test/io-bound/100"
 
 
-def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-    (record,) = records
-    samples = decode(record["samples"])
-    wall = record["wall_s"]
-    failures = sum(1 for s in samples if s.error)
-    return {
-        "params": record["params"],
-        "wall_s": wall,
-        "stats": {  # Locust's statistics table, one row: the scenario's path
-            "name": record["params"]["path"],
-            "requests": len(samples),
-            "failures": failures,
-            "requests_per_s": len(samples) / wall if wall else 0.0,
-            "failures_per_s": failures / wall if wall else 0.0,
-            **latency_table([s.latency_s for s in samples]),
-        },
-        "failures": failures_by_type(samples),
-        "users": record["users"],
-        "over_time": per_second(samples, wall),
-    }
+class LocustStats(BaseModel):
+    """Locust's statistics table, one row: the scenario's path."""
+
+    name: str
+    requests: int
+    failures: int
+    requests_per_s: float
+    failures_per_s: float
+    latency_s: dict[str, float]  # min, median, mean, max and Locust's percentiles
+
+
+class RampSummary(BaseModel):
+    shape: Literal["ramp"] = "ramp"
+    params: RampSettings
+    wall_s: float
+    stats: LocustStats
+    failures: dict[str, int]
+    users: list[tuple[float, int]]  # (seconds since start, users running)
+    over_time: list[SecondPoint]
+
+
+class Ramp(SampleShape[RampSettings, RampSummary]):
+    name = "ramp"
+    settings_model = RampSettings
+    summary_model = RampSummary
+
+    async def measure(
+        self, url: str, settings: RampSettings, timeout_s: float, info: TargetInfo
+    ) -> list[Record]:
+        samples: list[Sample] = []
+        users_over_time: list[tuple[float, int]] = []
+        async with LoadClient(url, timeout_s) as client:
+
+            async def user() -> None:
+                while client.now() < settings.duration_s:
+                    samples.append(await client.get(settings.path))
+                    remaining = settings.duration_s - client.now()
+                    if remaining > 0:
+                        await asyncio.sleep(min(settings.think_s, remaining))
+
+            users = []
+            for index in range(settings.users):
+                start_at = index / settings.spawn_rate
+                if start_at >= settings.duration_s:
+                    break
+                await asyncio.sleep(max(0.0, start_at - client.now()))
+                users.append(asyncio.create_task(user()))
+                users_over_time.append((client.now(), len(users)))
+            await asyncio.gather(*users)
+            wall_s = client.now()
+        return [
+            {
+                "params": settings.model_dump(),
+                "wall_s": wall_s,
+                "users": users_over_time,
+                "samples": encode(samples),
+            }
+        ]
+
+    def summarize(self, records: list[Record], info: TargetInfo | None) -> RampSummary:
+        (record,) = records
+        samples = decode(record["samples"])
+        wall = record["wall_s"]
+        failures = sum(1 for s in samples if s.error)
+        params = RampSettings(**record["params"])
+        return RampSummary(
+            params=params,
+            wall_s=wall,
+            stats=LocustStats(
+                name=params.path,
+                requests=len(samples),
+                failures=failures,
+                requests_per_s=len(samples) / wall if wall else 0.0,
+                failures_per_s=failures / wall if wall else 0.0,
+                latency_s=latency_table([s.latency_s for s in samples]),
+            ),
+            failures=failures_by_type(samples),
+            users=[tuple(pair) for pair in record["users"]],
+            over_time=per_second(samples, wall),
+        )
+
+    def findings(self, summary: RampSummary, target: TargetResult) -> list[Finding]:
+        stats = summary.stats
+        text = (
+            f"{label(target.name, target.info)}: ramp to {summary.params.users} users: {stats.requests} "
+            f"requests, {stats.requests_per_s:.1f} req/s, "
+            f"median {stats.latency_s.get('median', 0) * 1000:.0f} ms, "
+            f"p99 {stats.latency_s.get('p99', 0) * 1000:.0f} ms; failures: {failures_text(summary.failures)}."
+        )
+        return [Finding(kind="shape", target=target.name, subject=self.name, text=text)]
+
+    def tables(self, results: Results) -> list[Table]:
+        table = Table(
+            title="Ramp (Locust's statistics; times in ms)", box=box.SIMPLE_HEAD, title_justify="left"
+        )
+        columns = (
+            "target",
+            "# reqs",
+            "# fails",
+            "med",
+            "avg",
+            "min",
+            "max",
+            "req/s",
+            "fail/s",
+            *(p[1:] + "%" for p in PERCENTILES),
+        )
+        for column in columns:
+            table.add_column(column, justify="left" if column == "target" else "right")
+        for target, r in results.summaries(RampSummary):
+            latency = r.stats.latency_s
+            table.add_row(
+                target.name,
+                str(r.stats.requests),
+                str(r.stats.failures),
+                *(ms(latency.get(k)) for k in ("median", "mean", "min", "max")),
+                f"{r.stats.requests_per_s:.1f}",
+                f"{r.stats.failures_per_s:.2f}",
+                *(ms(latency.get(p)) for p in PERCENTILES),
+            )
+        return [table]
+
+    def plots(self, results: Results, records: list[Record], directory: Path) -> list[Path]:
+        rows = [(t.name, r.over_time) for t, r in results.summaries(RampSummary)]
+        plot = over_time_plot(
+            rows, "ramp: throughput and latency over time", "per request", directory / "ramp-over-time.png"
+        )
+        return [plot] if plot else []
+
+
+SHAPE = Ramp()

@@ -9,61 +9,186 @@ many requests are unanswered, are counted.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
+from pydantic import BaseModel, Field
+from rich import box
+from rich.table import Table
+
+from labtester.findings import Finding
+from labtester.findings.wording import label
+from labtester.info import TargetInfo
 from labtester.loadclient import LoadClient, Sample
-from labtester.scenarios.common import decode, encode, failures_by_type, latency_table, per_second
-from labtester.settings import RateSettings
+from labtester.rawlog import Record
+from labtester.scenarios.common import (
+    SampleShape,
+    SecondPoint,
+    decode,
+    encode,
+    failures_by_type,
+    failures_text,
+    latency_table,
+    ms,
+    over_time_plot,
+    per_second,
+)
+
+if TYPE_CHECKING:
+    from labtester.results import Results, TargetResult
 
 LATE_S = 0.010  # a send more than this behind its schedule counts as late
 DROPPED = "dropped by client (too many unanswered)"
+POINTS = (50, 90, 99, 99.9, 100)
 
 
-async def run(url: str, settings: RateSettings, timeout_s: float) -> list[dict[str, Any]]:
-    samples: list[Sample] = []
-    late = 0
-    outstanding = 0
-    async with LoadClient(url, timeout_s) as client:
+class RateSettings(BaseModel):
+    """A constant arrival rate, latency measured from each request's scheduled send time."""
 
-        async def send(scheduled_s: float) -> None:
-            nonlocal outstanding
-            samples.append(await client.get(settings.path, scheduled_s))
-            outstanding -= 1
-
-        tasks = []
-        for index in range(round(settings.per_s * settings.duration_s)):
-            scheduled_s = index / settings.per_s
-            delay = scheduled_s - client.now()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            elif -delay > LATE_S:
-                late += 1
-            if outstanding >= settings.max_outstanding:
-                samples.append(Sample(settings.path, scheduled_s, client.now(), 0.0, None, DROPPED))
-                continue
-            outstanding += 1
-            tasks.append(asyncio.create_task(send(scheduled_s)))
-        await asyncio.gather(*tasks)
-        wall_s = client.now()
-    return [
-        {"params": settings.model_dump(), "wall_s": wall_s, "late_sends": late, "samples": encode(samples)}
-    ]
+    model_config = {"extra": "forbid"}
+    per_s: float = Field(20.0, gt=0, le=100_000)
+    duration_s: float = Field(10.0, gt=0, le=3600)
+    path: str = "/test/io-bound/100"
+    max_outstanding: int = Field(2000, ge=1, description="Sends beyond this many unanswered are dropped.")
 
 
-def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-    (record,) = records
-    samples = decode(record["samples"])
-    answered = [s for s in samples if s.error != DROPPED]
-    points = (50, 90, 99, 99.9, 100)
-    return {
-        "params": record["params"],
-        "wall_s": record["wall_s"],
-        "scheduled": len(samples),
-        "late_sends": record["late_sends"],
-        "dropped": len(samples) - len(answered),
-        "achieved_per_s": sum(1 for s in answered if s.ok) / record["wall_s"] if record["wall_s"] else 0.0,
-        "latency_from_schedule_s": latency_table([s.from_schedule_s for s in answered], points),
-        "service_latency_s": latency_table([s.latency_s for s in answered], points),
-        "failures": failures_by_type(samples),
-        "over_time": per_second(answered, record["wall_s"], latency="from_schedule_s"),
-    }
+class RateSummary(BaseModel):
+    shape: Literal["rate"] = "rate"
+    params: RateSettings
+    wall_s: float
+    scheduled: int
+    late_sends: int
+    dropped: int
+    achieved_per_s: float
+    latency_from_schedule_s: dict[str, float]
+    service_latency_s: dict[str, float]
+    failures: dict[str, int]
+    over_time: list[SecondPoint]
+
+
+class Rate(SampleShape[RateSettings, RateSummary]):
+    name = "rate"
+    settings_model = RateSettings
+    summary_model = RateSummary
+
+    async def measure(
+        self, url: str, settings: RateSettings, timeout_s: float, info: TargetInfo
+    ) -> list[Record]:
+        samples: list[Sample] = []
+        late = outstanding = 0
+        async with LoadClient(url, timeout_s) as client:
+
+            async def send(scheduled_s: float) -> None:
+                nonlocal outstanding
+                samples.append(await client.get(settings.path, scheduled_s))
+                outstanding -= 1
+
+            tasks = []
+            for index in range(round(settings.per_s * settings.duration_s)):
+                scheduled_s = index / settings.per_s
+                delay = scheduled_s - client.now()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                elif -delay > LATE_S:
+                    late += 1
+                if outstanding >= settings.max_outstanding:
+                    samples.append(Sample(settings.path, scheduled_s, client.now(), 0.0, None, DROPPED))
+                    continue
+                outstanding += 1
+                tasks.append(asyncio.create_task(send(scheduled_s)))
+            await asyncio.gather(*tasks)
+            wall_s = client.now()
+        return [
+            {
+                "params": settings.model_dump(),
+                "wall_s": wall_s,
+                "late_sends": late,
+                "samples": encode(samples),
+            }
+        ]
+
+    def summarize(self, records: list[Record], info: TargetInfo | None) -> RateSummary:
+        (record,) = records
+        samples = decode(record["samples"])
+        answered = [s for s in samples if s.error != DROPPED]
+        wall = record["wall_s"]
+        return RateSummary(
+            params=RateSettings(**record["params"]),
+            wall_s=wall,
+            scheduled=len(samples),
+            late_sends=record["late_sends"],
+            dropped=len(samples) - len(answered),
+            achieved_per_s=sum(1 for s in answered if s.ok) / wall if wall else 0.0,
+            latency_from_schedule_s=latency_table([s.from_schedule_s for s in answered], POINTS),
+            service_latency_s=latency_table([s.latency_s for s in answered], POINTS),
+            failures=failures_by_type(samples),
+            over_time=per_second(answered, wall, from_schedule=True),
+        )
+
+    def findings(self, summary: RateSummary, target: TargetResult) -> list[Finding]:
+        scheduled, service = summary.latency_from_schedule_s, summary.service_latency_s
+        if not scheduled or not service:
+            return []
+        queued = scheduled["p99"] > 1.5 * service["p99"]
+        text = (
+            f"{label(target.name, target.info)}: {summary.params.per_s:g} req/s for "
+            f"{summary.params.duration_s:g} s: p99 from the schedule {scheduled['p99'] * 1000:.0f} ms vs "
+            f"{service['p99'] * 1000:.0f} ms from the send"
+            + (
+                "; requests waited before the server took them, which a closed loop would hide"
+                if queued
+                else ""
+            )
+            + f"; {summary.late_sends} late and {summary.dropped} dropped sends"
+            + f"; failures: {failures_text(summary.failures)}."
+        )
+        return [Finding(kind="shape", target=target.name, subject=self.name, text=text)]
+
+    def tables(self, results: Results) -> list[Table]:
+        table = Table(
+            title="Constant arrival rate: latency from the scheduled send (and from the actual send)",
+            box=box.SIMPLE_HEAD,
+            title_justify="left",
+        )
+        for column in (
+            "target",
+            "rate/s",
+            "sent",
+            "late",
+            "dropped",
+            "done/s",
+            "p50 ms",
+            "p99 ms",
+            "p99.9 ms",
+            "max ms",
+            "send p99 ms",
+            "fails",
+        ):
+            table.add_column(column, justify="left" if column == "target" else "right")
+        for target, r in results.summaries(RateSummary):
+            scheduled = r.latency_from_schedule_s
+            table.add_row(
+                target.name,
+                f"{r.params.per_s:g}",
+                str(r.scheduled),
+                str(r.late_sends),
+                str(r.dropped),
+                f"{r.achieved_per_s:.1f}",
+                *(ms(scheduled.get(k)) for k in ("p50", "p99", "p99.9", "max")),
+                ms(r.service_latency_s.get("p99")),
+                str(sum(r.failures.values())),
+            )
+        return [table]
+
+    def plots(self, results: Results, records: list[Record], directory: Path) -> list[Path]:
+        rows = [(t.name, r.over_time) for t, r in results.summaries(RateSummary)]
+        plot = over_time_plot(
+            rows,
+            "rate: throughput and latency over time",
+            "from the scheduled send",
+            directory / "rate-over-time.png",
+        )
+        return [plot] if plot else []
+
+
+SHAPE = Rate()

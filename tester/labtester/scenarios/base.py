@@ -1,0 +1,97 @@
+"""The one interface every load shape implements: plan, run, record, analyse, report.
+
+- plan:    the steps a shape will take on a target (progress, and what counts as missing);
+- run:     measure on one target, writing every observation to the raw log through `ctx.record`;
+- analyse: the raw records of one target into the shape's typed summary (part of results.json);
+- findings, tables, plots, files: what the report shows of it.
+The lab, the results document and the report only ever call these; nothing outside a shape's
+own module names it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel
+from rich.table import Table
+
+from labtester.findings import Finding
+from labtester.info import TargetInfo
+from labtester.rawlog import RawLog, Record
+
+if TYPE_CHECKING:
+    from labtester.calibrate import Calibration
+    from labtester.progress import LabProgress
+    from labtester.results import Results, TargetResult
+    from labtester.settings import LabSettings, TargetRef
+
+SettingsT = TypeVar("SettingsT", bound=BaseModel)
+SummaryT = TypeVar("SummaryT", bound=BaseModel)
+
+
+@dataclass
+class ShapeContext:
+    """What the lab hands a load shape for one target."""
+
+    target: TargetRef
+    info: TargetInfo
+    settings: LabSettings
+    log: RawLog
+    progress: LabProgress
+    calibration: Calibration | None
+    probe: Callable[[str], None]  # a stability probe of the machine, labelled with where it ran
+    check_alive: Callable[[list[str | None]], None]  # after failures: stop if the target is gone
+    shape: str = ""
+
+    def record(self, kind: str, **fields: Any) -> None:
+        """One raw observation of this shape on this target, flushed to disk now."""
+        self.log.write("scenario", target=self.target.name, scenario=self.shape, kind=kind, **fields)
+
+
+class LoadShape(ABC, Generic[SettingsT, SummaryT]):
+    name: ClassVar[str]
+    summary_model: ClassVar[type[BaseModel]]
+    settings_model: ClassVar[type[BaseModel] | None] = None  # None: the lab's own knobs suffice
+    needs_calibration: ClassVar[bool] = False  # whose work is measured in calibrated N seconds
+
+    def settings(self, settings: LabSettings) -> SettingsT:
+        """This shape's own settings (TESTER_<SHAPE>__<KEY>), or the lab's when it has none."""
+        return getattr(settings, self.name, settings)  # type: ignore[no-any-return]
+
+    def applies(self, info: TargetInfo) -> bool:
+        """Whether the target offers what this shape loads (its /info lists the endpoint)."""
+        return True
+
+    @abstractmethod
+    def plan(self, info: TargetInfo, settings: LabSettings) -> list[str]:
+        """What it will measure on this target, one description per progress step."""
+
+    @abstractmethod
+    def run(self, ctx: ShapeContext) -> None:
+        """Measure on one target; every observation goes to ctx.record as it is measured."""
+
+    @abstractmethod
+    def analyse(self, records: list[Record], info: TargetInfo | None, settings: LabSettings) -> SummaryT:
+        """The shape's summary of one target, from its raw records alone."""
+
+    def findings(self, summary: SummaryT, target: TargetResult) -> list[Finding]:
+        return []
+
+    def missing(self, summary: SummaryT | None, info: TargetInfo, settings: LabSettings) -> list[str]:
+        """What the plan held that the records do not."""
+        return [] if summary is not None else ["not run"]
+
+    def tables(self, results: Results) -> list[Table]:
+        return []
+
+    def plots(self, results: Results, records: list[Record], directory: Path) -> list[Path]:
+        """PNGs from the analysed results (and the raw records, for per-request pictures)."""
+        return []
+
+    def files(self, records: list[Record], directory: Path) -> list[Path]:
+        """Per-request files (CSV) from the raw records of every target."""
+        return []

@@ -1,0 +1,77 @@
+"""Bursts: n requests released at the same instant, n = 1..K, R times each, per endpoint.
+
+How does a server handle n simultaneous slow requests? Each request reports the CPU seconds its
+work used; the model predicts each burst from them (analyse.py), so a machine that runs slower or
+a neighbour that takes a core shows as what it is (interference), not as the server's shape.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+from rich.table import Table
+
+from labtester.findings import Finding
+from labtester.info import TargetInfo
+from labtester.rawlog import Record
+from labtester.scenarios.base import LoadShape, ShapeContext
+from labtester.scenarios.bursts import report
+from labtester.scenarios.bursts.analyse import BurstsSummary, endpoint_bursts
+from labtester.scenarios.bursts.findings import endpoint_findings, points_missing
+from labtester.scenarios.bursts.measure import measure_bursts
+
+if TYPE_CHECKING:
+    from labtester.results import Results, TargetResult
+    from labtester.settings import LabSettings
+
+
+class Bursts(LoadShape[BaseModel, BurstsSummary]):
+    name = "bursts"
+    summary_model = BurstsSummary
+    needs_calibration = True
+
+    def plan(self, info: TargetInfo, settings: LabSettings) -> list[str]:
+        per_endpoint = 1 + settings.burst_max * settings.repeats  # the baseline, then each burst
+        return [f"{name} bursts" for name in settings.planned_endpoints(info) for _ in range(per_endpoint)]
+
+    def run(self, ctx: ShapeContext) -> None:
+        measure_bursts(ctx)
+
+    def analyse(self, records: list[Record], info: TargetInfo | None, settings: LabSettings) -> BurstsSummary:
+        by_endpoint: dict[str, list[Record]] = defaultdict(list)
+        for record in records:
+            by_endpoint[record["endpoint"]].append(record)
+        if info is None:
+            return BurstsSummary(endpoints=[])
+        return BurstsSummary(endpoints=[endpoint_bursts(name, rs, info) for name, rs in by_endpoint.items()])
+
+    def findings(self, summary: BurstsSummary, target: TargetResult) -> list[Finding]:
+        if target.info is None:
+            return []
+        return [f for e in summary.endpoints for f in endpoint_findings(target.name, target.info, e)]
+
+    def missing(self, summary: BurstsSummary | None, info: TargetInfo, settings: LabSettings) -> list[str]:
+        measured = {e.name: e for e in summary.endpoints} if summary else {}
+        missing = []
+        for name in settings.planned_endpoints(info):
+            gaps = points_missing(measured.get(name), settings.burst_max, settings.repeats)
+            missing += [f"{name} {gap}" for gap in gaps]
+        return missing
+
+    def tables(self, results: Results) -> list[Table]:
+        return [report.bursts_table(results), report.metrics_table(results)]
+
+    def plots(self, results: Results, records: list[Record], directory: Path) -> list[Path]:
+        plots = [report.makespan_plot(results, directory / "makespan.png")]
+        for target, _ in results.summaries(BurstsSummary):
+            plots.append(report.timeline_plot(target, records, directory / f"timeline-{target.name}.png"))
+        return [p for p in plots if p is not None]
+
+    def files(self, records: list[Record], directory: Path) -> list[Path]:
+        return [report.write_requests_csv(records, directory / report.REQUESTS_CSV)]
+
+
+SHAPE = Bursts()

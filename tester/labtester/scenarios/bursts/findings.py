@@ -1,0 +1,138 @@
+"""What the bursts showed, per endpoint: the shape and why, interference, departures, failures."""
+
+from __future__ import annotations
+
+from labtester.findings import Finding
+from labtester.findings import cause as causes
+from labtester.findings.shape import concurrency
+from labtester.findings.wording import label, plural, times
+from labtester.info import TargetInfo
+from labtester.scenarios.bursts.analyse import MODEL_AGREEMENT, BurstRun, EndpointBursts, Point
+
+
+def _shape(name: str, info: TargetInfo, endpoint: EndpointBursts) -> Finding | None:
+    measured = [p for p in endpoint.points if p.makespan is not None and p.model_s]
+    if not measured or not endpoint.single_s:
+        return None
+    largest = measured[-1]
+    assert largest.makespan is not None and largest.model_s is not None
+    x_single = largest.makespan.median / endpoint.single_s
+    how = causes.execution(info.endpoints[endpoint.name], info, endpoint.capacity.cores)
+    shape = concurrency(largest.n, largest.overlap or largest.n)
+    model = (
+        f"processor sharing over their measured work predicts {times(largest.model_s / endpoint.single_s)}"
+    )
+    ratio = f" (measured/model {largest.ratio:.2f})" if largest.ratio is not None else ""
+    hindered = any(r.verdict == "interference" for r in largest.runs)
+    return Finding(
+        kind="shape",
+        target=name,
+        subject=endpoint.name,
+        text=(
+            f"{label(name, info)}: {largest.n} simultaneous {endpoint.name} requests took {times(x_single)}, "
+            f"{shape}: {how}; {model}{ratio}"
+            + ("; the machine slowed them (interference)." if hindered else ".")
+        ),
+    )
+
+
+def _interference(name: str, info: TargetInfo, endpoint: EndpointBursts) -> Finding | None:
+    hit = [r for p in endpoint.points for r in p.runs if r.verdict == "interference"]
+    if not hit:
+        return None
+    runs = sum(len(p.runs) for p in endpoint.points)
+    worst = min(hit, key=lambda r: r.share or 1.0)
+    takers = sorted({r.cause for r in hit if r.cause})
+    lost = [r.accounting.lost_core_s for r in hit if r.accounting]
+    return Finding(
+        kind="interference",
+        target=name,
+        subject=endpoint.name,
+        text=(
+            f"{label(name, info)} {endpoint.name}: {len(hit)} of {plural(runs, 'burst')} ran slower than "
+            f"their measured work allows because {' and '.join(takers)} took CPU "
+            f"({sum(lost):.2f} CPU s lost; at worst n={worst.n} got "
+            f"{(worst.share or 0) * 100:.0f} % of the CPU "
+            "the model allows). The machine, not the server."
+        ),
+    )
+
+
+def _departures(name: str, info: TargetInfo, endpoint: EndpointBursts) -> list[Finding]:
+    found = []
+    for point in endpoint.points:
+        departing = [r for r in point.runs if r.verdict == "departs"]
+        ratio = point.ratio_unhindered
+        if ratio is None or not departing or abs(ratio - 1) <= MODEL_AGREEMENT:
+            continue
+        run = _median_run(departing)
+        assert run.makespan_s is not None and run.ratio is not None
+        assumption = causes.departure(
+            info.endpoints[endpoint.name],
+            info,
+            n=point.n,
+            ratio=run.ratio,
+            distinct_pids=run.distinct_pids,
+            server_cpu_s=run.accounting.target_s if run.accounting else None,
+            work_cpu_s=run.cpu_s,
+            delivery_lag_s=run.delivery_lag_s,
+            makespan_s=run.makespan_s,
+        )
+        found.append(
+            Finding(
+                kind="departure",
+                target=name,
+                subject=endpoint.name,
+                text=(
+                    f"{label(name, info)}: {point.n} simultaneous {endpoint.name} requests took "
+                    f"{ratio:.2f} x what processor sharing over their measured work predicts "
+                    f"({endpoint.capacity.description}), with no interference measured. "
+                    f"The assumption that failed: {assumption}."
+                ),
+            )
+        )
+    return found
+
+
+def _median_run(runs: list[BurstRun]) -> BurstRun:
+    return sorted(runs, key=lambda r: r.ratio or 0.0)[len(runs) // 2]
+
+
+def _failures(name: str, info: TargetInfo, endpoint: EndpointBursts) -> list[Finding]:
+    found = [
+        Finding(
+            kind="failure",
+            target=name,
+            subject=endpoint.name,
+            text=f"{label(name, info)}: {count} {endpoint.name} request(s) failed: {error}.",
+        )
+        for error, count in sorted(endpoint.failures.items())
+    ]
+    check = endpoint.metrics
+    if check and not check.matches:
+        found.append(
+            Finding(
+                kind="failure",
+                target=name,
+                subject=endpoint.name,
+                text=(
+                    f"{label(name, info)}: the server counted {check.counted:g} {endpoint.name} requests, "
+                    f"the tester sent {check.sent}."
+                ),
+            )
+        )
+    return found
+
+
+def endpoint_findings(name: str, info: TargetInfo, endpoint: EndpointBursts) -> list[Finding]:
+    found = [f for f in (_shape(name, info, endpoint), _interference(name, info, endpoint)) if f]
+    return [*found, *_departures(name, info, endpoint), *_failures(name, info, endpoint)]
+
+
+def points_missing(endpoint: EndpointBursts | None, burst_max: int, repeats: int) -> list[str]:
+    have: dict[int, Point] = {p.n: p for p in endpoint.points} if endpoint else {}
+    return [
+        f"n={n}: {len(have[n].runs) if n in have else 0} of {repeats} repeats"
+        for n in range(1, burst_max + 1)
+        if n not in have or len(have[n].runs) < repeats
+    ]

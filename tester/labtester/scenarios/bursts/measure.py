@@ -1,0 +1,122 @@
+"""Bursts on one target: per endpoint, a baseline, then n = 1..K simultaneous requests, R times.
+
+Around each burst the machine's CPU accounting (/proc/stat, the tester's own CPU) and the target's
+(its census: CPU time of its process tree, its cgroup's throttling) are read, so the analysis can
+tell the CPU the requests got from the CPU something else took. The server's request counters are
+scraped before and after each endpoint and held against what was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+
+from labtester import census, machine
+from labtester.info import EndpointInfo
+from labtester.scenarios.base import ShapeContext
+from labtester.scenarios.bursts.release import Reply, release
+from labtester.scrape import delta, scrape
+
+WARMUP_ARGUMENT = 1  # one iteration or one millisecond: starts pools and connections, costs nothing
+CONTROL_TIMEOUT_S = 30
+
+
+def arguments(ctx: ShapeContext) -> dict[str, int]:
+    """The argument of each kind of work: calibrated iterations for CPU, N in ms for waits."""
+    cpu = ctx.calibration.iterations if ctx.calibration else 1
+    return {"cpu": cpu, "io": round(ctx.settings.work_seconds * 1000)}
+
+
+def measure_bursts(ctx: ShapeContext) -> None:
+    work = arguments(ctx)
+    with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
+        for name in ctx.settings.planned_endpoints(ctx.info):
+            ctx.probe(f"before {name}")
+            _measure_endpoint(ctx, control, ctx.info.endpoints[name], work[ctx.info.endpoints[name].work])
+
+
+def _measure_endpoint(
+    ctx: ShapeContext, control: httpx.Client, endpoint: EndpointInfo, argument: int
+) -> None:
+    base, settings = ctx.target.url, ctx.settings
+    metrics_url = base + ctx.info.control.metrics
+    url = endpoint.url(base, argument)
+    asyncio.run(release(endpoint.url(base, WARMUP_ARGUMENT), settings.burst_max, CONTROL_TIMEOUT_S))
+    before = scrape(control, metrics_url)
+    sent = 0
+    ctx.progress.step(f"{ctx.target.name}: {endpoint.name} baseline")
+    for repeat in range(settings.repeats):
+        sent += _fire(ctx, control, endpoint, url, argument, "baseline", 1, repeat, sample_census=False)
+    for n in range(1, settings.burst_max + 1):
+        for repeat in range(settings.repeats):
+            ctx.progress.step(
+                f"{ctx.target.name}: {endpoint.name} burst n={n} ({repeat + 1}/{settings.repeats})"
+            )
+            largest_first = n == settings.burst_max and repeat == 0
+            sent += _fire(
+                ctx, control, endpoint, url, argument, "burst", n, repeat, sample_census=largest_first
+            )
+    counted = delta(before, scrape(control, metrics_url), endpoint.path, sent)
+    ctx.record("metrics", endpoint=endpoint.name, **counted.as_dict())
+
+
+def fire(
+    control: httpx.Client, url: str, n: int, census_url: str, timeout_s: float, sample: bool
+) -> dict[str, Any]:
+    """One burst of n requests to `url`, with the CPU accounting around it (the raw record's
+    fields): the machine's and the target's CPU before and after, and, with `sample`, the
+    target's busiest census while it ran."""
+    target_before = census.cpu_account(control, census_url)
+    machine_before = machine.snapshot()
+    released_at, replies, busiest = asyncio.run(
+        _release_sampling(url, n, timeout_s, census_url if sample else None)
+    )
+    machine_after = machine.snapshot()
+    target_after = census.cpu_account(control, census_url)
+    return {
+        "n": n,
+        "released_at": released_at,
+        "requests": [reply.as_dict() for reply in replies],
+        "machine": {"before": machine_before.model_dump(), "after": machine_after.model_dump()},
+        "target_cpu": {"before": target_before, "after": target_after},
+        "census": busiest,
+    }
+
+
+def _fire(
+    ctx: ShapeContext,
+    control: httpx.Client,
+    endpoint: EndpointInfo,
+    url: str,
+    argument: int,
+    phase: str,
+    n: int,
+    repeat: int,
+    *,
+    sample_census: bool,
+) -> int:
+    """One burst, recorded; returns how many requests it sent."""
+    census_url = ctx.target.url + ctx.info.control.census
+    burst = fire(control, url, n, census_url, ctx.settings.request_timeout_s, sample_census)
+    ctx.record("burst", endpoint=endpoint.name, phase=phase, argument=argument, repeat=repeat, **burst)
+    ctx.check_alive([request["error"] for request in burst["requests"]])
+    return n
+
+
+async def _release_sampling(
+    url: str, n: int, timeout_s: float, census_url: str | None
+) -> tuple[float, list[Reply], dict[str, Any] | None]:
+    """The burst; with `census_url`, the target's census sampled while it runs."""
+    if census_url is None:
+        released_at, replies = await release(url, n, timeout_s)
+        return released_at, replies, None
+    stop = asyncio.Event()
+    sampler = asyncio.create_task(census.sample_during(census_url, stop))
+    try:
+        released_at, replies = await release(url, n, timeout_s)
+    finally:
+        stop.set()
+        samples = await sampler
+    return released_at, replies, census.busiest(samples)

@@ -1,0 +1,155 @@
+"""Each burst judged by its own measured work and the CPU it really got: agreement, interference
+with its cause, departures with an assumption the target's configuration can break."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from labtester.findings import cause
+from labtester.info import TargetInfo
+from labtester.model import capacity
+from labtester.scenarios.bursts.analyse import burst_run
+
+RELEASE = 1_000.0
+
+
+def info(execution: str = "workers", workers: int = 4, cores: int = 2, work: str = "cpu") -> TargetInfo:
+    return TargetInfo.model_validate(
+        {
+            "name": "t",
+            "framework": "flask",
+            "server": "gunicorn",
+            "workers": workers,
+            "effective_cores": cores,
+            "cores_source": "setting",
+            "kernel": {"name": "k", "loops_per_iteration": 1, "max_iterations": 10, "work_cap_seconds": 1},
+            "endpoints": {
+                "e": {"name": "e", "path": "/e/{n}", "work": work, "execution": execution, "slots": workers}
+            },
+        }
+    )
+
+
+def record(
+    cpu_s: list[float],
+    makespan_s: float,
+    *,
+    pids: list[int] | None = None,
+    others_s: float = 0.0,
+    throttled_s: float = 0.0,
+    steal_s: float = 0.0,
+) -> dict[str, Any]:
+    """A burst as the raw log holds it: requests released together, each finishing at the end."""
+    pids = pids or list(range(len(cpu_s)))
+    target_s = sum(cpu_s)
+    requests = [
+        {
+            "sent_at": RELEASE,
+            "received_at": RELEASE + makespan_s,
+            "status": 200,
+            "error": None,
+            "body": {
+                "started_at": RELEASE + 0.001 * (i + 1),
+                "finished_at": RELEASE + makespan_s - 0.001,
+                "duration_s": makespan_s,
+                "cpu_s": c,
+                "pid": pids[i],
+            },
+        }
+        for i, c in enumerate(cpu_s)
+    ]
+
+    def snapshot(busy: float, steal: float, at: float) -> dict[str, Any]:
+        return {"at": at, "busy_s": busy, "steal_s": steal, "cpus": 2, "tester_s": 0.0}
+
+    return {
+        "n": len(cpu_s),
+        "repeat": 0,
+        "phase": "burst",
+        "released_at": RELEASE,
+        "requests": requests,
+        "machine": {
+            "before": snapshot(100.0, 5.0, RELEASE),
+            "after": snapshot(100.0 + target_s + others_s, 5.0 + steal_s, RELEASE + makespan_s),
+        },
+        "target_cpu": {
+            "before": {"cpu_s": 10.0, "cgroup_cpu": {"throttled_s": 1.0}},
+            "after": {"cpu_s": 10.0 + target_s, "cgroup_cpu": {"throttled_s": 1.0 + throttled_s}},
+        },
+    }
+
+
+def judge(rec: dict[str, Any], target: TargetInfo) -> Any:
+    endpoint = target.endpoints["e"]
+    return burst_run(rec, endpoint, capacity(endpoint, target), None)
+
+
+def test_a_burst_that_took_what_sharing_its_measured_work_allows_agrees() -> None:
+    # 3 requests of 0.5 CPU s on 4 workers and 2 cores: 0.75 s, whatever T calibration found.
+    run = judge(record([0.5, 0.5, 0.5], 0.76), info())
+    assert run.verdict == "agrees" and run.model_s == pytest.approx(0.75)
+    assert run.ratio == pytest.approx(0.76 / 0.75) and run.share == pytest.approx(0.75 / 0.76)
+
+
+def test_a_slower_cpu_is_absorbed_by_the_measured_work() -> None:
+    # The same requests on a CPU running 25 % slower measure 25 % more CPU seconds: still agrees.
+    assert judge(record([0.625] * 3, 0.95), info()).verdict == "agrees"
+
+
+@pytest.mark.parametrize(
+    ("taker", "machine"),
+    [
+        ("other processes", {"others_s": 0.9}),
+        ("steal by the hypervisor", {"steal_s": 0.9}),
+        ("cgroup CPU throttling", {"throttled_s": 0.9}),
+    ],
+)
+def test_a_burst_slowed_by_the_machine_is_interference_named_by_its_taker(taker: str, machine: Any) -> None:
+    # The model allows 0.75 s on 2 cores; it took 1.2 s: 0.9 CPU s lost, all taken by `taker`.
+    run = judge(record([0.5, 0.5, 0.5], 1.2, **machine), info())
+    assert run.verdict == "interference" and run.cause == taker
+    assert run.accounting is not None and run.accounting.lost_core_s == pytest.approx(0.9)
+
+
+def test_a_slow_burst_the_machine_cannot_explain_departs() -> None:
+    run = judge(record([0.5, 0.5, 0.5], 1.2, others_s=0.1), info())
+    assert run.verdict == "departs" and run.cause is None
+
+
+def departure_for(target: TargetInfo, n: int, distinct_pids: int) -> str:
+    return cause.departure(
+        target.endpoints["e"],
+        target,
+        n=n,
+        ratio=1.4,
+        distinct_pids=distinct_pids,
+        server_cpu_s=None,
+        work_cpu_s=None,
+        delivery_lag_s=None,
+        makespan_s=1.0,
+    )
+
+
+def test_accept_fairness_is_blamed_only_where_several_worker_processes_take_requests() -> None:
+    assert "accept fairness" in departure_for(info("workers", workers=4), n=3, distinct_pids=2)
+    # One gevent worker, a thread pool, an event loop: one process takes every request anyway.
+    for execution, workers in (("greenlets", 1), ("thread_pool", 1), ("event_loop", 1), ("threads", 1)):
+        assert "accept fairness" not in departure_for(info(execution, workers=workers), n=3, distinct_pids=1)
+    # A process pool spreads work itself: never the OS's accept.
+    assert "accept fairness" not in departure_for(info("process_pool", workers=1), n=3, distinct_pids=1)
+
+
+def test_failed_requests_make_a_failed_run_with_nothing_inferred() -> None:
+    rec = record([0.5, 0.5], 0.6)
+    rec["requests"][1].update(status=None, error="connection reset", body=None)
+    run = judge(rec, info())
+    assert run.verdict == "failed" and run.failures == {"connection reset": 1} and run.model_s is None
+
+
+def test_release_offset_spread_and_delivery_lag_come_from_the_servers_clocks() -> None:
+    run = judge(record([0.5, 0.5, 0.5], 0.76), info())
+    assert run.release_offset_s == pytest.approx(0.001)
+    assert run.start_spread_s == pytest.approx(0.002)  # three starts, 1 ms apart, all before a finish
+    assert run.delivery_lag_s == pytest.approx(0.001)

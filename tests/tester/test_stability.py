@@ -1,0 +1,69 @@
+"""The machine's own noise, measured like pyperf, and the calibration check judged against it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from labtester import machine
+from labtester.calibrate import Calibration
+from labtester.findings.checks import calibration_check
+from labtester.stability import summarize
+
+
+def probe(target: str, samples: list[float]) -> dict[str, object]:
+    return {"type": "probe", "target": target, "label": "x", "at": 0.0, "samples_s": samples}
+
+
+def test_a_steady_kernel_is_stable_and_its_band_is_narrow() -> None:
+    stability = summarize(
+        [probe("a", [0.010, 0.0101, 0.0099] * 10), probe("b", [0.020, 0.0202, 0.0198] * 10)]
+    )
+    assert stability is not None and not stability.unstable
+    assert stability.band_pct < 2 and stability.samples == 60
+
+
+def test_a_drifting_kernel_is_unstable_and_says_how_much() -> None:
+    # Half-second means from 8.6 to 14 ms, as measured on a shared machine here.
+    stability = summarize([probe("a", [0.0086] * 20), probe("a", [0.0099] * 20), probe("a", [0.014] * 20)])
+    assert stability is not None and stability.unstable
+    assert stability.drift_pct == pytest.approx((0.014 / 0.0086 - 1) * 100)
+    assert "drift between probes 62.8 %" in stability.describe()
+
+
+def calibration(error_pct: float) -> Calibration:
+    return Calibration(
+        target_seconds=1.0,
+        tolerance=0.03,
+        rough_seconds_per_iteration=0.01,
+        batch_seconds_per_iteration=0.01,
+        iterations=100,
+        measured_seconds=1 + error_pct / 100,
+    )
+
+
+def test_the_calibration_check_is_judged_against_the_measured_noise() -> None:
+    noisy = summarize([probe("a", [0.0086] * 20), probe("a", [0.0099] * 20), probe("a", [0.014] * 20)])
+    assert calibration_check(calibration(2.0), noisy).verdict == "ok"
+    assert calibration_check(calibration(-14.8), noisy).verdict == "noise"  # inside the band: not a failure
+    quiet = summarize([probe("a", [0.010, 0.0101, 0.0099] * 10)])
+    assert (
+        calibration_check(calibration(-14.8), quiet).verdict == "missed"
+    )  # a quiet machine: the lab's fault
+    assert calibration_check(calibration(-14.8), None).verdict == "missed"  # no noise measured, no excuse
+
+
+def test_proc_stat_is_read_in_cpu_seconds(tmp_path: Path) -> None:
+    stat = tmp_path / "stat"
+    ticks = 1 / machine.TICK_S
+    stat.write_text(
+        f"cpu  {int(2 * ticks)} 0 {int(ticks)} 1000 0 0 0 {int(0.5 * ticks)} 0 0\n"
+        "cpu0 1 0 0 0 0 0 0 0 0 0\ncpu1 1 0 0 0 0 0 0 0 0 0\nintr 1\n"
+    )
+    snap = machine.snapshot(stat)
+    assert (snap.busy_s, snap.steal_s, snap.cpus) == (pytest.approx(3.0), pytest.approx(0.5), 2)
+    later = snap.model_copy(update={"busy_s": 5.0, "at": snap.at + 1})
+    use = machine.between(snap, later)
+    assert use.others_s(target_s=1.5) == pytest.approx(2.0 - 1.5 - use.tester_s)
+    assert use.others_s(target_s=None) is None
