@@ -114,7 +114,10 @@ def print_accuracy(console: Console, results: Results, title: str) -> None:
     cpu = [r for _, work, r in runs if work == "cpu" and r.ratio is not None]
     fit = [abs(r.ratio - 1) * 100 for r in cpu if r.ratio is not None]
     kinds = [f.kind for f in results.findings]
-    say = lambda text: console.print(f"BENCH {title}: {text}", highlight=False)  # noqa: E731
+
+    def say(text: str) -> None:
+        console.print(f"BENCH {title}: {text}", highlight=False)
+
     if stability := results.stability:
         say(f"machine {'UNSTABLE' if stability.unstable else 'stable'}: {stability.describe()}")
     for target in results.targets:

@@ -73,9 +73,9 @@ async def observe(client: httpx.AsyncClient, url: str) -> Observation:
         body = response.json()
     except ValueError:
         body = None
-    error = None if response.is_success else f"HTTP {response.status_code}"
+    failure = None if response.is_success else f"HTTP {response.status_code}"
     return Observation(
-        url, response.status_code, error, sent_at, latency, body if isinstance(body, dict) else None
+        url, response.status_code, failure, sent_at, latency, body if isinstance(body, dict) else None
     )
 
 

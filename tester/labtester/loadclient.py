@@ -92,7 +92,7 @@ class LoadClient:
                 None,
                 classify_error(error),
             )
-        error = None if 200 <= status < 300 else f"HTTP {status}"
+        failure = None if 200 <= status < 300 else f"HTTP {status}"
         return Sample(
-            path, sent if scheduled_s is None else scheduled_s, sent, self.now() - sent, status, error
+            path, sent if scheduled_s is None else scheduled_s, sent, self.now() - sent, status, failure
         )

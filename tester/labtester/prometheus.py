@@ -10,6 +10,8 @@ counted. The `target` label carries the target's name (the chart's scrape config
 from __future__ import annotations
 
 import time
+from datetime import datetime
+from typing import Any
 
 import httpx
 from pydantic import BaseModel
@@ -40,21 +42,22 @@ class PrometheusCheck(BaseModel):
         return self.error is None and all(r.matches for r in self.routes)
 
 
-def _get(client: httpx.Client, url: str, **params: str) -> dict[str, object]:
+def _get(client: httpx.Client, url: str, **params: str) -> Any:
+    """The `data` of a Prometheus API answer (JSON, as the API documents it)."""
     try:
         response = client.get(url, params=params)
         response.raise_for_status()
         body = response.json()
     except (httpx.HTTPError, ValueError) as error:
         raise TargetError(f"{url}: {classify_error(error)}") from error
-    return body if isinstance(body, dict) else {}
+    return body.get("data", {}) if isinstance(body, dict) else {}
 
 
 def _last_scrapes(client: httpx.Client, base: str) -> dict[str, float]:
     """Epoch seconds of each target's last successful scrape, by the `target` label."""
     body = _get(client, f"{base}/api/v1/targets", state="active")
     scrapes: dict[str, float] = {}
-    for entry in body.get("data", {}).get("activeTargets", []):  # type: ignore[union-attr]
+    for entry in body.get("activeTargets", []):
         name = entry.get("labels", {}).get("target")
         if name and entry.get("health") == "up":
             scrapes[name] = _epoch(entry.get("lastScrape", ""))
@@ -62,8 +65,6 @@ def _last_scrapes(client: httpx.Client, base: str) -> dict[str, float]:
 
 
 def _epoch(rfc3339: str) -> float:
-    from datetime import datetime
-
     try:
         return datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
     except ValueError:
@@ -99,10 +100,7 @@ def cross_check(base: str, name: str, server: Scrape, scraped_at: float, timeout
             )
     except TargetError as error:
         return PrometheusCheck(url=base, routes=[], error=str(error))
-    recorded = {
-        item["metric"].get("route"): float(item["value"][1])
-        for item in body.get("data", {}).get("result", [])  # type: ignore[union-attr]
-    }
+    recorded = {item["metric"].get("route"): float(item["value"][1]) for item in body.get("result", [])}
     work_routes = sorted(
         {route for route, _ in server.requests if route.startswith("/test/")} - {"/test/resmon"}
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 import httpx
@@ -16,7 +16,7 @@ KERNEL_ITERATIONS = "lab_kernel_iterations_total"
 
 @dataclass(frozen=True)
 class Scrape:
-    requests: Counter[tuple[str, str]] = field(default_factory=Counter)  # (route, status) -> count
+    requests: dict[tuple[str, str], float] = field(default_factory=dict)  # (route, status) -> count
     kernel_iterations: float = 0.0
 
     def requests_for(self, route: str) -> dict[str, float]:
@@ -24,7 +24,7 @@ class Scrape:
 
 
 def parse(text: str) -> Scrape:
-    requests: Counter[tuple[str, str]] = Counter()
+    requests: dict[tuple[str, str], float] = defaultdict(float)
     iterations = 0.0
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
@@ -32,7 +32,7 @@ def parse(text: str) -> Scrape:
                 requests[(sample.labels["route"], sample.labels["status"])] += sample.value
             elif sample.name == KERNEL_ITERATIONS:
                 iterations += sample.value
-    return Scrape(requests, iterations)
+    return Scrape(dict(requests), iterations)
 
 
 def scrape(client: httpx.Client, metrics_url: str) -> Scrape:

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel
 from rich.table import Table
@@ -60,7 +60,7 @@ class LoadShape(ABC, Generic[SettingsT, SummaryT]):
 
     def settings(self, settings: LabSettings) -> SettingsT:
         """This shape's own settings (TESTER_<SHAPE>__<KEY>), or the lab's when it has none."""
-        return getattr(settings, self.name, settings)  # type: ignore[no-any-return]
+        return cast(SettingsT, getattr(settings, self.name, settings))
 
     def applies(self, info: TargetInfo) -> bool:
         """Whether the target offers what this shape loads (its /info lists the endpoint)."""

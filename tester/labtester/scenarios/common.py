@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from labtester.info import TargetInfo
 from labtester.loadclient import SAMPLE_FIELDS, Sample
-from labtester.plotting import plt
+from labtester.plotting import gaps, plt
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.stats import percentiles
@@ -145,7 +145,7 @@ def over_time_plot(
     for name, series in rows:
         seconds = [point.t for point in series]
         throughput.plot(seconds, [point.requests for point in series], label=name)
-        latencies.plot(seconds, [point.p95 for point in series], label=f"{name} p95")
+        latencies.plot(seconds, gaps(point.p95 for point in series), label=f"{name} p95")
     throughput.set_ylabel("responses / s")
     latencies.set_ylabel(f"latency s ({latency})")
     latencies.set_xlabel("seconds since start")

@@ -114,10 +114,13 @@ def _jobs(
         return None
     if endpoint.work == "io":
         return [Job(float(b["duration_s"]), needs_core=False) for b in bodies]
-    demands = [b.get("cpu_s", fallback_s) for b in bodies]
-    if any(d is None for d in demands):
-        return None
-    return [Job(float(d), needs_core=True) for d in demands]
+    jobs = []
+    for body in bodies:
+        demand = body.get("cpu_s", fallback_s)
+        if demand is None:
+            return None
+        jobs.append(Job(float(demand), needs_core=True))
+    return jobs
 
 
 def _concurrent_starts(bodies: list[dict[str, Any]]) -> list[float]:

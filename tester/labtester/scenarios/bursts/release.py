@@ -89,8 +89,8 @@ class _Open:
         finally:
             await self.close()
         received_at = time.time()
-        error = None if 200 <= status < 300 else f"HTTP {status}"
-        return Reply(self.sent_at, received_at, status, error, body)
+        failure = None if 200 <= status < 300 else f"HTTP {status}"
+        return Reply(self.sent_at, received_at, status, failure, body)
 
     async def close(self) -> None:
         if self.writer.is_closing():

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from matplotlib.axes import Axes
 from rich import box
 from rich.table import Table
 
-from labtester.plotting import plt
+from labtester.plotting import gaps, plt
 from labtester.scenarios.common import ms
 from labtester.scenarios.sweep.analyse import SweepLevel, SweepSummary, VariantSummary
 
@@ -197,22 +198,20 @@ def plot(results: Results, path: Path) -> Path | None:
     return path
 
 
-def _plot_variant(
-    speedup: plt.Axes, latency: plt.Axes, variant: VariantSummary, colour: object, name: str
-) -> None:
+def _plot_variant(speedup: Axes, latency: Axes, variant: VariantSummary, colour: object, name: str) -> None:
     levels = variant.levels
     concurrency = [entry.concurrency for entry in levels]
-    speedup.plot(concurrency, [e.speedup for e in levels], marker="o", color=colour, label=name)
+    speedup.plot(concurrency, gaps(e.speedup for e in levels), marker="o", color=colour, label=name)
     if variant.bound:
         speedup.axhline(variant.bound, linestyle="--", color=colour, alpha=0.6)
     for key, style in (("p50_s", ":"), ("p95_s", "--"), ("p99_s", "-")):
         latency.plot(
             concurrency,
-            [getattr(e, key) for e in levels],
+            gaps(getattr(e, key) for e in levels),
             linestyle=style,
             color=colour,
             label=name if key == "p99_s" else None,
         )
     if variant.degrades_at:
         knee = next(e for e in levels if e.concurrency == variant.degrades_at)
-        latency.plot([knee.concurrency], [knee.p99_s], marker="X", markersize=10, color=colour)
+        latency.plot([knee.concurrency], gaps([knee.p99_s]), marker="X", markersize=10, color=colour)
