@@ -73,6 +73,10 @@ class LoadClient:
         if self._session:
             await self._session.close()
 
+    def restart_clock(self) -> None:
+        """Times from here on count from zero (after a warm-up or a baseline)."""
+        self.started = time.perf_counter()
+
     def now(self) -> float:
         return time.perf_counter() - self.started
 

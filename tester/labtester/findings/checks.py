@@ -85,6 +85,8 @@ def findings_for(results: Results) -> list[Finding]:
         found += _target_checks(target)
         for shape_name, summary in target.scenarios.items():
             found += SHAPES[shape_name].findings(summary, target)
+    for shape in SHAPES.values():
+        found += shape.across(results)
     if results.run.status != "complete":
         found.append(
             Finding(kind="failure", text=f"The run did not complete (status: {results.run.status}).")

@@ -81,6 +81,10 @@ class LoadShape(ABC, Generic[SettingsT, SummaryT]):
     def findings(self, summary: SummaryT, target: TargetResult) -> list[Finding]:
         return []
 
+    def across(self, results: Results) -> list[Finding]:
+        """Findings that compare targets with each other (once per run)."""
+        return []
+
     def missing(self, summary: SummaryT | None, info: TargetInfo, settings: LabSettings) -> list[str]:
         """What the plan held that the records do not."""
         return [] if summary is not None else ["not run"]

@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from labtester.info import TargetInfo
-from labtester.loadclient import SAMPLE_FIELDS, Sample
+from labtester.loadclient import SAMPLE_FIELDS, LoadClient, Sample
 from labtester.plotting import gaps, plt
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
@@ -57,6 +57,34 @@ class SampleShape(LoadShape[SettingsT, SummaryT], Generic[SettingsT, SummaryT]):
 
     def analyse(self, records: list[Record], info: TargetInfo | None, settings: LabSettings) -> SummaryT:
         return self.summarize(records, info)
+
+
+async def ramp_users(
+    client: LoadClient, path: str, users: int, spawn_rate: float, duration_s: float, think_s: float
+) -> tuple[list[Sample], list[tuple[float, int]]]:
+    """Locust's user model: a user starts every 1/spawn_rate s up to `users`; each sends, waits for
+    the answer, thinks `think_s`, and again, until `duration_s`. Returns every request and
+    (seconds since start, users running) at each spawn."""
+    samples: list[Sample] = []
+    running: list[tuple[float, int]] = []
+
+    async def user() -> None:
+        while client.now() < duration_s:
+            samples.append(await client.get(path))
+            remaining = duration_s - client.now()
+            if remaining > 0 and think_s > 0:
+                await asyncio.sleep(min(think_s, remaining))
+
+    tasks = []
+    for index in range(users):
+        start_at = index / spawn_rate
+        if start_at >= duration_s:
+            break
+        await asyncio.sleep(max(0.0, start_at - client.now()))
+        tasks.append(asyncio.create_task(user()))
+        running.append((client.now(), len(tasks)))
+    await asyncio.gather(*tasks)
+    return samples, running
 
 
 def encode(samples: list[Sample]) -> dict[str, Any]:

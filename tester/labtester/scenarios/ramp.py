@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -13,7 +12,7 @@ from rich.table import Table
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
-from labtester.loadclient import LoadClient, Sample
+from labtester.loadclient import LoadClient
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
     SampleShape,
@@ -26,6 +25,7 @@ from labtester.scenarios.common import (
     ms,
     over_time_plot,
     per_second,
+    ramp_users,
 )
 
 if TYPE_CHECKING:
@@ -74,26 +74,15 @@ class Ramp(SampleShape[RampSettings, RampSummary]):
     async def measure(
         self, url: str, settings: RampSettings, timeout_s: float, info: TargetInfo
     ) -> list[Record]:
-        samples: list[Sample] = []
-        users_over_time: list[tuple[float, int]] = []
         async with LoadClient(url, timeout_s) as client:
-
-            async def user() -> None:
-                while client.now() < settings.duration_s:
-                    samples.append(await client.get(settings.path))
-                    remaining = settings.duration_s - client.now()
-                    if remaining > 0:
-                        await asyncio.sleep(min(settings.think_s, remaining))
-
-            users = []
-            for index in range(settings.users):
-                start_at = index / settings.spawn_rate
-                if start_at >= settings.duration_s:
-                    break
-                await asyncio.sleep(max(0.0, start_at - client.now()))
-                users.append(asyncio.create_task(user()))
-                users_over_time.append((client.now(), len(users)))
-            await asyncio.gather(*users)
+            samples, users_over_time = await ramp_users(
+                client,
+                settings.path,
+                settings.users,
+                settings.spawn_rate,
+                settings.duration_s,
+                settings.think_s,
+            )
             wall_s = client.now()
         return [
             {

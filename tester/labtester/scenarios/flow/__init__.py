@@ -1,0 +1,85 @@
+"""Flow: the seed study's workload. Users ramped Locust-style against `fan-out` (k parallel waits,
+then one HTTP call to the downstream mock), measured against the lab's own Little's-law prediction,
+and the ASGI/WSGI ratio set beside the study's published one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+from rich.table import Table
+
+from labtester.findings import Finding
+from labtester.findings.wording import label
+from labtester.info import TargetInfo
+from labtester.loadclient import LoadClient
+from labtester.rawlog import Record
+from labtester.scenarios.common import SampleShape, encode, ramp_users
+from labtester.scenarios.flow import report
+from labtester.scenarios.flow.analyse import FAN_OUT, FlowSettings, FlowSummary, summarize
+
+if TYPE_CHECKING:
+    from labtester.results import Results, TargetResult
+
+
+async def _cpu_seconds(control: httpx.AsyncClient, census_url: str) -> float | None:
+    try:
+        return float((await control.get(census_url)).json()["cpu_seconds"])
+    except (httpx.HTTPError, ValueError, KeyError):
+        return None
+
+
+class Flow(SampleShape[FlowSettings, FlowSummary]):
+    name = "flow"
+    settings_model = FlowSettings
+    summary_model = FlowSummary
+
+    def applies(self, info: TargetInfo) -> bool:
+        return FAN_OUT in info.endpoints
+
+    async def measure(
+        self, url: str, settings: FlowSettings, timeout_s: float, info: TargetInfo
+    ) -> list[Record]:
+        path, census_url = f"{info.endpoints[FAN_OUT].path}?{settings.query()}", url + info.control.census
+        async with LoadClient(url, timeout_s) as client, httpx.AsyncClient(timeout=60) as control:
+            alone = [await client.get(path) for _ in range(settings.baseline)]
+            cpu_before = await _cpu_seconds(control, census_url)
+            client.restart_clock()
+            samples, users = await ramp_users(
+                client, path, settings.users, settings.spawn_rate, settings.duration_s, settings.think_s
+            )
+            wall_s = client.now()
+            cpu_after = await _cpu_seconds(control, census_url)
+        cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+        return [
+            {
+                "params": settings.model_dump(),
+                "baseline": encode(alone),
+                "wall_s": wall_s,
+                "users": users,
+                "server_cpu_s": cpu,
+                "samples": encode(samples),
+            }
+        ]
+
+    def summarize(self, records: list[Record], info: TargetInfo | None) -> FlowSummary:
+        return summarize(records, info)
+
+    def findings(self, summary: FlowSummary, target: TargetResult) -> list[Finding]:
+        text = f"{label(target.name, target.info)}: {report.target_text(target, summary)}"
+        return [Finding(kind="shape", target=target.name, subject=self.name, text=text)]
+
+    def across(self, results: Results) -> list[Finding]:
+        text = report.comparison(results)
+        return [Finding(kind="shape", subject=self.name, text=text)] if text else []
+
+    def tables(self, results: Results) -> list[Table]:
+        return [report.table(results)]
+
+    def plots(self, results: Results, records: list[Record], directory: Path) -> list[Path]:
+        plot = report.plot(results, directory / "flow-over-time.png")
+        return [plot] if plot else []
+
+
+SHAPE = Flow()

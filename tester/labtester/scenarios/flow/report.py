@@ -1,0 +1,129 @@
+"""What the report shows of the flow: per target the Locust table beside the Little's-law
+prediction; the ASGI/WSGI ratio beside the study's published one; requests/s, latency percentiles,
+users and requests in flight over time (the charts Locust users know)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.table import Table
+
+from labtester.findings.wording import plural
+from labtester.plotting import gaps, plt
+from labtester.scenarios.common import failures_text, ms
+from labtester.scenarios.flow.analyse import FlowSummary
+
+if TYPE_CHECKING:
+    from labtester.results import Results, TargetResult
+
+# The seed study (8 CPUs, Locust up to 1,000 users, 5 minutes): FastAPI/uvicorn against Flask on
+# gunicorn gthread with 8 workers x 8 threads.
+STUDY_ASGI_PER_S, STUDY_WSGI_PER_S = 218.85, 40.6
+STUDY_ASGI_MEDIAN_S, STUDY_WSGI_MEDIAN_S = 1.4, 9.9
+# Measured within this share of the prediction counts as agreeing with it.
+PREDICTION_AGREEMENT = 0.2
+
+
+def _agreement(summary: FlowSummary) -> float:
+    return summary.requests_per_s / summary.prediction.per_s if summary.prediction.per_s else float("nan")
+
+
+def table(results: Results) -> Table:
+    result = Table(
+        title="Flow: users ramped Locust-style against fan-out (k waits, then a downstream call); "
+        "predicted = Little's law: min(users, slots, CPU) / time per request",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    for column in (
+        "target",
+        "users",
+        "req/s",
+        "predicted",
+        "bound by",
+        "meas/pred",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "fails",
+    ):
+        result.add_column(column, justify="left" if column in ("target", "bound by", "fails") else "right")
+    for target, f in results.summaries(FlowSummary):
+        latency = f.latency_s
+        result.add_row(
+            target.name,
+            str(f.params.users),
+            f"{f.requests_per_s:.1f}",
+            f"{f.prediction.per_s:.1f}",
+            f.prediction.binding,
+            f"{_agreement(f):.2f}",
+            *(ms(latency.get(p)) for p in ("p50", "p95", "p99")),
+            failures_text(f.failures),
+        )
+    return result
+
+
+def target_text(target: TargetResult, f: FlowSummary) -> str:
+    p, latency = f.prediction, f.latency_s
+    slots = "no limit" if p.slots is None else plural(p.slots, "slot")
+    alone, median, p99 = p.per_request_s * 1000, latency.get("p50", 0) * 1000, latency.get("p99", 0) * 1000
+    return (
+        f"flow of {f.params.users} users: {f.requests_per_s:.1f} req/s, median {median:.0f} ms, "
+        f"p99 {p99:.0f} ms; Little's law predicts {p.per_s:.1f} req/s ({slots}, "
+        f"{alone:.0f} ms per request alone, bound by {p.binding}): measured/predicted {_agreement(f):.2f}; "
+        f"failures: {failures_text(f.failures)}."
+    )
+
+
+def comparison(results: Results) -> str | None:
+    """The study's comparison redone here: ASGI (uvicorn) against WSGI threads (gunicorn gthread)."""
+    by_class = {t.info.worker_class: (t, f) for t, f in results.summaries(FlowSummary) if t.info}
+    if "uvicorn" not in by_class or "gthread" not in by_class:
+        return None
+    (asgi, a), (wsgi, w) = by_class["uvicorn"], by_class["gthread"]
+    if not w.requests_per_s or not w.latency_s.get("p50") or wsgi.info is None:
+        return None
+    measured = a.requests_per_s / w.requests_per_s
+    predicted = a.prediction.per_s / w.prediction.per_s
+    study = STUDY_ASGI_PER_S / STUDY_WSGI_PER_S
+    info = wsgi.info
+    medians = f"{a.latency_s.get('p50', 0):.2f} s against {w.latency_s['p50']:.2f} s"
+    return (
+        f"ASGI against WSGI threads: {asgi.name} served {measured:.1f}x the requests/s of {wsgi.name} "
+        f"(study: {study:.1f}x; Little's law here: {predicted:.1f}x), median {medians} "
+        f"(study: {STUDY_ASGI_MEDIAN_S} s against {STUDY_WSGI_MEDIAN_S} s). "
+        "They differ because the study had 8 CPUs, 8 x 8 threads and up to 1,000 users, where here "
+        f"{wsgi.name} has {info.workers} x {info.threads} threads on {info.effective_cores} cores and "
+        f"{w.params.users} users, and the downstream mock shares this host: the ratio follows users / slots, "
+        "as Little's law says."
+    )
+
+
+def plot(results: Results, path: Path) -> Path | None:
+    rows = results.summaries(FlowSummary)
+    if not rows:
+        return None
+    figure, axes = plt.subplots(len(rows), 3, figsize=(12, 2.6 * len(rows)), squeeze=False, sharex=True)
+    for (target, f), (rate, latency, load) in zip(rows, axes, strict=True):
+        t = [s.t for s in f.over_time]
+        rate.plot(t, [s.requests for s in f.over_time], label="req/s")
+        rate.plot(t, [s.failures for s in f.over_time], color="red", label="failures/s")
+        rate.axhline(f.prediction.per_s, linestyle="--", color="grey", label="Little's law")
+        for key, style in (("p50", "-"), ("p95", "--"), ("p99", ":")):
+            latency.plot(t, gaps(getattr(s, key) for s in f.over_time), linestyle=style, label=key)
+        load.plot(t, [s.users for s in f.over_time], label="users")
+        load.plot(t, [s.in_flight for s in f.over_time], label="in flight")
+        rate.set_ylabel(target.name)
+        for axis, title in ((rate, "requests/s"), (latency, "response time s"), (load, "users, in flight")):
+            axis.set_title(title, fontsize=8)
+            axis.grid(alpha=0.3)
+            axis.legend(fontsize=6)
+    for axis in axes[-1]:
+        axis.set_xlabel("seconds since start")
+    figure.suptitle("flow: the charts Locust draws, per target", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
