@@ -27,6 +27,14 @@ def cpu_account(client: httpx.Client, census_url: str) -> dict[str, Any] | None:
     return {"cpu_s": float(census["cpu_seconds"]), "cgroup_cpu": census.get("cgroup_cpu")}
 
 
+async def cpu_seconds(client: httpx.AsyncClient, census_url: str) -> float | None:
+    """The target tree's CPU seconds so far (read around a run); None if it did not answer."""
+    try:
+        return float((await client.get(census_url)).json()["cpu_seconds"])
+    except (httpx.HTTPError, ValueError, KeyError):
+        return None
+
+
 async def sample_during(census_url: str, stop: asyncio.Event) -> list[dict[str, Any]]:
     """Census samples until `stop` is set. A blocked event loop answers late, and that shows too."""
     samples: list[dict[str, Any]] = []

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import errno
-import time
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import aiohttp
@@ -41,42 +39,6 @@ def classify_error(error: BaseException) -> str:
     if isinstance(error, aiohttp.ClientPayloadError):
         return "remote disconnected"
     return type(error).__name__
-
-
-@dataclass
-class Observation:
-    """One request as the tester saw it, with the server's own account when it answered."""
-
-    url: str
-    status: int | None  # None: no HTTP response at all
-    error: str | None  # failure type; None on a 2xx answer
-    sent_at: float  # client epoch seconds
-    latency_s: float  # client-side, from `sent_at` to the last byte (or the failure)
-    body: dict[str, Any] | None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-async def observe(client: httpx.AsyncClient, url: str) -> Observation:
-    sent_at, start = time.time(), time.perf_counter()
-    try:
-        response = await client.get(url)
-    except httpx.HTTPError as error:
-        return Observation(url, None, classify_error(error), sent_at, time.perf_counter() - start, None)
-    latency = time.perf_counter() - start
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    failure = None if response.is_success else f"HTTP {response.status_code}"
-    return Observation(
-        url, response.status_code, failure, sent_at, latency, body if isinstance(body, dict) else None
-    )
 
 
 class TargetError(RuntimeError):

@@ -1,4 +1,5 @@
-"""Failures are classified by type, against real sockets on 127.0.0.1."""
+"""Failures are classified by type, against real sockets on 127.0.0.1, by both request paths: the
+burst release (h11 on raw connections) and the load client (aiohttp)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import struct
 import threading
 from collections.abc import Callable, Iterator
 
-import httpx
 import pytest
 
-from labtester.client import observe
 from labtester.launcher import free_port
+from labtester.loadclient import LoadClient
+from labtester.scenarios.bursts.release import release
+
+CLIENTS = ("release", "load client")
 
 
 @pytest.fixture
@@ -40,19 +43,30 @@ def misbehaving_server() -> Iterator[Callable[[Callable[[socket.socket], None]],
         server.close()
 
 
-def error_of(url: str, timeout: float = 5.0) -> str | None:
-    async def call() -> str | None:
-        async with httpx.AsyncClient(timeout=timeout) as client:
-            return (await observe(client, url)).error
+@pytest.fixture(params=CLIENTS)
+def error_of(request: pytest.FixtureRequest) -> Callable[..., str | None]:
+    def call(url: str, timeout: float = 5.0) -> str | None:
+        async def with_release() -> str | None:
+            _, (reply,) = await release(url, 1, timeout)
+            return reply.error
 
-    return asyncio.run(call())
+        async def with_load_client() -> str | None:
+            base, _, path = url.rpartition("/")
+            async with LoadClient(base, timeout) as client:
+                return (await client.get("/" + path)).error
+
+        return asyncio.run(with_release() if request.param == "release" else with_load_client())
+
+    return call
 
 
-def test_connection_refused() -> None:
+def test_connection_refused(error_of: Callable[..., str | None]) -> None:
     assert error_of(f"http://127.0.0.1:{free_port()}/x") == "connection refused"
 
 
-def test_remote_disconnected(misbehaving_server: Callable[..., str]) -> None:
+def test_remote_disconnected(
+    misbehaving_server: Callable[..., str], error_of: Callable[..., str | None]
+) -> None:
     def close_after_reading(connection: socket.socket) -> None:
         connection.recv(65536)
         connection.close()
@@ -60,7 +74,9 @@ def test_remote_disconnected(misbehaving_server: Callable[..., str]) -> None:
     assert error_of(misbehaving_server(close_after_reading)) == "remote disconnected"
 
 
-def test_connection_reset(misbehaving_server: Callable[..., str]) -> None:
+def test_connection_reset(
+    misbehaving_server: Callable[..., str], error_of: Callable[..., str | None]
+) -> None:
     def reset(connection: socket.socket) -> None:
         connection.recv(65536)
         connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -69,12 +85,12 @@ def test_connection_reset(misbehaving_server: Callable[..., str]) -> None:
     assert error_of(misbehaving_server(reset)) == "connection reset"
 
 
-def test_timeout(misbehaving_server: Callable[..., str]) -> None:
+def test_timeout(misbehaving_server: Callable[..., str], error_of: Callable[..., str | None]) -> None:
     held: list[socket.socket] = []
     assert error_of(misbehaving_server(held.append), timeout=0.5) == "timeout"
 
 
-def test_http_status(misbehaving_server: Callable[..., str]) -> None:
+def test_http_status(misbehaving_server: Callable[..., str], error_of: Callable[..., str | None]) -> None:
     def answer_503(connection: socket.socket) -> None:
         connection.recv(65536)
         connection.sendall(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n")

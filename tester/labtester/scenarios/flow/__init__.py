@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import httpx
 from rich.table import Table
 
+from labtester import census
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
@@ -21,13 +22,6 @@ from labtester.scenarios.flow.analyse import FAN_OUT, FlowSettings, FlowSummary,
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
-
-
-async def _cpu_seconds(control: httpx.AsyncClient, census_url: str) -> float | None:
-    try:
-        return float((await control.get(census_url)).json()["cpu_seconds"])
-    except (httpx.HTTPError, ValueError, KeyError):
-        return None
 
 
 class Flow(SampleShape[FlowSettings, FlowSummary]):
@@ -44,13 +38,13 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         path, census_url = f"{info.endpoints[FAN_OUT].path}?{settings.query()}", url + info.control.census
         async with LoadClient(url, timeout_s) as client, httpx.AsyncClient(timeout=60) as control:
             alone = [await client.get(path) for _ in range(settings.baseline)]
-            cpu_before = await _cpu_seconds(control, census_url)
+            cpu_before = await census.cpu_seconds(control, census_url)
             client.restart_clock()
             samples, users = await ramp_users(
                 client, path, settings.users, settings.spawn_rate, settings.duration_s, settings.think_s
             )
             wall_s = client.now()
-            cpu_after = await _cpu_seconds(control, census_url)
+            cpu_after = await census.cpu_seconds(control, census_url)
         cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
         return [
             {

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import httpx
 from rich.table import Table
 
+from labtester import census
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
@@ -30,13 +31,6 @@ from labtester.scenarios.sweep.analyse import SweepSettings, SweepSummary, summa
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
-
-
-async def _cpu_seconds(control: httpx.AsyncClient, census_url: str) -> float | None:
-    try:
-        return float((await control.get(census_url)).json()["cpu_seconds"])
-    except (httpx.HTTPError, ValueError, KeyError):
-        return None
 
 
 async def level(client: LoadClient, path: str, concurrency: int, duration_s: float) -> list[Sample]:
@@ -70,10 +64,10 @@ class Sweep(SampleShape[SweepSettings, SweepSummary]):
             for variant in settings.variants:
                 path = f"{mixed.path}?{variant.query()}"
                 for concurrency in settings.levels:
-                    cpu_before, started = await _cpu_seconds(control, census_url), time.perf_counter()
+                    cpu_before, started = await census.cpu_seconds(control, census_url), time.perf_counter()
                     samples = await level(client, path, concurrency, settings.duration_s)
                     wall_s = time.perf_counter() - started
-                    cpu_after = await _cpu_seconds(control, census_url)
+                    cpu_after = await census.cpu_seconds(control, census_url)
                     records.append(
                         {
                             "params": {**variant.model_dump(), "duration_s": settings.duration_s},
