@@ -19,8 +19,9 @@ from workload import io as lab_io
 from workload import kernel
 from workload.census import take_census
 from workload.contract import MIXED_PATH, Endpoint, build_info, cpu_path, io_path
+from workload.exposition import exposition
 from workload.limits import InFlightLimiter, is_limited, too_many
-from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, exposition, observe_request
+from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, observe_request
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS, mixed_async
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
 from workload.timing import Stopwatch

@@ -26,8 +26,9 @@ from workload.contract import (
     parse_bounded_int,
     validation_error,
 )
+from workload.exposition import exposition
 from workload.limits import InFlightLimiter, is_limited, too_many
-from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, exposition, observe_request
+from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, observe_request
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS, mixed_blocking
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
 from workload.timing import Stopwatch, waits_yield

@@ -91,6 +91,16 @@ def build_info(
             server: version(server),
         },
         "endpoints": {endpoint.name: endpoint.as_dict() for endpoint in endpoints},
+        # Where the tester finds the rest (it builds no URL by hand); metrics_port: /metrics served
+        # by a thread of the root process, which the request path cannot hold.
+        "control": {
+            "health": "/healthz",
+            "info": "/info",
+            "calibrate": "/test/calibrate",
+            "census": "/test/resmon",
+            "metrics": "/metrics",
+            "metrics_port": settings.metrics_port or None,
+        },
     }
     if monkey_patch is not None:
         info["monkey_patch"] = monkey_patch

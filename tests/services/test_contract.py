@@ -22,6 +22,7 @@ INFO_FIELDS = {
     "limits",
     "versions",
     "endpoints",
+    "control",
 }
 WORK_FIELDS = {"duration_s", "started_at", "finished_at", "pid", "cpu_s"}
 # Two readings of clocks that tick in nanoseconds but are read microseconds apart.
@@ -44,6 +45,10 @@ def test_info_describes_server_and_endpoints(client: httpx.Client, target: Runni
     assert info["kernel"]["max_iterations"] >= 1
     assert {"python", info["framework"], info["server"]} <= info["versions"].keys()
     assert {"sync-cpubound", "io-bound"} <= info["endpoints"].keys()
+    control = info["control"]
+    assert control["metrics_port"] == target.metrics_port
+    for name in ("health", "info", "calibrate", "census", "metrics"):
+        assert client.get(control[name]).status_code == 200, name
     for endpoint in info["endpoints"].values():
         assert endpoint["work"] in ("cpu", "io", "mixed")
         assert endpoint["execution"] in (

@@ -23,6 +23,7 @@ from gevent import monkey
 monkey.patch_all()
 import json
 import gunicorn.arbiter, gunicorn.workers.ggevent, flask_target.app, workload.server
+import workload.metrics_server
 from workload.green import monkey_patch_report
 print(json.dumps(monkey_patch_report()))
 """
