@@ -16,7 +16,8 @@ from workload.census import take_census
 
 
 class CensusCollector(Collector):
-    """Process census as gauges, taken at scrape time from the live process tree."""
+    """Process census as gauges, and its cgroup's CPU throttling as counters, taken at scrape time
+    from the live process tree."""
 
     def __init__(self, reload: bool) -> None:
         self.reload = reload
@@ -42,6 +43,24 @@ class CensusCollector(Collector):
             "lab_server_cpu_seconds",
             "CPU time (user + system) of the server's live processes.",
             value=census.cpu_seconds,
+        )
+        throttling = census.cgroup_cpu
+        if throttling is None:
+            return  # no cgroup CPU controller: no counters, rather than zeros that look measured
+        yield CounterMetricFamily(
+            "lab_cgroup_cpu_periods",
+            "CPU quota enforcement periods in which the server's cgroup ran.",
+            value=throttling.periods,
+        )
+        yield CounterMetricFamily(
+            "lab_cgroup_cpu_throttled_periods",
+            "Periods in which the server's cgroup used up its CPU quota and was stopped.",
+            value=throttling.throttled_periods,
+        )
+        yield CounterMetricFamily(
+            "lab_cgroup_cpu_throttled_seconds",
+            "Time the server's cgroup was stopped by its CPU quota.",
+            value=throttling.throttled_s,
         )
 
 

@@ -28,6 +28,7 @@ WORK_FIELDS = {"duration_s", "started_at", "finished_at", "pid", "cpu_s"}
 # Two readings of clocks that tick in nanoseconds but are read microseconds apart.
 CLOCK_GRANULARITY_S = 0.001
 PURE_WAITS = ("io-bound", "badasync-io-bound")
+THROTTLING_FIELDS = {"source", "periods", "throttled_periods", "throttled_s"}
 PROCESS_FIELDS = {"pid", "ppid", "name", "role", "threads", "rss_bytes", "cpu_seconds"}
 
 
@@ -104,6 +105,8 @@ def test_resmon_is_a_census_of_the_server_tree(client: httpx.Client, target: Run
     assert census["root_pid"] == target.process.pid
     assert census["process_count"] == len(census["processes"])
     assert census["thread_count"] == sum(p["threads"] for p in census["processes"])
+    throttling = census["cgroup_cpu"]  # None where the server has no cgroup CPU controller
+    assert throttling is None or throttling.keys() == THROTTLING_FIELDS
     for process in census["processes"]:
         assert process.keys() >= PROCESS_FIELDS
         assert process["role"] in ("master", "reloader", "worker", "pool", "helper")
