@@ -34,6 +34,8 @@ worker_connections = _settings.worker_connections
 # gunicorn's default 30 s would kill a worker in the middle of a legitimate long request.
 timeout = int(_settings.work_cap_seconds) + 30
 graceful_timeout = 10
+# Each worker's heartbeat file (made and unlinked at once, kept open): explicitly in tmp_dir.
+worker_tmp_dir = str(_settings.tmp_dir)
 reload = _settings.reload
 loglevel = _settings.log_level
 accesslog = None

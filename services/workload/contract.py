@@ -14,6 +14,7 @@ from typing import Literal
 from workload.cores import EffectiveCores
 from workload.kernel import KERNEL_NAME, LOOPS_PER_ITERATION
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS
+from workload.server import written_paths
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
 
 # event_loop: blocks the server's event loop; workers: one request per sync worker process;
@@ -93,6 +94,8 @@ def build_info(
         "endpoints": {endpoint.name: endpoint.as_dict() for endpoint in endpoints},
         # Where the tester finds the rest (it builds no URL by hand); metrics_port: /metrics served
         # by a thread of the root process, which the request path cannot hold.
+        # Every directory the server's tree writes in: tmp_dir, the metrics folder, /dev/shm.
+        "writes": written_paths(settings),
         "control": {
             "health": "/healthz",
             "info": "/info",

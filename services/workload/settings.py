@@ -7,7 +7,6 @@ in the environment they pass.
 from __future__ import annotations
 
 import math
-import os
 import time
 from pathlib import Path
 from typing import Literal
@@ -57,6 +56,11 @@ class TargetSettings(BaseSettings):
         le=100_000,
         description="gevent workers: requests one worker takes at once (gunicorn's worker_connections).",
     )
+    tmp_dir: Path = Field(
+        Path("/tmp"),
+        description="Writable directory for every file the server makes: gunicorn's worker heartbeats, "
+        "Python's temporary files, the metrics folder unless PROMETHEUS_MULTIPROC_DIR names one.",
+    )
     log_level: str = Field("warning")
 
     def cores(self) -> EffectiveCores:
@@ -80,8 +84,3 @@ class TargetSettings(BaseSettings):
             kernel_iteration()
         per_iteration = (time.perf_counter() - start) / batch
         return max(1, math.floor(self.work_cap_seconds / per_iteration))
-
-
-def metrics_dir() -> Path:
-    """prometheus_client's multiprocess directory (the entrypoint always sets it)."""
-    return Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])

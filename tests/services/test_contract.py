@@ -23,6 +23,7 @@ INFO_FIELDS = {
     "versions",
     "endpoints",
     "control",
+    "writes",
 }
 WORK_FIELDS = {"duration_s", "started_at", "finished_at", "pid", "cpu_s"}
 # Two readings of clocks that tick in nanoseconds but are read microseconds apart.
