@@ -31,6 +31,9 @@ os.environ["LAB_WORKERS"] = str(workers)
 worker_class = _settings.worker_class
 # gevent workers: requests one worker takes at once; the sync worker ignores it.
 worker_connections = _settings.worker_connections
+# gthread workers: request threads per worker. Never more than 1 otherwise: gunicorn would turn a
+# sync worker with threads into a gthread one behind the settings' back.
+threads = _settings.threads if worker_class == "gthread" else 1
 # gunicorn's default 30 s would kill a worker in the middle of a legitimate long request.
 timeout = int(_settings.work_cap_seconds) + 30
 graceful_timeout = 10

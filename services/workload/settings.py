@@ -47,8 +47,12 @@ class TargetSettings(BaseSettings):
     downstream_url: str | None = Field(
         None, pattern=r"^https?://", description="The mock downstream service /test/downstream calls."
     )
-    worker_class: Literal["sync", "gevent"] = Field(
-        "sync", description="gunicorn's worker class (flask_target): sync processes or gevent greenlets."
+    worker_class: Literal["sync", "gevent", "gthread"] = Field(
+        "sync",
+        description="gunicorn's worker class (flask_target): sync, gevent (greenlets) or gthread (threads).",
+    )
+    threads: int = Field(
+        8, ge=1, le=1024, description="gthread workers: request threads per worker (gunicorn's threads)."
     )
     worker_connections: int = Field(
         GUNICORN_WORKER_CONNECTIONS,
