@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from labtester.launcher import RunningTarget, start_target
-from labtester.targets import TargetDefinition, load_definitions
+from labtester.targets import TargetDefinition, load_definitions, load_downstream
 
 DEFINITIONS = {definition.name: definition for definition in load_definitions()}
 MEASURED = [name for name, definition in DEFINITIONS.items() if definition.measure]
@@ -35,10 +35,20 @@ def start() -> Iterator[StartTarget]:
         target.stop()
 
 
+@pytest.fixture(scope="module")
+def downstream() -> Iterator[RunningTarget]:
+    """The chart's downstream mock, for the targets' downstream and fan-out calls."""
+    mock = load_downstream()
+    assert mock is not None, "the chart's values enable no downstream mock"
+    running = start_target(mock)
+    yield running
+    running.stop()
+
+
 @pytest.fixture(scope="module", params=MEASURED)
-def target(request: pytest.FixtureRequest, start: StartTarget) -> RunningTarget:
-    """Each measured configuration in turn (uvicorn 1 worker, gunicorn 1x, gunicorn 2x)."""
-    return start(request.param)
+def target(request: pytest.FixtureRequest, start: StartTarget, downstream: RunningTarget) -> RunningTarget:
+    """Each measured target of the chart's values in turn, pointed at the downstream mock."""
+    return start(request.param, LAB_DOWNSTREAM_URL=downstream.url)
 
 
 @pytest.fixture

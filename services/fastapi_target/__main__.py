@@ -26,6 +26,12 @@ def main() -> None:
     workers = settings.resolved_workers(default_multiplier=None)  # production default: 1 worker
     prepare_environment(settings, root_serves=workers == 1 and not settings.reload)
     os.environ["LAB_WORKERS"] = str(workers)  # every worker process reports the same count
+    # Imported only now: prometheus_client must first see PROMETHEUS_MULTIPROC_DIR.
+    from workload.metrics_server import start_metrics_server
+
+    # In this process, whichever role uvicorn gives it: the server itself, or the supervisor of
+    # --workers / --reload children (spawned, so they inherit neither the thread nor the port).
+    metrics_server = start_metrics_server(settings.host, settings.metrics_port, settings.reload)
     try:
         uvicorn.run(
             "fastapi_target.app:create_app",
@@ -40,6 +46,8 @@ def main() -> None:
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         )
     finally:
+        if metrics_server is not None:
+            metrics_server.close()
         remove_metrics_dir()
 
 

@@ -19,8 +19,11 @@ from workload import io as lab_io
 from workload import kernel
 from workload.census import take_census
 from workload.contract import MIXED_PATH, Endpoint, build_info, cpu_path, io_path
-from workload.limits import InFlightLimiter, is_limited, too_many
-from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, exposition, observe_request
+from workload.errors import downstream_failure, too_many
+from workload.exposition import exposition
+from workload.fanout import FAN_OUT_PATH, MAX_FAN_OUT, fan_out_async
+from workload.limits import InFlightLimiter, is_limited
+from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, observe_request
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS, mixed_async
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
 from workload.timing import Stopwatch
@@ -161,11 +164,14 @@ def create_app() -> FastAPI:
     ]
     if settings.downstream_url:
         endpoints.append(Endpoint("downstream", io_path("downstream"), "io", "async", None))
+        endpoints.append(Endpoint("fan-out", FAN_OUT_PATH, "io", "async", None))
     info = build_info(
         settings,
         framework="fastapi",
         server="uvicorn",
+        worker_class="uvicorn",
         workers=workers,
+        threads=1,
         cores=cores,
         max_iterations=max_iterations,
         endpoints=endpoints,
@@ -234,6 +240,11 @@ def create_app() -> FastAPI:
 
     if settings.downstream_url:
 
+        async def call(milliseconds: int) -> int:
+            answer = await downstream["client"].get(f"/test/io-bound/{milliseconds}")
+            answer.raise_for_status()
+            return answer.status_code
+
         @app.get("/test/downstream/{milliseconds}")
         async def call_downstream(milliseconds: Milliseconds) -> Response:
             watch = Stopwatch(measure_cpu=False)  # the call awaits: other requests run meanwhile
@@ -241,8 +252,20 @@ def create_app() -> FastAPI:
                 answer = await downstream["client"].get(f"/test/io-bound/{milliseconds}")
                 answer.raise_for_status()
             except httpx.HTTPError as error:
-                return JSONResponse({"detail": f"downstream: {type(error).__name__}"}, status_code=502)
+                return JSONResponse(downstream_failure(error), status_code=502)
             return JSONResponse({"milliseconds": milliseconds, **watch.timing(), "downstream": answer.json()})
+
+        @app.get(FAN_OUT_PATH)
+        async def fan_out(
+            k: Annotated[int, Query(ge=1, le=MAX_FAN_OUT, description="Parallel waits.")],
+            wait_ms: Annotated[int, Query(ge=0, le=MAX_IO_MILLISECONDS, description="Each wait.")],
+            call_ms: Annotated[int, Query(ge=0, le=MAX_IO_MILLISECONDS, description="Downstream's wait.")],
+        ) -> Response:
+            try:
+                result = await fan_out_async(k, wait_ms, call_ms, call)
+            except httpx.HTTPError as error:
+                return JSONResponse(downstream_failure(error), status_code=502)
+            return JSONResponse(result.as_dict())
 
     @app.get("/test/resmon")
     async def resmon() -> dict[str, object]:

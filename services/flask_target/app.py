@@ -1,8 +1,10 @@
-"""The Flask target: sync gunicorn workers, each busy with one request at a time, or gevent
-workers (LAB_WORKER_CLASS=gevent), each taking up to worker_connections requests as greenlets.
+"""The Flask target on gunicorn: sync workers, each busy with one request at a time; gevent
+workers (LAB_WORKER_CLASS=gevent), each taking up to worker_connections requests as greenlets; or
+gthread workers (LAB_WORKER_CLASS=gthread), each running LAB_THREADS requests on threads.
 
-The handlers are the same blocking code either way: under gevent's monkey patching, time.sleep
-and sockets yield to the worker's other greenlets, while CPU work still holds the worker's thread.
+The handlers are the same blocking code every way: under gevent's monkey patching, time.sleep
+and sockets yield to the worker's other greenlets; on gthread's threads, waits release the GIL;
+CPU work still holds the worker's one core (its thread, or the GIL) either way.
 """
 
 from __future__ import annotations
@@ -17,22 +19,19 @@ from werkzeug.exceptions import HTTPException
 from workload import io as lab_io
 from workload import kernel
 from workload.census import take_census
-from workload.contract import (
-    MIXED_PATH,
-    Endpoint,
-    build_info,
-    cpu_path,
-    io_path,
-    parse_bounded_int,
-    validation_error,
-)
-from workload.limits import InFlightLimiter, is_limited, too_many
-from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, exposition, observe_request
+from workload.contract import MIXED_PATH, Endpoint, Execution, build_info, cpu_path, io_path
+from workload.errors import InvalidInput, bounded_int, downstream_failure, too_many
+from workload.exposition import exposition
+from workload.fanout import FAN_OUT_PATH, MAX_FAN_OUT, fan_out_blocking
+from workload.limits import InFlightLimiter, is_limited
+from workload.metrics import IN_FLIGHT, KERNEL_ITERATIONS, UNMATCHED_ROUTE, observe_request
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS, mixed_blocking
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
 from workload.timing import Stopwatch, waits_yield
 
 _FLASK_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
+# How each gunicorn worker class runs requests: what /info calls it.
+EXECUTION: dict[str, Execution] = {"sync": "workers", "gevent": "greenlets", "gthread": "threads"}
 
 
 def route_template(rule: str) -> str:
@@ -40,17 +39,14 @@ def route_template(rule: str) -> str:
     return _FLASK_PARAMETER.sub(r"{\1}", rule)
 
 
-class InvalidInput(Exception):
-    def __init__(self, location: list[str], message: str, value: object) -> None:
-        super().__init__(message)
-        self.body = validation_error(location, message, value)
+def query_int(name: str, low: int, high: int, default: str = "") -> int:
+    """The request's query parameter `name` as an integer in [low, high], else a 422."""
+    return bounded_int(request.args.get(name, default), ["query", name], low, high)
 
 
-def bounded_int(value: str, location: list[str], low: int, high: int) -> int:
-    parsed = parse_bounded_int(value, low, high)
-    if isinstance(parsed, str):
-        raise InvalidInput(location, parsed, value)
-    return parsed
+def requests_per_worker(settings: TargetSettings) -> int:
+    """Requests one worker process holds at once: its greenlets, its threads, or one."""
+    return {"gevent": settings.worker_connections, "gthread": settings.threads}.get(settings.worker_class, 1)
 
 
 def create_app() -> Flask:
@@ -58,10 +54,8 @@ def create_app() -> Flask:
     cores = settings.cores()
     workers = settings.resolved_workers(default_multiplier=1)
     max_iterations = settings.resolved_max_iterations()
-    green = settings.worker_class == "gevent"
-    # Requests one worker process holds at once: one for sync workers, worker_connections greenlets.
-    per_worker = settings.worker_connections if green else 1
-    execution = "greenlets" if green else "workers"
+    per_worker = requests_per_worker(settings)
+    execution = EXECUTION[settings.worker_class]
     slots = workers * per_worker
     endpoints = [
         Endpoint("sync-cpubound", cpu_path("sync-cpubound"), "cpu", execution, slots),
@@ -70,8 +64,9 @@ def create_app() -> Flask:
     ]
     if settings.downstream_url:
         endpoints.append(Endpoint("downstream", io_path("downstream"), "io", execution, slots))
+        endpoints.append(Endpoint("fan-out", FAN_OUT_PATH, "io", execution, slots))
     monkey_patch = None
-    if green:
+    if settings.worker_class == "gevent":
         # Imported here: only a gevent worker (patched before it loaded this app) may import gevent.
         from workload.green import monkey_patch_report
 
@@ -80,7 +75,9 @@ def create_app() -> Flask:
         settings,
         framework="flask",
         server="gunicorn",
+        worker_class=settings.worker_class,
         workers=workers,
+        threads=settings.threads if settings.worker_class == "gthread" else 1,
         cores=cores,
         max_iterations=max_iterations,
         endpoints=endpoints,
@@ -89,7 +86,8 @@ def create_app() -> Flask:
     app = Flask(__name__)
     limiter = InFlightLimiter(settings.max_in_flight) if settings.max_in_flight else None
     # One pooled client per worker process, with a connection for each request the worker holds
-    # (a sync worker makes one call at a time; a gevent worker's greenlets call concurrently).
+    # (a sync worker makes one call at a time; gevent's greenlets and gthread's threads call
+    # concurrently).
     downstream = (
         httpx.Client(
             base_url=settings.downstream_url,
@@ -143,9 +141,7 @@ def create_app() -> Flask:
 
     @app.get("/test/calibrate")
     def calibrate() -> Response:
-        samples = bounded_int(
-            request.args.get("samples", "1"), ["query", "samples"], 1, MAX_CALIBRATE_SAMPLES
-        )
+        samples = query_int("samples", 1, MAX_CALIBRATE_SAMPLES, default="1")
         body = kernel.calibration(samples)
         KERNEL_ITERATIONS.inc(samples)
         return jsonify(body)
@@ -164,12 +160,17 @@ def create_app() -> Flask:
 
     @app.get("/test/mixed")
     def mixed() -> Response:
-        cpu_ms = bounded_int(request.args.get("cpu_ms", ""), ["query", "cpu_ms"], 0, MAX_CPU_MILLISECONDS)
-        io_ms = bounded_int(request.args.get("io_ms", ""), ["query", "io_ms"], 0, MAX_IO_MILLISECONDS)
-        splits = bounded_int(request.args.get("splits", "1"), ["query", "splits"], 1, MAX_SPLITS)
+        cpu_ms = query_int("cpu_ms", 0, MAX_CPU_MILLISECONDS)
+        io_ms = query_int("io_ms", 0, MAX_IO_MILLISECONDS)
+        splits = query_int("splits", 1, MAX_SPLITS, default="1")
         return jsonify(mixed_blocking(cpu_ms, io_ms, splits).as_dict())
 
     if downstream is not None:
+
+        def call(milliseconds: int) -> int:
+            answer = downstream.get(f"/test/io-bound/{milliseconds}")
+            answer.raise_for_status()
+            return answer.status_code
 
         @app.get("/test/downstream/<milliseconds>")
         def call_downstream(milliseconds: str) -> Response | tuple[Response, int]:
@@ -180,8 +181,18 @@ def create_app() -> Flask:
                 answer = downstream.get(f"/test/io-bound/{wait}")
                 answer.raise_for_status()
             except httpx.HTTPError as error:
-                return jsonify(detail=f"downstream: {type(error).__name__}"), 502
+                return jsonify(downstream_failure(error)), 502
             return jsonify(milliseconds=wait, **watch.timing(), downstream=answer.json())
+
+        @app.get(FAN_OUT_PATH)
+        def fan_out() -> Response | tuple[Response, int]:
+            k = query_int("k", 1, MAX_FAN_OUT)
+            wait_ms = query_int("wait_ms", 0, MAX_IO_MILLISECONDS)
+            call_ms = query_int("call_ms", 0, MAX_IO_MILLISECONDS)
+            try:
+                return jsonify(fan_out_blocking(k, wait_ms, call_ms, call).as_dict())
+            except httpx.HTTPError as error:
+                return jsonify(downstream_failure(error)), 502
 
     @app.get("/test/resmon")
     def resmon() -> Response:

@@ -13,9 +13,14 @@ it against a process patched first thing).
 from __future__ import annotations
 
 import os
+import sys
+from typing import TYPE_CHECKING
 
 from workload.server import prepare_environment, remove_metrics_dir
 from workload.settings import TargetSettings
+
+if TYPE_CHECKING:
+    from workload.metrics_server import MetricsServer
 
 _settings = TargetSettings()
 prepare_environment(_settings, root_serves=False)
@@ -26,13 +31,47 @@ os.environ["LAB_WORKERS"] = str(workers)
 worker_class = _settings.worker_class
 # gevent workers: requests one worker takes at once; the sync worker ignores it.
 worker_connections = _settings.worker_connections
+# gthread workers: request threads per worker. Never more than 1 otherwise: gunicorn would turn a
+# sync worker with threads into a gthread one behind the settings' back.
+threads = _settings.threads if worker_class == "gthread" else 1
 # gunicorn's default 30 s would kill a worker in the middle of a legitimate long request.
 timeout = int(_settings.work_cap_seconds) + 30
 graceful_timeout = 10
+# Each worker's heartbeat file (made and unlinked at once, kept open): explicitly in tmp_dir.
+worker_tmp_dir = str(_settings.tmp_dir)
 reload = _settings.reload
 loglevel = _settings.log_level
 accesslog = None
 proc_name = _settings.name or "flask_target"
+
+
+# gunicorn's control socket (for gunicornc) would be one more file outside /tmp
+# (~/.gunicorn/gunicorn.ctl), shared by every gunicorn of the user; the lab never uses it.
+control_socket_disable = True
+
+_metrics_server: MetricsServer | None = None
+_imported_for_metrics: set[str] = set()  # modules the arbiter imported for its metrics thread
+
+
+def when_ready(server: object) -> None:
+    # In the arbiter, which serves no requests: /metrics answers however busy the workers are.
+    # Imported here, not above: prometheus_client must first see PROMETHEUS_MULTIPROC_DIR.
+    before = set(sys.modules)
+    from workload.metrics_server import start_metrics_server
+
+    _imported_for_metrics.update(set(sys.modules) - before)
+    global _metrics_server
+    _metrics_server = start_metrics_server(_settings.host, _settings.metrics_port, _settings.reload)
+
+
+def post_fork(server: object, worker: object) -> None:
+    if worker_class == "gevent":
+        # The worker patches after this hook, before it loads the app. What the arbiter imported
+        # only for its metrics thread (prometheus_client, whose locks are made from its own copy
+        # of threading.Lock) is dropped, so the app imports it afresh, patched, as if it had
+        # patched first (tests/services/test_gevent.py holds it to that).
+        for name in _imported_for_metrics:
+            sys.modules.pop(name, None)
 
 
 def child_exit(server: object, worker: object) -> None:
@@ -44,4 +83,6 @@ def child_exit(server: object, worker: object) -> None:
 
 
 def on_exit(server: object) -> None:
+    if _metrics_server is not None:
+        _metrics_server.close()
     remove_metrics_dir()

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 
 import psutil
 
+from workload.cores import CgroupCpu, cgroup_cpu_stat
 from workload.server import ROOT_PID_ENV, ROOT_SERVES_ENV
 
 
@@ -30,6 +31,7 @@ class Census:
     cpu_seconds: float
     serving_processes: int  # processes that answer requests: the workers, or the root itself
     processes: list[ProcessInfo]
+    cgroup_cpu: CgroupCpu | None  # the server's cgroup CPU throttling; None where there is none
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -81,4 +83,5 @@ def take_census(reload: bool) -> Census:
         cpu_seconds=sum(p.cpu_seconds for p in processes),
         serving_processes=1 if root_serves else sum(1 for p in processes if p.role == "worker"),
         processes=processes,
+        cgroup_cpu=cgroup_cpu_stat(),
     )

@@ -12,15 +12,19 @@ from importlib.metadata import version
 from typing import Literal
 
 from workload.cores import EffectiveCores
+from workload.fanout import MAX_FAN_OUT
 from workload.kernel import KERNEL_NAME, LOOPS_PER_ITERATION
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS
+from workload.server import written_paths
 from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
 
 # event_loop: blocks the server's event loop; workers: one request per sync worker process;
 # process_pool / thread_pool: offloaded to a pool; async: awaits without holding anything;
 # greenlets: gevent workers, each taking up to worker_connections requests whose waits overlap
-# while their CPU parts take turns on the worker's one thread.
-Execution = Literal["event_loop", "workers", "process_pool", "thread_pool", "async", "greenlets"]
+# while their CPU parts take turns on the worker's one thread; threads: gthread workers, each
+# running `threads` requests on threads whose waits overlap while their CPU parts share the
+# worker's one core (the GIL).
+Execution = Literal["event_loop", "workers", "process_pool", "thread_pool", "async", "greenlets", "threads"]
 Work = Literal["cpu", "io", "mixed"]
 
 
@@ -52,7 +56,9 @@ def build_info(
     *,
     framework: str,
     server: str,
+    worker_class: str,
     workers: int,
+    threads: int,
     cores: EffectiveCores,
     max_iterations: int,
     endpoints: list[Endpoint],
@@ -61,13 +67,17 @@ def build_info(
     """/info from the target's settings and what it resolved from them (workers, cores, cap).
 
     `framework` and `server` are distribution names, so their versions come from the installed
-    packages. `monkey_patch`: gevent workers only, what gevent patched (workload.green).
+    packages. `worker_class`: "uvicorn", or gunicorn's worker class; `threads`: request threads
+    per worker (gthread's; 1 for the others). `monkey_patch`: gevent workers only, what gevent
+    patched (workload.green).
     """
     info: dict[str, object] = {
         "name": settings.name or framework,
         "framework": framework,
         "server": server,
+        "worker_class": worker_class,
         "workers": workers,
+        "threads": threads,
         "reload": settings.reload,
         "effective_cores": cores.cores,
         "cores_source": cores.source,
@@ -83,6 +93,7 @@ def build_info(
             "max_cpu_milliseconds": MAX_CPU_MILLISECONDS,
             "max_splits": MAX_SPLITS,
             "max_samples": MAX_CALIBRATE_SAMPLES,
+            "max_fan_out": MAX_FAN_OUT,
             "max_in_flight": settings.max_in_flight,
         },
         "versions": {
@@ -91,23 +102,19 @@ def build_info(
             server: version(server),
         },
         "endpoints": {endpoint.name: endpoint.as_dict() for endpoint in endpoints},
+        # Where the tester finds the rest (it builds no URL by hand); metrics_port: /metrics served
+        # by a thread of the root process, which the request path cannot hold.
+        # Every directory the server's tree writes in: tmp_dir, the metrics folder, /dev/shm.
+        "writes": written_paths(settings),
+        "control": {
+            "health": "/healthz",
+            "info": "/info",
+            "calibrate": "/test/calibrate",
+            "census": "/test/resmon",
+            "metrics": "/metrics",
+            "metrics_port": settings.metrics_port or None,
+        },
     }
     if monkey_patch is not None:
         info["monkey_patch"] = monkey_patch
     return info
-
-
-def validation_error(location: list[str], message: str, value: object) -> dict[str, object]:
-    """The 422 body, in FastAPI's shape so one client reads both frameworks."""
-    return {"detail": [{"loc": location, "msg": message, "input": value, "type": "value_error"}]}
-
-
-def parse_bounded_int(value: str, low: int, high: int) -> int | str:
-    """The integer in [low, high], or the reason it is not one."""
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        return "Input should be a valid integer"
-    if not low <= number <= high:
-        return f"Input should be between {low} and {high}"
-    return number

@@ -1,8 +1,10 @@
-"""Effective CPU cores: what the container may really use, not what the host has.
+"""Effective CPU cores: what the container may really use, not what the host has; and how often
+its cgroup's CPU quota stopped it (throttling).
 
 Order: an explicit setting wins; then the cgroup CPU quota (v2 `cpu.max`, v1
 `cpu.cfs_quota_us` / `cpu.cfs_period_us`); then the CPU affinity mask. A quota of 1.5 CPUs
 counts as 2 cores (rounded up), and the quota never exceeds the CPUs the process may run on.
+Throttling comes from `cpu.stat` of the same cgroup directories (own group first, then the root).
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ def _own_cgroup_dirs(cgroup_root: Path, proc_self_cgroup: Path) -> list[Path]:
     return dirs
 
 
+def _cpu_dirs(cgroup_root: Path, proc_self_cgroup: Path) -> list[Path]:
+    """Where the CPU controller's files may be: own groups, the (namespace's) root, v1 mounts."""
+    own = _own_cgroup_dirs(cgroup_root, proc_self_cgroup)
+    return [*own, cgroup_root, cgroup_root / "cpu", cgroup_root / "cpu,cpuacct"]
+
+
 def cgroup_quota_cpus(
     cgroup_root: Path = CGROUP_ROOT, proc_self_cgroup: Path = PROC_SELF_CGROUP
 ) -> tuple[float | None, str | None]:
@@ -57,8 +65,7 @@ def cgroup_quota_cpus(
             if quota == "max":
                 return None, None
             return int(quota) / int(period or 100_000), "cgroup v2"
-    v1_dirs = [*candidates, cgroup_root / "cpu", cgroup_root / "cpu,cpuacct"]
-    for directory in v1_dirs:
+    for directory in _cpu_dirs(cgroup_root, proc_self_cgroup):
         quota_text = _read(directory / "cpu.cfs_quota_us")
         period_text = _read(directory / "cpu.cfs_period_us")
         if quota_text is not None and period_text is not None:
@@ -67,6 +74,42 @@ def cgroup_quota_cpus(
                 return None, None
             return quota / int(period_text), "cgroup v1"
     return None, None
+
+
+@dataclass(frozen=True)
+class CgroupCpu:
+    """Throttling counters of the cgroup's CPU quota, since the cgroup was made."""
+
+    source: str  # "cgroup v2" or "cgroup v1"
+    periods: int  # enforcement periods (cpu.cfs_period_us each) in which the group ran
+    throttled_periods: int  # periods in which it used up its quota and was stopped
+    throttled_s: float  # total time it was stopped
+
+
+# Each version's cpu.stat names its throttled time differently, in a different unit.
+_THROTTLED_TIME = {"throttled_usec": ("cgroup v2", 1e-6), "throttled_time": ("cgroup v1", 1e-9)}
+
+
+def cgroup_cpu_stat(
+    cgroup_root: Path = CGROUP_ROOT, proc_self_cgroup: Path = PROC_SELF_CGROUP
+) -> CgroupCpu | None:
+    """This process's cgroup CPU throttling (v2 or v1 `cpu.stat`); None where there is none (no
+    cgroup CPU controller: a v2 cpu.stat without it has only usage counters)."""
+    for directory in _cpu_dirs(cgroup_root, proc_self_cgroup):
+        fields = {}
+        for line in (_read(directory / "cpu.stat") or "").splitlines():
+            key, _, value = line.partition(" ")
+            if value.strip().isdigit():
+                fields[key] = int(value)
+        for key, (source, unit) in _THROTTLED_TIME.items():
+            if key in fields and "nr_periods" in fields:
+                return CgroupCpu(
+                    source=source,
+                    periods=fields["nr_periods"],
+                    throttled_periods=fields.get("nr_throttled", 0),
+                    throttled_s=fields[key] * unit,
+                )
+    return None
 
 
 def affinity_cpus() -> int:

@@ -42,7 +42,3 @@ class InFlightLimiter:
     def release(self) -> None:
         with self.counter.get_lock():
             self.counter.value -= 1
-
-
-def too_many(limit: int) -> dict[str, str]:
-    return {"detail": f"Too many requests in flight (limit {limit})"}

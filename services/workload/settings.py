@@ -7,7 +7,6 @@ in the environment they pass.
 from __future__ import annotations
 
 import math
-import os
 import time
 from pathlib import Path
 from typing import Literal
@@ -31,6 +30,9 @@ class TargetSettings(BaseSettings):
     name: str = Field("", description="Target name shown in /info (the lab's label for it).")
     host: str = Field("127.0.0.1", description="Address to listen on (0.0.0.0 in a container).")
     port: int = Field(8000, ge=1, le=65535)
+    metrics_port: int = Field(
+        0, ge=0, le=65535, description="Port of /metrics served by the root process's own thread; 0: none."
+    )
     workers: int | None = Field(None, ge=1, le=256, description="Explicit worker count; wins.")
     worker_multiplier: int | None = Field(
         None, ge=1, le=16, description="Workers = multiplier x effective cores, unless workers set."
@@ -45,14 +47,23 @@ class TargetSettings(BaseSettings):
     downstream_url: str | None = Field(
         None, pattern=r"^https?://", description="The mock downstream service /test/downstream calls."
     )
-    worker_class: Literal["sync", "gevent"] = Field(
-        "sync", description="gunicorn's worker class (flask_target): sync processes or gevent greenlets."
+    worker_class: Literal["sync", "gevent", "gthread"] = Field(
+        "sync",
+        description="gunicorn's worker class (flask_target): sync, gevent (greenlets) or gthread (threads).",
+    )
+    threads: int = Field(
+        8, ge=1, le=1024, description="gthread workers: request threads per worker (gunicorn's threads)."
     )
     worker_connections: int = Field(
         GUNICORN_WORKER_CONNECTIONS,
         ge=1,
         le=100_000,
         description="gevent workers: requests one worker takes at once (gunicorn's worker_connections).",
+    )
+    tmp_dir: Path = Field(
+        Path("/tmp"),
+        description="Writable directory for every file the server makes: gunicorn's worker heartbeats, "
+        "Python's temporary files, the metrics folder unless PROMETHEUS_MULTIPROC_DIR names one.",
     )
     log_level: str = Field("warning")
 
@@ -77,8 +88,3 @@ class TargetSettings(BaseSettings):
             kernel_iteration()
         per_iteration = (time.perf_counter() - start) / batch
         return max(1, math.floor(self.work_cap_seconds / per_iteration))
-
-
-def metrics_dir() -> Path:
-    """prometheus_client's multiprocess directory (the entrypoint always sets it)."""
-    return Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])

@@ -32,10 +32,14 @@ class LaunchError(RuntimeError):
     pass
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((LOCALHOST, 0))
-        return int(sock.getsockname()[1])
+def free_port(avoid: int | None = None) -> int:
+    """A port nothing listens on now (never `avoid`, the one already picked for the same server)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind((LOCALHOST, 0))
+            port = int(sock.getsockname()[1])
+        if port != avoid:
+            return port
 
 
 def port_in_use(port: int) -> bool:
@@ -49,6 +53,7 @@ class RunningTarget:
     port: int
     process: subprocess.Popen[bytes]
     log_path: Path
+    metrics_port: int | None = None  # /metrics served by the root process's own thread
 
     @property
     def name(self) -> str:
@@ -57,6 +62,10 @@ class RunningTarget:
     @property
     def url(self) -> str:
         return f"http://{LOCALHOST}:{self.port}"
+
+    @property
+    def metrics_url(self) -> str | None:
+        return f"http://{LOCALHOST}:{self.metrics_port}/metrics" if self.metrics_port else None
 
     def log_tail(self, lines: int = 20) -> str:
         try:
@@ -98,7 +107,10 @@ def start_target(
     log_dir: Path | None = None,
     ready_timeout_s: float = READY_TIMEOUT_S,
 ) -> RunningTarget:
-    """Start one target on 127.0.0.1 and return once its /healthz answers."""
+    """Start one target on 127.0.0.1 and return once its /healthz answers.
+
+    It gets a free port for /metrics of its own (LAB_METRICS_PORT), unless `extra_env` sets one.
+    """
     raise_open_file_limit()  # inherited by the server: thousands of connections need descriptors
     port = port or free_port()
     if port_in_use(port):
@@ -106,6 +118,7 @@ def start_target(
     env = {
         **os.environ,
         **definition.env,
+        "LAB_METRICS_PORT": str(free_port(avoid=port)),
         **(extra_env or {}),
         "LAB_NAME": definition.name,
         "LAB_HOST": LOCALHOST,
@@ -118,7 +131,7 @@ def start_target(
         process = subprocess.Popen(
             definition.command(), env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
-    target = RunningTarget(definition, port, process, log_path)
+    target = RunningTarget(definition, port, process, log_path, int(env["LAB_METRICS_PORT"]) or None)
     try:
         wait_healthy(target, ready_timeout_s)
     except BaseException:

@@ -6,15 +6,13 @@ import math
 from pathlib import Path
 
 import pytest
+import yaml
 
 from labtester.targets import DEFAULT_VALUES, TargetDefinition, load_definitions, load_downstream
 from tests.chart.conftest import CHART, PREFIX, Manifest, Render, find
 from workload.settings import TargetSettings
 
 FOURTH_TARGET = CHART / "ci" / "fourth-target-values.yaml"
-# Worker count when neither LAB_WORKERS nor LAB_WORKER_MULTIPLIER is set, as each entrypoint
-# resolves it: uvicorn one worker, gunicorn 1 x cores (fastapi_target/__main__, gunicorn_conf).
-DEFAULT_MULTIPLIER = {"fastapi_target": None, "flask_target": 1}
 
 
 def cpus(quantity: str) -> float:
@@ -39,7 +37,9 @@ def workers_in_pod(definition: TargetDefinition, container: Manifest) -> int:
         # A CPU quota counts as that many cores, rounded up (workload.cores).
         cpu_cores=math.ceil(cpus(container["resources"]["limits"]["cpu"])),
     )
-    return settings.resolved_workers(DEFAULT_MULTIPLIER[definition.module])
+    # Every values entry states LAB_WORKERS or LAB_WORKER_MULTIPLIER (a test below holds it to
+    # that), so no family's own default (uvicorn 1 worker, gunicorn 1 x cores) comes into it.
+    return settings.resolved_workers(default_multiplier=None)
 
 
 SCENARIOS = {"default": DEFAULT_VALUES, "fourth target": FOURTH_TARGET}
@@ -90,20 +90,28 @@ def test_default_targets_are_the_local_labs(default_manifests: list[Manifest]) -
     assert deployed == {definition.name for definition in load_definitions()}
 
 
+def promised_workers(definition: TargetDefinition) -> int:
+    """What the values entry states: LAB_WORKERS, or LAB_WORKER_MULTIPLIER x its CPUs (rounded up)."""
+    if "LAB_WORKERS" in definition.env:
+        return int(definition.env["LAB_WORKERS"])
+    values = yaml.safe_load(DEFAULT_VALUES.read_text())
+    (entry,) = [entry for entry in values["targets"] if entry["name"] == definition.name]
+    cpu = (entry.get("resources") or values["targetDefaults"]["resources"])["cpu"]
+    return int(definition.env["LAB_WORKER_MULTIPLIER"]) * math.ceil(cpus(str(cpu)))
+
+
 def test_workers_follow_the_multiplier_and_the_cpu_quota(default_manifests: list[Manifest]) -> None:
-    workers = {
-        definition.name: workers_in_pod(definition, target_container(default_manifests, definition.name))
-        for definition in load_definitions()
-        if definition.measure
-    }
-    # The issue's defaults: uvicorn one worker; gunicorn 1x and 2x of a 2-CPU quota; one gevent worker.
-    assert workers == {"fastapi": 1, "flask-1x": 2, "flask-2x": 4, "flask-gevent": 1}
+    for definition in load_definitions():
+        assert {"LAB_WORKERS", "LAB_WORKER_MULTIPLIER"} & definition.env.keys(), (
+            f"{definition.name}: the values entry states its workers, not the family's default"
+        )
+        container = target_container(default_manifests, definition.name)
+        assert workers_in_pod(definition, container) == promised_workers(definition), definition.name
 
 
 def test_a_fourth_target_gets_its_own_worker_count(render: Render) -> None:
-    (fourth,) = [
-        d for d in load_definitions(FOURTH_TARGET) if d.name not in {"fastapi", "flask-1x", "flask-2x"}
-    ]
+    default_names = {d.name for d in load_definitions()}
+    (fourth,) = [d for d in load_definitions(FOURTH_TARGET) if d.name not in default_names]
     container = target_container(render(FOURTH_TARGET), fourth.name)
     assert workers_in_pod(fourth, container) == 4 * math.ceil(cpus(container["resources"]["limits"]["cpu"]))
 

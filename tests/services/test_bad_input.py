@@ -14,9 +14,9 @@ from tests.conftest import StartTarget
 
 
 @pytest.fixture(scope="module")
-def fastapi(start: StartTarget) -> RunningTarget:
+def fastapi(start: StartTarget, downstream: RunningTarget) -> RunningTarget:
     # A small iteration cap keeps every valid CPU case short; the cap's bound is tested all the same.
-    return start("fastapi", LAB_MAX_ITERATIONS="5")
+    return start("fastapi", LAB_MAX_ITERATIONS="5", LAB_DOWNSTREAM_URL=downstream.url)
 
 
 def shorten_waits(case: schemathesis.Case) -> None:
@@ -25,6 +25,8 @@ def shorten_waits(case: schemathesis.Case) -> None:
         (case.path_parameters, "milliseconds"),
         (case.query, "io_ms"),
         (case.query, "cpu_ms"),
+        (case.query, "wait_ms"),
+        (case.query, "call_ms"),
     ):
         value = (parameters or {}).get(name)
         if isinstance(value, int) and 50 < value <= 60_000:
@@ -53,10 +55,11 @@ def test_fastapi_openapi_cases_get_no_server_errors(fastapi: RunningTarget, mode
     assert httpx.get(f"{fastapi.url}/healthz").status_code == 200
 
 
-@pytest.fixture(scope="module", params=["flask-1x", "flask-gevent"])
-def flask(request: pytest.FixtureRequest, start: StartTarget) -> RunningTarget:
-    """Sync workers, and gevent workers whose greenlets run the same handlers."""
-    return start(request.param)
+@pytest.fixture(scope="module", params=["flask-1x", "flask-gevent", "flask-gthread"])
+def flask(request: pytest.FixtureRequest, start: StartTarget, downstream: RunningTarget) -> RunningTarget:
+    """Sync workers, and the gevent workers' greenlets and gthread workers' threads that run the
+    same handlers."""
+    return start(request.param, LAB_DOWNSTREAM_URL=downstream.url)
 
 
 SEGMENTS = st.one_of(
@@ -70,6 +73,8 @@ ROUTES = st.sampled_from(
         "/test/io-bound/",
         "/test/calibrate?samples=",
         "/test/mixed?io_ms=1&cpu_ms=",
+        "/test/fan-out?wait_ms=1&call_ms=1&k=",
+        "/test/fan-out?k=2&call_ms=1&wait_ms=",
         "/nope/",
     ]
 )
@@ -79,8 +84,8 @@ ROUTES = st.sampled_from(
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 def test_flask_answers_nonsense_without_server_errors(flask: RunningTarget, route: str, value: str) -> None:
     # Large valid values are real work: push them far above the cap, where they must be refused.
-    if value.strip().isdigit() and int(value) > 5:
-        value = str(int(value) * 10**12)
+    if value.strip().isdigit() and int(value.strip()) > 5:
+        value = str(int(value.strip()) * 10**12)
     with httpx.Client(base_url=flask.url, timeout=60) as client:
         try:
             response = client.get(route + value)

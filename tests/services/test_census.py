@@ -5,11 +5,14 @@ from __future__ import annotations
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import StartTarget
+from tests.services.conftest import QuotaCgroup
+from workload.cores import cgroup_cpu_stat
 
 
 def roles(url: str) -> Counter[str]:
@@ -73,3 +76,50 @@ def test_offload_pool_appears_under_load(start: StartTarget) -> None:
     assert httpx.get(f"{target.url}/test/offload-cpubound/2", timeout=30).status_code == 200
     seen = roles(target.url)
     assert seen["master"] == 1 and seen["pool"] >= 1
+
+
+def census_and_metrics(url: str) -> tuple[dict[str, Any] | None, dict[str, float]]:
+    throttling = httpx.get(f"{url}/test/resmon", timeout=30).json()["cgroup_cpu"]
+    counters = {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(httpx.get(f"{url}/metrics", timeout=30).text)
+        if family.name.startswith("lab_cgroup_cpu_")
+        for sample in family.samples
+    }
+    return throttling, counters
+
+
+def test_census_reads_the_servers_own_cgroup(start: StartTarget) -> None:
+    target = start("fastapi")
+    before = cgroup_cpu_stat()  # the server is this process's child: the same cgroup
+    throttling, counters = census_and_metrics(target.url)
+    after = cgroup_cpu_stat()
+    if before is None:
+        assert throttling is None and counters == {}
+        return
+    assert after is not None and throttling is not None
+    assert throttling["source"] == before.source
+    for field in ("periods", "throttled_periods", "throttled_s"):
+        assert getattr(before, field) <= throttling[field] <= getattr(after, field), field
+    assert counters.keys() == {
+        "lab_cgroup_cpu_periods_total",
+        "lab_cgroup_cpu_throttled_periods_total",
+        "lab_cgroup_cpu_throttled_seconds_total",
+    }
+
+
+def test_a_cpu_quota_shows_as_throttling(start: StartTarget, quota_cgroup: QuotaCgroup) -> None:
+    target = start("flask-1x", LAB_WORKERS="1")
+    quota_cgroup.move(target.tree())
+    before, _ = census_and_metrics(target.url)
+    assert before is not None and before["source"] == quota_cgroup.source
+    work = httpx.get(f"{target.url}/test/mixed?cpu_ms=300&io_ms=0", timeout=60).json()
+    after, counters = census_and_metrics(target.url)
+    assert after is not None
+
+    # 300 ms of CPU at 0.2 CPU: stopped in most of the periods it ran in, for most of the time.
+    assert after["throttled_periods"] - before["throttled_periods"] >= 5
+    assert after["throttled_s"] - before["throttled_s"] > 0.5 * work["cpu_s"]
+    assert counters["lab_cgroup_cpu_throttled_periods_total"] == after["throttled_periods"]
+    # The request's own CPU clock does not count the time its cgroup was stopped.
+    assert work["duration_s"] > 2 * work["cpu_s"]

@@ -9,12 +9,15 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.launcher import RunningTarget
+from labtester.stats import max_overlap
 
 INFO_FIELDS = {
     "name",
     "framework",
     "server",
+    "worker_class",
     "workers",
+    "threads",
     "reload",
     "effective_cores",
     "cores_source",
@@ -22,11 +25,15 @@ INFO_FIELDS = {
     "limits",
     "versions",
     "endpoints",
+    "control",
+    "writes",
 }
 WORK_FIELDS = {"duration_s", "started_at", "finished_at", "pid", "cpu_s"}
 # Two readings of clocks that tick in nanoseconds but are read microseconds apart.
 CLOCK_GRANULARITY_S = 0.001
 PURE_WAITS = ("io-bound", "badasync-io-bound")
+TIMER_TICK_S = 0.001  # libuv's loop clock (uvloop, under uvicorn) has millisecond resolution
+THROTTLING_FIELDS = {"source", "periods", "throttled_periods", "throttled_s"}
 PROCESS_FIELDS = {"pid", "ppid", "name", "role", "threads", "rss_bytes", "cpu_seconds"}
 
 
@@ -41,9 +48,15 @@ def test_info_describes_server_and_endpoints(client: httpx.Client, target: Runni
     assert info.keys() >= INFO_FIELDS
     assert info["name"] == target.name
     assert info["workers"] >= 1 and info["effective_cores"] >= 1
+    assert info["worker_class"] in ("uvicorn", "sync", "gevent", "gthread")
+    assert info["threads"] >= 1 and (info["threads"] > 1) <= (info["worker_class"] == "gthread")
     assert info["kernel"]["max_iterations"] >= 1
     assert {"python", info["framework"], info["server"]} <= info["versions"].keys()
     assert {"sync-cpubound", "io-bound"} <= info["endpoints"].keys()
+    control = info["control"]
+    assert control["metrics_port"] == target.metrics_port
+    for name in ("health", "info", "calibrate", "census", "metrics"):
+        assert client.get(control[name]).status_code == 200, name
     for endpoint in info["endpoints"].values():
         assert endpoint["work"] in ("cpu", "io", "mixed")
         assert endpoint["execution"] in (
@@ -53,7 +66,13 @@ def test_info_describes_server_and_endpoints(client: httpx.Client, target: Runni
             "thread_pool",
             "async",
             "greenlets",
+            "threads",
         )
+        # A request per sync worker; a request per thread of each gthread worker.
+        if endpoint["execution"] == "workers":
+            assert endpoint["slots"] == info["workers"], endpoint
+        if endpoint["execution"] == "threads":
+            assert endpoint["slots"] == info["workers"] * info["threads"], endpoint
 
 
 def test_calibrate(client: httpx.Client) -> None:
@@ -72,13 +91,16 @@ ARGUMENTS = {
     "io": ("20", "milliseconds", 20),
     "mixed": ("?cpu_ms=3&io_ms=20", "io_ms", 20),
 }
+FAN_OUT_ARGUMENTS = ("?k=3&wait_ms=20&call_ms=10", "k", 3)
 
 
 def test_every_listed_endpoint_answers_with_its_fields(client: httpx.Client) -> None:
     endpoints = client.get("/info").json()["endpoints"]
-    assert "mixed" in endpoints
+    assert {"mixed", "downstream", "fan-out"} <= endpoints.keys()
     for endpoint in endpoints.values():
-        suffix, field, value = ARGUMENTS[endpoint["work"]]
+        suffix, field, value = (
+            FAN_OUT_ARGUMENTS if endpoint["name"] == "fan-out" else ARGUMENTS[endpoint["work"]]
+        )
         response = client.get(endpoint["path"].split("{")[0] + suffix)
         assert response.status_code == 200, endpoint
         body = response.json()
@@ -99,6 +121,8 @@ def test_resmon_is_a_census_of_the_server_tree(client: httpx.Client, target: Run
     assert census["root_pid"] == target.process.pid
     assert census["process_count"] == len(census["processes"])
     assert census["thread_count"] == sum(p["threads"] for p in census["processes"])
+    throttling = census["cgroup_cpu"]  # None where the server has no cgroup CPU controller
+    assert throttling is None or throttling.keys() == THROTTLING_FIELDS
     for process in census["processes"]:
         assert process.keys() >= PROCESS_FIELDS
         assert process["role"] in ("master", "reloader", "worker", "pool", "helper")
@@ -143,12 +167,34 @@ def test_metrics_follow_prometheus_conventions(client: httpx.Client) -> None:
         ("/test/mixed?cpu_ms=10001&io_ms=5", "cpu_ms"),
         ("/test/mixed?cpu_ms=5&io_ms=5&splits=0", "splits"),
         ("/test/mixed?cpu_ms=5&io_ms=5&splits=101", "splits"),
+        ("/test/fan-out?wait_ms=5&call_ms=5", "k"),
+        ("/test/fan-out?k=0&wait_ms=5&call_ms=5", "k"),
+        ("/test/fan-out?k=33&wait_ms=5&call_ms=5", "k"),
+        ("/test/fan-out?k=two&wait_ms=5&call_ms=5", "k"),
+        ("/test/fan-out?k=2&wait_ms=-1&call_ms=5", "wait_ms"),
+        ("/test/fan-out?k=2&wait_ms=60001&call_ms=5", "wait_ms"),
+        ("/test/fan-out?k=2&wait_ms=5&call_ms=-1", "call_ms"),
+        ("/test/fan-out?k=2&wait_ms=5&call_ms=60001", "call_ms"),
     ],
 )
 def test_bad_input_is_a_422_naming_the_field(client: httpx.Client, path: str, field: str) -> None:
     response = client.get(path)
     assert response.status_code == 422
     assert response.json()["detail"][0]["loc"][-1] == field
+
+
+def test_fan_out_waits_overlap_then_calls_downstream(client: httpx.Client) -> None:
+    body = client.get("/test/fan-out", params={"k": 4, "wait_ms": 200, "call_ms": 50}).json()
+    assert (body["k"], body["wait_ms"], body["call_ms"]) == (4, 200, 50)
+    waits = [step for step in body["steps"] if step["step"] == "wait"]
+    (call,) = [step for step in body["steps"] if step["step"] == "call"]
+    assert sorted(step["index"] for step in waits) == [0, 1, 2, 3]
+    # The four waits run at once (all open at one instant), and the call only after them all.
+    assert max_overlap([(step["started_at"], step["finished_at"]) for step in waits]) == 4
+    assert call["started_at"] >= max(step["finished_at"] for step in waits)
+    assert call["status"] == 200 and call["duration_s"] >= 0.05 - TIMER_TICK_S
+    assert body["started_at"] <= min(s["started_at"] for s in body["steps"])
+    assert body["finished_at"] >= call["finished_at"]
 
 
 def test_unknown_path_is_json_404(client: httpx.Client) -> None:

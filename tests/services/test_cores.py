@@ -1,4 +1,4 @@
-"""Effective cores from fake cgroup trees: v2, v1, unlimited, and an explicit setting."""
+"""Effective cores and CPU throttling from fake cgroup trees: v2, v1, unlimited, none, a setting."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workload.cores import affinity_cpus, effective_cores
+from workload.cores import CgroupCpu, affinity_cpus, cgroup_cpu_stat, effective_cores
 
 
 def cgroup(tmp_path: Path, files: dict[str, str], self_cgroup: str = "0::/\n") -> tuple[Path, Path]:
@@ -65,3 +65,53 @@ def test_no_cgroup_files_falls_back_to_affinity(tmp_path: Path) -> None:
 def test_explicit_setting_wins(tmp_path: Path) -> None:
     root, proc = cgroup(tmp_path, {"cpu.max": "100000 100000"})
     assert effective_cores(7, root, proc).cores == 7
+
+
+V2_STAT = (
+    "usage_usec 900\nuser_usec 600\nsystem_usec 300\nnr_periods 40\nnr_throttled 7\nthrottled_usec 350000\n"
+)
+V1_STAT = "nr_periods 12\nnr_throttled 5\nthrottled_time 1500000000\nnr_bursts 0\nburst_time 0\n"
+
+
+def test_cgroup_v2_throttling(tmp_path: Path) -> None:
+    root, proc = cgroup(tmp_path, {"cpu.stat": V2_STAT, "cpu.max": "50000 100000"})
+    assert cgroup_cpu_stat(root, proc) == CgroupCpu("cgroup v2", 40, 7, pytest.approx(0.35))
+
+
+def test_cgroup_v2_throttling_of_the_own_nested_group(tmp_path: Path) -> None:
+    root, proc = cgroup(
+        tmp_path,
+        {"cpu.stat": V2_STAT.replace("nr_throttled 7", "nr_throttled 1"), "kubepods/pod1/cpu.stat": V2_STAT},
+        "0::/kubepods/pod1\n",
+    )
+    stat = cgroup_cpu_stat(root, proc)
+    assert stat is not None and stat.throttled_periods == 7
+
+
+def test_cgroup_v2_without_the_cpu_controller_has_no_throttling(tmp_path: Path) -> None:
+    # Without the cpu controller a v2 cpu.stat counts usage only: no periods, nothing to report.
+    root, proc = cgroup(tmp_path, {"cpu.stat": "usage_usec 900\nuser_usec 600\nsystem_usec 300\n"})
+    assert cgroup_cpu_stat(root, proc) is None
+
+
+def test_cgroup_v1_throttling(tmp_path: Path) -> None:
+    root, proc = cgroup(tmp_path, {"cpu/cpu.stat": V1_STAT}, "1:cpu:/\n")
+    assert cgroup_cpu_stat(root, proc) == CgroupCpu("cgroup v1", 12, 5, pytest.approx(1.5))
+
+
+def test_cgroup_v1_throttling_of_the_own_group(tmp_path: Path) -> None:
+    root, proc = cgroup(
+        tmp_path,
+        {
+            "cpu,cpuacct/cpu.stat": V1_STAT.replace("nr_throttled 5", "nr_throttled 0"),
+            "cpu,cpuacct/lab/cpu.stat": V1_STAT,
+        },
+        "4:cpu,cpuacct:/lab\n",
+    )
+    stat = cgroup_cpu_stat(root, proc)
+    assert stat is not None and (stat.source, stat.throttled_periods) == ("cgroup v1", 5)
+
+
+def test_no_cgroup_means_no_throttling(tmp_path: Path) -> None:
+    root, proc = cgroup(tmp_path, {})
+    assert cgroup_cpu_stat(root, proc) is None

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from labtester.launcher import RunningTarget
+from labtester.stats import max_overlap
 from tests.conftest import StartTarget
 
 WAIT_MS = 300
@@ -23,6 +24,7 @@ from gevent import monkey
 monkey.patch_all()
 import json
 import gunicorn.arbiter, gunicorn.workers.ggevent, flask_target.app, workload.server
+import workload.metrics_server
 from workload.green import monkey_patch_report
 print(json.dumps(monkey_patch_report()))
 """
@@ -102,3 +104,16 @@ def test_downstream_calls_overlap_through_patched_sockets(start: StartTarget) ->
     _, bodies = together(f"{target.url}/test/downstream/{WAIT_MS}", CONCURRENCY)
     assert len({b["pid"] for b in bodies}) == 1
     assert span(bodies) < 1.5 * WAIT_MS / 1000
+
+
+def test_fan_out_waits_overlap_as_greenlets(start: StartTarget) -> None:
+    # The blocking fan-out code (a thread pool of time.sleep waits), patched: greenlets that overlap.
+    mock = start("fastapi")
+    target = start("flask-gevent", LAB_DOWNSTREAM_URL=mock.url)
+    k = 8
+    body = httpx.get(f"{target.url}/test/fan-out?k={k}&wait_ms={WAIT_MS}&call_ms=10", timeout=30).json()
+    waits = [(step["started_at"], step["finished_at"]) for step in body["steps"] if step["step"] == "wait"]
+    assert max_overlap(waits) == k
+    # In the worker's one thread: switching greenlets, so no CPU clock was read across them.
+    assert body["cpu_s"] == 0.0
+    assert httpx.get(f"{target.url}/info").json()["endpoints"]["fan-out"]["execution"] == "greenlets"

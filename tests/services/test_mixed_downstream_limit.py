@@ -65,8 +65,11 @@ def test_downstream_call(start: StartTarget, name: str) -> None:
     assert httpx.get(f"{target.url}/test/downstream/x").status_code == 422
 
 
-def test_unreachable_downstream_is_a_502_not_a_crash(start: StartTarget) -> None:
-    target = start("fastapi", LAB_DOWNSTREAM_URL="http://127.0.0.1:9")
-    response = httpx.get(f"{target.url}/test/downstream/10", timeout=30)
-    assert response.status_code == 502 and response.json()["detail"].startswith("downstream:")
+@pytest.mark.parametrize("name", ["fastapi", "flask-gthread"])
+def test_unreachable_downstream_is_a_502_not_a_crash(start: StartTarget, name: str) -> None:
+    target = start(name, LAB_DOWNSTREAM_URL="http://127.0.0.1:9")
+    for path in ("/test/downstream/10", "/test/fan-out?k=2&wait_ms=10&call_ms=10"):
+        response = httpx.get(f"{target.url}{path}", timeout=30)
+        assert response.status_code == 502, path
+        assert response.json()["detail"].startswith("downstream:"), path
     assert httpx.get(f"{target.url}/healthz").status_code == 200

@@ -22,6 +22,7 @@ def test_sigterm_stops_the_whole_fastapi_tree_including_the_pool() -> None:
         _, alive = psutil.wait_procs(tree, timeout=15)
         assert alive == []
         assert not port_in_use(target.port)
+        assert target.metrics_port is not None and not port_in_use(target.metrics_port)
     finally:
         target.stop(grace_s=1)
 
@@ -35,5 +36,6 @@ def test_sigterm_stops_every_gunicorn_worker() -> None:
         _, alive = psutil.wait_procs(tree, timeout=15)
         assert alive == []
         assert not port_in_use(target.port)
+        assert target.metrics_port is not None and not port_in_use(target.metrics_port)
     finally:
         target.stop(grace_s=1)

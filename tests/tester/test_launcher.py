@@ -6,15 +6,22 @@ import socket
 
 import psutil
 import pytest
+import yaml
 
 from labtester.launcher import LaunchError, port_in_use, start_target
-from labtester.targets import TargetDefinition, load_definitions
+from labtester.targets import DEFAULT_VALUES, TargetDefinition, load_definitions
 
 
 def test_definitions_come_from_the_chart_values() -> None:
-    names = [d.name for d in load_definitions() if d.measure]
-    assert names == ["fastapi", "flask-1x", "flask-2x", "flask-gevent"]
-    assert [d.local_port for d in load_definitions() if d.measure] == [8001, 8002, 8003, 8006]
+    entries = yaml.safe_load(DEFAULT_VALUES.read_text())["targets"]
+    definitions = load_definitions()
+    assert [d.name for d in definitions] == [entry["name"] for entry in entries]
+    for definition, entry in zip(definitions, entries, strict=True):
+        assert definition.module == entry["module"] and definition.local_port == entry["localPort"]
+        assert definition.measure == entry.get("measure", True)
+        assert definition.env == {key: str(value) for key, value in (entry.get("env") or {}).items()}
+        assert definition.command()[1:] == ["-m", entry["module"]]
+    assert len({d.local_port for d in definitions}) == len(definitions), "two targets share a local port"
 
 
 def test_stop_leaves_no_process_and_frees_the_port() -> None:

@@ -1,0 +1,50 @@
+"""Request validation and error bodies shared by every target, in one shape: FastAPI's.
+
+FastAPI validates its parameters itself and answers 422 in this shape; targets on other
+frameworks validate with `bounded_int` and answer `InvalidInput.body` with 422, so one client
+reads them all. Every other error body is {"detail": message}.
+"""
+
+from __future__ import annotations
+
+
+def validation_error(location: list[str], message: str, value: object) -> dict[str, object]:
+    """The 422 body, in FastAPI's shape so one client reads both frameworks."""
+    return {"detail": [{"loc": location, "msg": message, "input": value, "type": "value_error"}]}
+
+
+def parse_bounded_int(value: str, low: int, high: int) -> int | str:
+    """The integer in [low, high], or the reason it is not one."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return "Input should be a valid integer"
+    if not low <= number <= high:
+        return f"Input should be between {low} and {high}"
+    return number
+
+
+class InvalidInput(Exception):
+    """A request parameter out of its bounds: answered 422 with `body`."""
+
+    def __init__(self, location: list[str], message: str, value: object) -> None:
+        super().__init__(message)
+        self.body = validation_error(location, message, value)
+
+
+def bounded_int(value: str, location: list[str], low: int, high: int) -> int:
+    """`value` as an integer in [low, high], else InvalidInput naming `location` (e.g. query, k)."""
+    parsed = parse_bounded_int(value, low, high)
+    if isinstance(parsed, str):
+        raise InvalidInput(location, parsed, value)
+    return parsed
+
+
+def downstream_failure(error: Exception) -> dict[str, str]:
+    """The 502 body when the downstream call fails: the failure's kind, never its internals."""
+    return {"detail": f"downstream: {type(error).__name__}"}
+
+
+def too_many(limit: int) -> dict[str, str]:
+    """The 429 body beyond the in-flight limit (workload.limits)."""
+    return {"detail": f"Too many requests in flight (limit {limit})"}

@@ -1,0 +1,115 @@
+"""/metrics on its own port answers while the request path is held: a blocked loop, busy workers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import httpx
+import psutil
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from labtester.launcher import RunningTarget
+from tests.conftest import StartTarget
+from tests.services.work import iterations_for
+
+SCRAPE_LIMIT_S = 1.0  # the issue's own figure
+SCRAPE_INTERVAL_S = 0.2
+WORK_SECONDS = 1.5  # per request; three of them hold the target for several seconds
+
+
+@dataclass(frozen=True)
+class Scrape:
+    at: float  # seconds since the burst was sent
+    latency_s: float
+    in_flight: float
+
+
+def scrape(url: str, since: float, client: httpx.Client | None = None) -> Scrape:
+    start = time.perf_counter()
+    response = (client or httpx).get(url, timeout=10)
+    latency = time.perf_counter() - start
+    assert response.status_code == 200
+    families = {f.name: f for f in text_string_to_metric_families(response.text)}
+    in_flight = sum(s.value for s in families["lab_http_requests_in_flight"].samples)
+    return Scrape(start - since, latency, in_flight)
+
+
+def scrape_during(target: RunningTarget, work_path: str, count: int) -> tuple[list[Scrape], float]:
+    """Send `count` work requests at once and scrape the metrics port until all are answered;
+    also the main port's /healthz latency meanwhile, which shows the request path was held."""
+    assert target.metrics_url is not None
+    scrapes: list[Scrape] = []
+    # One client made beforehand, as a scraper's is: its set-up is not the server's latency.
+    with ThreadPoolExecutor(count + 1) as pool, httpx.Client() as scraper:
+        sent = time.perf_counter()
+        work = [pool.submit(httpx.get, f"{target.url}{work_path}", timeout=120) for _ in range(count)]
+        time.sleep(0.3)  # the work reaches the server first
+        health = pool.submit(timed, lambda: httpx.get(f"{target.url}/healthz", timeout=120))
+        while not all(future.done() for future in work):
+            scrapes.append(scrape(target.metrics_url, sent, scraper))
+            time.sleep(SCRAPE_INTERVAL_S)
+        assert [future.result().status_code for future in work] == [200] * count
+        return scrapes, health_latency(health)
+
+
+def timed(call: Callable[[], httpx.Response]) -> float:
+    start = time.perf_counter()
+    assert call().status_code == 200
+    return time.perf_counter() - start
+
+
+def health_latency(future: Future[float]) -> float:
+    return future.result()
+
+
+def test_metrics_port_answers_while_the_fastapi_loop_is_blocked(start: StartTarget) -> None:
+    target = start("fastapi")
+    iterations = iterations_for(target, WORK_SECONDS)
+    scrapes, health_s = scrape_during(target, f"/test/badasync-cpubound/{iterations}", 3)
+
+    assert health_s > SCRAPE_LIMIT_S, "the loop was not blocked: this test would prove nothing"
+    assert len(scrapes) >= 3
+    slow = [s for s in scrapes if s.latency_s >= SCRAPE_LIMIT_S]
+    assert not slow, slow
+    # The one event loop runs one blocked handler at a time: in flight is 1 all through the burst
+    # (the others wait in the kernel, unread), and 0 once it is over.
+    assert max(s.in_flight for s in scrapes) == 1
+    assert sum(s.in_flight == 1 for s in scrapes) >= len(scrapes) // 2
+    assert scrape(target.metrics_url or "", 0).in_flight == 0
+
+
+def test_metrics_port_answers_while_every_gunicorn_worker_is_busy(start: StartTarget) -> None:
+    target = start("flask-1x")
+    workers = httpx.get(f"{target.url}/info").json()["workers"]
+    iterations = iterations_for(target, WORK_SECONDS)
+    scrapes, health_s = scrape_during(target, f"/test/sync-cpubound/{iterations}", workers + 1)
+
+    assert health_s > SCRAPE_LIMIT_S, "the workers were not all busy: this test would prove nothing"
+    slow = [s for s in scrapes if s.latency_s >= SCRAPE_LIMIT_S]
+    assert not slow, slow
+    # Every worker busy: the gauge shows them all, then drops back to 0.
+    assert max(s.in_flight for s in scrapes) == workers
+    assert scrape(target.metrics_url or "", 0).in_flight == 0
+
+
+@pytest.mark.parametrize("name", ["fastapi", "flask-2x", "fastapi-2workers", "fastapi-reload"])
+def test_only_the_root_process_listens_on_the_metrics_port(start: StartTarget, name: str) -> None:
+    target = start(name)
+    info = httpx.get(f"{target.url}/info").json()
+    assert info["control"]["metrics_port"] == target.metrics_port
+    listeners = [
+        process.pid
+        for process in target.tree()
+        for connection in process.net_connections(kind="tcp")
+        if connection.status == psutil.CONN_LISTEN and connection.laddr.port == target.metrics_port
+    ]
+    assert listeners == [target.process.pid]
+    # The same exposition as the main port's: the census of the whole tree, by role.
+    families = {f.name: f for f in text_string_to_metric_families(httpx.get(target.metrics_url or "").text)}
+    roles = {s.labels["role"] for s in families["lab_server_processes"].samples}
+    assert ("worker" in roles) == (info["workers"] > 1 or info["reload"])
+    assert httpx.get(f"http://127.0.0.1:{target.metrics_port}/other").status_code == 404
