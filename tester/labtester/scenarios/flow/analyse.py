@@ -49,7 +49,7 @@ class Prediction(BaseModel):
     per_request_s: float  # R: one request alone
     slots: float | None  # None: no limit
     cpu_per_request_s: float | None  # the server's CPU per request, measured over the run
-    cores: int
+    cores: float  # the cores the handling can use
     per_s: float
     binding: Binding
 
@@ -70,19 +70,22 @@ class FlowSummary(BaseModel):
 def predict(
     settings: FlowSettings, per_request_s: float, info: TargetInfo, cpu_per_request_s: float | None
 ) -> Prediction:
-    limits = capacity(info.endpoints[FAN_OUT], info)
+    endpoint = info.endpoints[FAN_OUT]
+    limits = capacity(endpoint, info)
     slots = None if math.isinf(limits.slots) else limits.slots
+    # The cores its handling can use: one per process where Python runs on one thread per process.
+    cores = capacity(endpoint.model_copy(update={"work": "cpu"}), info).cores
     candidates: dict[Binding, float] = {"users": settings.users / (per_request_s + settings.think_s)}
     if slots is not None:
         candidates["slots"] = slots / per_request_s
     if cpu_per_request_s:
-        candidates["cpu"] = info.effective_cores / cpu_per_request_s
+        candidates["cpu"] = cores / cpu_per_request_s
     binding = min(candidates, key=lambda name: candidates[name])
     return Prediction(
         per_request_s=per_request_s,
         slots=slots,
         cpu_per_request_s=cpu_per_request_s,
-        cores=info.effective_cores,
+        cores=cores,
         per_s=candidates[binding],
         binding=binding,
     )
