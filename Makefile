@@ -20,10 +20,14 @@ help: ## List the targets
 
 install: $(INSTALLED) ## Create .venv with the lab and its development tools
 
+# The editable install maps only the packages that exist when it runs; the sources' .pth puts
+# services/ and tester/ themselves on the path, so a new package there imports without reinstalling.
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/python -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), \
+		"concurrency-lab-sources.pth").write_text("$(CURDIR)/services\n$(CURDIR)/tester\n")'
 	touch $@
 
 lint: install ## ruff check and format check
@@ -70,10 +74,10 @@ WHEELHOUSE := build/wheelhouse
 # Extra `helm upgrade` flags: `make run-lab HELM_ARGS="-f charts/concurrency-lab/ci/small-values.yaml"`.
 HELM_ARGS ?=
 GRAFANA_URL := http://127.0.0.1:3000
-# NAME=DOCKERFILE: each image is concurrency-lab/NAME:$(IMAGE_TAG), built from the repository root.
-IMAGES := fastapi-target=services/fastapi_target/Dockerfile flask-target=services/flask_target/Dockerfile \
-	$(if $(wildcard tester/Dockerfile),tester=tester/Dockerfile)
-IMAGE_REFS := $(foreach image,$(IMAGES),concurrency-lab/$(firstword $(subst =, ,$(image))):$(IMAGE_TAG))
+# Every image the chart deploys, from its values (a line each: REPOSITORY DOCKERFILE [MODULE]);
+# expanded only when a recipe runs, after `install` made the venv that reads them.
+IMAGE_LIST = $(BIN)/python scripts/image-list
+IMAGE_REFS = $(addsuffix :$(IMAGE_TAG),$(shell $(IMAGE_LIST) | cut -d' ' -f1))
 KUBE := $(KUBECTL) --context kind-$(CLUSTER) --namespace $(NAMESPACE)
 RELEASE_SELECTOR := app.kubernetes.io/instance=$(RELEASE)
 
@@ -94,10 +98,10 @@ $(PROMETHEUS):
 
 # --network none: everything a build installs comes from the wheelhouse in its context.
 images: wheelhouse ## Build the lab's images on BASE_IMAGE, offline, from build/wheelhouse
-	@set -e; for image in $(IMAGES); do \
-		echo "docker build concurrency-lab/$${image%%=*}:$(IMAGE_TAG) from $${image#*=}"; \
-		docker build --network none --build-arg BASE_IMAGE=$(BASE_IMAGE) \
-			--tag "concurrency-lab/$${image%%=*}:$(IMAGE_TAG)" --file "$${image#*=}" .; \
+	@set -euo pipefail; $(IMAGE_LIST) | while read -r repository dockerfile module; do \
+		echo "docker build $$repository:$(IMAGE_TAG) from $$dockerfile $${module:+(MODULE=$$module)}"; \
+		docker build --network none --build-arg BASE_IMAGE=$(BASE_IMAGE) $${module:+--build-arg MODULE=$$module} \
+			--tag "$$repository:$(IMAGE_TAG)" --file "$$dockerfile" . || exit 1; \
 	done
 
 kind-up: tools images ## Create the kind cluster if absent, build the images, load them into it

@@ -1,7 +1,8 @@
 """Target definitions, read from the one place that holds them: the chart's `targets` list.
 
 The tester itself knows a target only by name and URL; only the local launcher needs to know how
-to start one, and it starts exactly what the chart deploys.
+to start one, and it starts exactly what the chart deploys. The images the chart deploys derive
+from the same entries (`image_builds`): a target family is a folder under services/ plus an entry.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_VALUES = REPO_ROOT / "charts" / "concurrency-lab" / "values.yaml"
+# Every Python target's image: one Dockerfile, told which module to run (build arg MODULE).
+PYTHON_TARGET_DOCKERFILE = "services/Dockerfile"
+TESTER_DOCKERFILE = "tester/Dockerfile"
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,7 @@ class TargetDefinition:
     local_port: int
     measure: bool = True
     env: dict[str, str] = field(default_factory=dict)
+    image: str = ""  # repository; the tag is the chart's image.tag
 
     def command(self, python: str = sys.executable) -> list[str]:
         """How the target is started: the same `python -m <module>` as the container's."""
@@ -37,6 +42,7 @@ def _definition(entry: dict[str, Any], measure: bool) -> TargetDefinition:
         local_port=int(entry["localPort"]),
         measure=measure,
         env={key: str(value) for key, value in (entry.get("env") or {}).items()},
+        image=entry.get("image", ""),
     )
 
 
@@ -49,3 +55,40 @@ def load_downstream(values_path: Path = DEFAULT_VALUES) -> TargetDefinition | No
     """The mock downstream service the targets call (/test/downstream), if the values enable it."""
     entry = yaml.safe_load(values_path.read_text()).get("downstream") or {}
     return _definition(entry, measure=False) if entry.get("enabled") else None
+
+
+@dataclass(frozen=True)
+class ImageBuild:
+    repository: str
+    dockerfile: str  # relative to the repository root, which is the build context
+    module: str | None  # the MODULE build argument of the shared Python target Dockerfile
+
+    def line(self) -> str:
+        return " ".join([self.repository, self.dockerfile, self.module or ""]).rstrip()
+
+
+def image_builds(values_path: Path = DEFAULT_VALUES, root: Path = REPO_ROOT) -> list[ImageBuild]:
+    """Every image the chart deploys, once each: the servers' (targets and the downstream mock),
+    each from its family's own services/<module>/Dockerfile if it has one, else from the shared
+    Python one; then the tester's."""
+    servers = [*load_definitions(values_path)]
+    downstream = load_downstream(values_path)
+    if downstream is not None:
+        servers.append(downstream)
+    modules: dict[str, str] = {}
+    for server in servers:
+        if modules.setdefault(server.image, server.module) != server.module:
+            raise ValueError(
+                f"image {server.image} is named for both {modules[server.image]} and {server.module}"
+            )
+    builds = []
+    for repository, module in modules.items():
+        own = Path("services", module, "Dockerfile")
+        if (root / own).is_file():
+            builds.append(ImageBuild(repository, str(own), None))
+        else:
+            builds.append(ImageBuild(repository, PYTHON_TARGET_DOCKERFILE, module))
+    tester = (yaml.safe_load(values_path.read_text()).get("tester") or {}).get("image")
+    if tester:
+        builds.append(ImageBuild(tester, TESTER_DOCKERFILE, None))
+    return builds

@@ -8,17 +8,21 @@ says where 2 came from.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from labtester.targets import ImageBuild, image_builds
 from tests.images.containers import (
     LAB_USER,
+    TAG,
     Containers,
     RunningTarget,
     chart_specs,
+    docker,
     start_targets,
     whole_cores,
 )
@@ -58,7 +62,8 @@ def test_census_root_is_the_server_with_its_workers(targets: dict[str, RunningTa
     assert roles.get(1) == "master", f"pid 1 has role {roles.get(1)}: {census['processes']}"
     expected = target.spec.expected_workers(whole_cores(target.cpus))
     assert census["serving_processes"] == expected, census
-    if target.spec.module == "flask_target":  # gunicorn's arbiter never serves: it forks the workers
+    server = httpx.get(f"{target.url}/info", timeout=10).json()["server"]
+    if server == "gunicorn":  # gunicorn's arbiter never serves: it forks the workers
         workers = [p for p in census["processes"] if p["role"] == "worker" and p["ppid"] == 1]
         assert len(workers) == expected, f"{len(workers)} gunicorn workers, expected {expected}: {census}"
 
@@ -76,3 +81,12 @@ def test_runs_as_the_image_user_on_a_read_only_root(targets: dict[str, RunningTa
     assert write.returncode != 0 and "Read-only file system" in write.stderr, write
     tmp = container.exec("touch", "/tmp/written-by-the-test")
     assert tmp.returncode == 0, f"/tmp is not writable: {tmp.stderr}"
+
+
+@pytest.mark.parametrize("build", image_builds(), ids=lambda build: build.repository)
+def test_every_image_of_the_list_was_built_for_its_module(build: ImageBuild) -> None:
+    """The images `make images` built are the ones the values name (labtester.targets.image_builds),
+    each Python target's from the one shared Dockerfile, set to run its own module."""
+    inspected = docker("image", "inspect", "--format", "{{json .Config.Env}}", f"{build.repository}:{TAG}")
+    env = dict(item.split("=", 1) for item in json.loads(inspected.stdout))
+    assert env.get("LAB_MODULE") == build.module, env

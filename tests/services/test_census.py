@@ -120,6 +120,7 @@ def test_a_cpu_quota_shows_as_throttling(start: StartTarget, quota_cgroup: Quota
     # 300 ms of CPU at 0.2 CPU: stopped in most of the periods it ran in, for most of the time.
     assert after["throttled_periods"] - before["throttled_periods"] >= 5
     assert after["throttled_s"] - before["throttled_s"] > 0.5 * work["cpu_s"]
-    assert counters["lab_cgroup_cpu_throttled_periods_total"] == after["throttled_periods"]
+    # Read just after the census: the same counter, which only the throttling since can have raised.
+    assert counters["lab_cgroup_cpu_throttled_periods_total"] >= after["throttled_periods"]
     # The request's own CPU clock does not count the time its cgroup was stopped.
     assert work["duration_s"] > 2 * work["cpu_s"]
