@@ -27,6 +27,7 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import SampleShape, encode
 from labtester.scenarios.sweep import report
 from labtester.scenarios.sweep.analyse import SweepSettings, SweepSummary, summarize
+from labtester.views import ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -110,6 +111,9 @@ class Sweep(SampleShape[SweepSettings, SweepSummary]):
     def plots(self, results: Results, records: list[Record], directory: Path) -> list[Path]:
         plot = report.plot(results, directory / "sweep.png")
         return [plot] if plot else []
+
+    def comparison(self, results: Results) -> list[ComparisonRow]:
+        return report.comparison(results)
 
 
 SHAPE = Sweep()

@@ -13,6 +13,7 @@ from rich.table import Table
 from labtester.plotting import gaps, plt
 from labtester.scenarios.common import ms
 from labtester.scenarios.sweep.analyse import SweepLevel, SweepSummary, VariantSummary
+from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.results import Results
@@ -116,6 +117,33 @@ def sections(results: Results) -> list[Section]:
         for variant in summary.variants:
             found.setdefault(variant.params.label(), []).append((target.name, variant))
     return list(found.items())
+
+
+def comparison(results: Results) -> list[ComparisonRow]:
+    """A row per variant: each target's best speedup against its bound 1/(1 - p)."""
+    rows = []
+    for _, found in sections(results):
+        params = found[0][1].params
+        cells = {}
+        for name, variant in found:
+            best, bound = _best(variant), variant.bound
+            if best.speedup:
+                ratio = best.speedup / bound if bound else None
+                cells[name] = Cell(value=best.speedup, reference=bound, ratio=ratio)
+        rows.append(
+            ComparisonRow(
+                key=f"sweep/{params.query()}",
+                shape="sweep",
+                label=f"sweep {params.short_label()} best speedup",
+                unit="x",
+                reference="bound",
+                tolerance=BEYOND_BOUND,
+                cpu_bound=True,  # throughputs measured at different times: the CPU's speed moves them
+                bound=True,
+                cells=cells,
+            )
+        )
+    return rows
 
 
 def table(results: Results) -> Table:
