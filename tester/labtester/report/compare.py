@@ -87,7 +87,7 @@ def significant(a: list[float], b: list[float]) -> bool:
     return t > t_critical(degrees)
 
 
-def _judge(row: ComparisonRow, now: Cell, before: Cell, band_pct: float | None) -> tuple[Verdict, str]:
+def judge(row: ComparisonRow, now: Cell, before: Cell, band_pct: float | None) -> tuple[Verdict, str]:
     if len(now.samples) < 2 or len(before.samples) < 2:
         return "not judged", "fewer than 2 repeats in a run: no noise measured"
     repeats = f"t-test over {len(before.samples)} + {len(now.samples)} samples"
@@ -137,7 +137,7 @@ def _change(
     if now is None or before is None:
         verdict, noise = ("gone", "not measured now") if now is None else ("new", "not measured before")
     else:
-        verdict, noise = _judge(row, now, before, band)
+        verdict, noise = judge(row, now, before, band)
     pct = (now.value / before.value - 1) * 100 if now and before and before.value else None
     return Change(
         key=row.key,

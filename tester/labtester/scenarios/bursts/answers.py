@@ -154,19 +154,33 @@ def offload(curves: list[Curve]) -> Answer | None:
     return None
 
 
+def _faster(a: float | None, b: float | None) -> bool:
+    """a is shorter than b by more than one repeat's noise."""
+    return a is not None and b is not None and a < b * (1 - MODEL_AGREEMENT)
+
+
+def _offload_pays(pool: Curve, loop: Curve, pairs: list[tuple[Point, Point]]) -> str:
+    """From which n offloading pays, judged only on bursts the machine left alone."""
+    pays = next((p.n for p, q in pairs if _faster(pool.times(p, True), loop.times(q, True))), None)
+    expected = next((p.n for p, q in pairs if _faster(pool.model_times(p), loop.model_times(q))), None)
+    parallel = f"the {_how(pool)} runs them in parallel while the event loop stays free"
+    if pays:
+        from_n = plural(pays, "simultaneous CPU request")
+        return f"From {from_n} on: {parallel}; alone, a request pays the hand-off."
+    judged = [p.n for p, q in pairs if pool.times(p, True) and loop.times(q, True)]
+    model = f"the model expects it from {expected}" if expected else "the model does not expect it to"
+    if not judged:
+        return f"The machine interfered with every burst that could tell; {model} ({parallel})."
+    return f"Not up to {max(judged)} simultaneous CPU requests in this run, where {model}: see the findings."
+
+
 def _offload(pool: Curve, loop: Curve) -> Answer:
-    pairs = [(p, q, pool.times(p), loop.times(q)) for p in pool.points if (q := _at(loop, p.n))]
-    # Pays where offloaded n take less than on the blocked loop by more than one repeat's noise.
-    pays = next((p.n for p, _, a, b in pairs if a and b and a < b * (1 - MODEL_AGREEMENT)), None)
-    p, q, offloaded, blocked = pairs[-1]
+    pairs = [(p, q) for p in pool.points if (q := _at(loop, p.n))]
+    p, q = pairs[-1]
     single, alone = pool.endpoint.single_s or 0.0, loop.endpoint.single_s or 0.0
     cost = single - alone
-    answer = (
-        f"From {plural(pays, 'simultaneous CPU request')} on: the {_how(pool)} runs them in parallel "
-        "while the event loop stays free; alone, a request pays the hand-off."
-        if pays
-        else f"Not up to {p.n} simultaneous CPU requests here: the hand-off cost more than parallelism gave."
-    )
+    offloaded, blocked = pool.times(p), loop.times(q)
+    answer = _offload_pays(pool, loop, pairs)
     return Answer(
         order=30,
         key="offload",

@@ -32,22 +32,25 @@ class Curve:
     def largest(self) -> Point | None:
         return self.points[-1] if self.points else None
 
-    def _units(self, point: Point) -> list[tuple[BurstRun, float]]:
+    def _units(self, point: Point, clear: bool = False) -> list[tuple[BurstRun, float]]:
         """Each repeat with its unit, one request's own demand: the mean CPU seconds its requests
         measured (CPU work: a CPU that runs slower makes the unit bigger too), or the time of one
-        wait alone."""
+        wait alone. `clear`: only the repeats the machine did not interfere with."""
         single = self.endpoint.single_s
+        runs = [r for r in point.runs if r.makespan_s is not None]
+        runs = [r for r in runs if r.verdict != "interference"] if clear else runs
         if self.endpoint.work == "io":
-            return [(r, single) for r in point.runs if single and r.makespan_s is not None]
-        return [(r, r.cpu_s / r.n) for r in point.runs if r.cpu_s and r.makespan_s is not None]
+            return [(r, single) for r in runs if single]
+        return [(r, r.cpu_s / r.n) for r in runs if r.cpu_s]
 
-    def samples(self, point: Point) -> list[float]:
+    def samples(self, point: Point, clear: bool = False) -> list[float]:
         """How long n took in units of one request's own demand, in each repeat."""
-        return [(r.makespan_s or 0.0) / unit for r, unit in self._units(point)]
+        return [(r.makespan_s or 0.0) / unit for r, unit in self._units(point, clear)]
 
-    def times(self, point: Point) -> float | None:
-        """How long n took next to one request (x one), median of the repeats."""
-        values = self.samples(point)
+    def times(self, point: Point, clear: bool = False) -> float | None:
+        """How long n took next to one request (x one), median of the repeats (`clear`: of those
+        the machine left alone; None if it hit them all)."""
+        values = self.samples(point, clear)
         return statistics.median(values) if values else None
 
     def model_times(self, point: Point) -> float | None:
