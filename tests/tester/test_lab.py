@@ -55,7 +55,16 @@ def all_runs(results: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[st
 def test_the_lab_passes_and_prints_a_summary(lab_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     completed, _ = lab_run
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    for heading in ("Machine ", "Process census", "Calibration", "Bursts", "Findings", "all checks passed"):
+    for heading in (
+        "Answers (",
+        "Side by side",
+        "Machine ",
+        "Process census",
+        "Calibration",
+        "Bursts",
+        "Findings",
+        "all checks passed",
+    ):
         assert heading in completed.stdout
 
 

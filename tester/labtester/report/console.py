@@ -135,7 +135,8 @@ def print_summary(contents: Contents, console: Console) -> None:
         console.print(table)
     print_changes(contents, console)
     if stability:
-        console.print(f"Machine: {stability.describe()}", highlight=False, markup=False)
+        state = "UNSTABLE" if stability.unstable else "stable"
+        console.print(f"Machine {state}: {stability.describe()}", highlight=False, markup=False)
     tables = [census_table(results), calibration_table(results)]
     tables += [table for shape in SHAPES.values() for table in shape.tables(results)]
     for table in tables:
