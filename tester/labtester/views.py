@@ -44,10 +44,10 @@ class Chart(BaseModel):
                 continue
             x, y, reference = points[-1]
             beside = f" ({self.reference} {number(reference)})" if reference is not None else ""
-            ends.append(f"{line.label} {number(y)}{beside} at {number(x)}")
+            ends.append(f"{line.label} {number(y)}{beside} at {x:g}")
         return (
             f"Line chart: {self.title}. {self.y_label} against {self.x_label}, solid measured, dashed "
-            f"{self.reference}. " + "; ".join(ends) + "."
+            f"{self.reference}. Last points: " + "; ".join(ends) + "."
         )
 
 
@@ -74,7 +74,7 @@ class Cell(BaseModel):
     value: float
     reference: float | None = None
     ratio: float | None = None  # measured / reference
-    samples: list[float] = []  # the figure in each repeat (or each steady second): its noise
+    samples: list[float] = []  # the figure in each repeat (or steady second) the machine left alone
     interference: bool = False  # the machine took CPU from the target while this was measured
 
 

@@ -4,7 +4,9 @@ and the change, and whether the change exceeds the noise the two runs measured.
 As pyperf's compare_to: a change counts only when the runs' own repeats say it is not chance
 (Welch's t-test at 95 % over each run's samples of that figure), and, for a figure that moves with
 the CPU's speed, when it is also larger than either run's stability band. A figure with fewer than
-two samples in either run has no measured noise: it is shown, not judged.
+two samples in either run has no measured noise: it is shown, not judged. Repeats the machine
+interfered with (another process took the CPU) are no sample of the figure's noise: they are left
+out of it.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def significant(a: list[float], b: list[float]) -> bool:
 
 def judge(row: ComparisonRow, now: Cell, before: Cell, band_pct: float | None) -> tuple[Verdict, str]:
     if len(now.samples) < 2 or len(before.samples) < 2:
-        return "not judged", "fewer than 2 repeats in a run: no noise measured"
+        return "not judged", "fewer than 2 repeats the machine left alone in a run: no noise measured"
     repeats = f"t-test over {len(before.samples)} + {len(now.samples)} samples"
     if not significant(before.samples, now.samples):
         return "within noise", f"{repeats}: chance"

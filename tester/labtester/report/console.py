@@ -93,7 +93,7 @@ def print_changes(contents: Contents, console: Console) -> None:
     console.print(
         f"Compared with run {compared.earlier_id}: {len(beyond)} of {len(compared.changes)} figures changed "
         f"beyond the noise both runs measured, {counts['within noise']} within it, {counts['not judged']} "
-        "not judged (fewer than 2 repeats); every figure in compare.csv.",
+        "not judged (fewer than 2 repeats the machine left alone); every figure in compare.csv.",
         highlight=False,
         markup=False,
     )

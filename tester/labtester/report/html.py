@@ -116,7 +116,7 @@ def _changes(contents: Contents) -> str:
     )
     return (
         f'<section id="changes"><h2>Changes since run {escape(compared.earlier_id)}</h2>{summary}'
-        f"<ul>{listed}</ul>{changes_table(compared)}</section>"
+        f"{f'<ul>{listed}</ul>' if listed else ''}{changes_table(compared)}</section>"
     )
 
 

@@ -105,7 +105,7 @@ def _cell(curve: Curve, point: Point) -> Cell:
         value=curve.times(point) or 0.0,
         reference=curve.model_times(point),
         ratio=point.ratio,
-        samples=curve.samples(point),
+        samples=curve.samples(point, clear=True),  # noise is what the repeats vary, not a neighbour
         interference=any(r.verdict == "interference" for r in point.runs),
     )
 
