@@ -1,12 +1,12 @@
-"""Two runs side by side (`--compare EARLIER`): for every figure of the comparison, the earlier value
+"""Two runs compared (`--compare EARLIER`): for every figure of the comparison, the earlier value
 and the change, and whether the change exceeds the noise the two runs measured.
 
 As pyperf's compare_to: a change counts only when the runs' own repeats say it is not chance
-(Welch's t-test at 95 % over each run's samples of that figure), and, for a figure that moves with
-the CPU's speed, when it is also larger than either run's stability band. A figure with fewer than
-two samples in either run has no measured noise: it is shown, not judged. Repeats the machine
-interfered with (another process took the CPU) are no sample of the figure's noise: they are left
-out of it.
+(Student's two-sample t-test at 95 % over each run's samples of that figure, pooled variance),
+and, for a figure that moves with the CPU's speed, when it is also larger than either run's
+stability band. A figure with fewer than two samples in either run has no measured noise: it is
+shown, not judged. Repeats the machine interfered with (another process took the CPU) are no
+sample of the figure's noise: they are left out of it.
 """
 
 from __future__ import annotations
@@ -73,20 +73,18 @@ def load_results(directory: Path) -> Results:
     raise SystemExit(f"--compare: {directory} holds neither results.json nor {RAW_LOG}")
 
 
-def t_critical(degrees: float) -> float:
-    index = max(1, math.floor(degrees))
-    return T95[index - 1] if index <= len(T95) else 1.96
+def t_critical(degrees: int) -> float:
+    return T95[degrees - 1] if degrees <= len(T95) else 1.96
 
 
 def significant(a: list[float], b: list[float]) -> bool:
-    """Welch's t-test at 95 %: do the two samples' means differ by more than chance?"""
-    mean_a, mean_b = statistics.fmean(a), statistics.fmean(b)
-    var_a, var_b = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-    if var_a + var_b == 0:
-        return mean_a != mean_b
-    t = abs(mean_a - mean_b) / math.sqrt(var_a + var_b)
-    degrees = (var_a + var_b) ** 2 / (var_a**2 / (len(a) - 1) + var_b**2 / (len(b) - 1))
-    return t > t_critical(degrees)
+    """Student's t-test at 95 % (pyperf's is_significant): do the means differ beyond chance?"""
+    degrees = len(a) + len(b) - 2
+    pooled = ((len(a) - 1) * statistics.variance(a) + (len(b) - 1) * statistics.variance(b)) / degrees
+    difference = abs(statistics.fmean(a) - statistics.fmean(b))
+    if pooled == 0:
+        return difference > 0
+    return difference / math.sqrt(pooled * (1 / len(a) + 1 / len(b))) > t_critical(degrees)
 
 
 def judge(row: ComparisonRow, now: Cell, before: Cell, band_pct: float | None) -> tuple[Verdict, str]:

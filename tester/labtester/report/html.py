@@ -111,7 +111,7 @@ def _changes(contents: Contents) -> str:
     summary = (
         f"<p>Against run {escape(compared.earlier_id)} ({escape(compared.earlier_dir)}): {len(beyond)} of "
         f"{len(compared.changes)} figures changed beyond the noise the two runs measured (each run's "
-        "repeats, Welch's t-test at 95 %; and the machine's stability band for figures that move with "
+        "repeats, Student's t-test at 95 %; and the machine's stability band for figures that move with "
         "the CPU's speed).</p>"
     )
     return (

@@ -8,6 +8,7 @@ STYLE = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink);
   margin: 0 auto; padding: 0.75rem 1.25rem 2rem; max-width: 80rem; }
 h1 { font-size: 1.45rem; margin: 0.2rem 0; }
+p, li { overflow-wrap: anywhere; }
 h2 { font-size: 1.2rem; margin: 1.6rem 0 0.5rem; border-bottom: 1px solid var(--line); }
 h3 { font-size: 1rem; margin: 0 0 0.3rem; }
 p.run { margin: 0.2rem 0; color: var(--muted); font-size: 0.85rem; }

@@ -59,7 +59,7 @@ def two_runs(start: StartTarget, tmp_path_factory: pytest.TempPathFactory) -> tu
             "TESTER_OUTPUT_DIR": str(out / name),
             "TESTER_WORK_SECONDS": "0.2",
             "TESTER_BURST_MAX": "3",
-            "TESTER_REPEATS": "2",
+            "TESTER_REPEATS": "3",
         }
         command = [sys.executable, "-m", "labtester", "run"]
         completed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
