@@ -26,7 +26,12 @@ img { max-width: 100%; height: auto; display: block; }
 img.wide { border: 1px solid var(--line); }
 .scroll { overflow-x: auto; max-width: 100%; margin: 0.4rem 0 1rem; }
 table { border-collapse: collapse; font-size: 0.82rem; }
-caption { text-align: left; font-size: 0.8rem; color: var(--muted); padding: 0.2rem 0; caption-side: top; }
+caption { text-align: left; font-size: 0.8rem; font-weight: 600; padding: 0.2rem 0; caption-side: top;
+  white-space: nowrap; }
+p.caption { font-size: 0.8rem; color: var(--muted); margin: 0.6rem 0 0; }
+table.comparison th[scope="row"], table.comparison thead th:first-child { position: sticky; left: 0;
+  background: #fff; z-index: 1; }
+table.comparison thead th:first-child { background: #f3f4f6; }
 th, td { padding: 0.2rem 0.5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 thead th { text-align: left; background: #f3f4f6; }
 tbody th { text-align: left; font-weight: normal; white-space: nowrap; }
@@ -48,6 +53,7 @@ li.interference strong { color: #1f5fa8; }
   body { padding: 0.5rem 0.6rem 1.5rem; font-size: 14px; }
   .answers { grid-template-columns: 1fr; }
   h1 { font-size: 1.2rem; }
+  table.comparison th[scope="row"] { white-space: normal; min-width: 7rem; max-width: 8.5rem; }
 }
 @media print {
   body { max-width: none; padding: 0; font-size: 10pt; }

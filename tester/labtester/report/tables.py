@@ -12,30 +12,32 @@ from labtester.report.contents import Contents
 from labtester.views import Cell, ComparisonRow, number
 
 
-def _scrolling(label: str, table: str) -> str:
-    """A wide table scrolls inside its own box, never the page (a phone's screen)."""
-    return f'<div class="scroll" role="region" aria-label="{escape(label)}" tabindex="0">{table}</div>'
+def _table(title: str, heads: list[str], rows: list[str], css: str = "") -> str:
+    """A table in a box of its own that scrolls sideways, never the page (a phone's screen). The
+    caption is the title's name; its longer description stays outside the box, where it wraps."""
+    name, _, description = title.partition(": ")
+    about = f'<p class="caption">{escape(title)}</p>' if description else ""
+    columns = "".join(f'<th scope="col">{head}</th>' for head in heads)
+    table = (
+        f'<table class="{css}"><caption>{escape(name)}</caption><thead><tr>{columns}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+    return f'{about}<div class="scroll" role="region" aria-label="{escape(name)}" tabindex="0">{table}</div>'
 
 
 def rich_table(table: Table) -> str:
     """A rich table (the console's) as HTML: its title the caption, its first column the row headers."""
-    caption = escape(str(table.title or ""))
-    heads = "".join(f'<th scope="col">{escape(str(c.header))}</th>' for c in table.columns)
     columns = [[str(cell) for cell in column.cells] for column in table.columns]
     numeric = [column.justify == "right" for column in table.columns]
-    body = []
+    rows = []
     for values in zip(*columns, strict=True):
         first, *rest = values
         cells = "".join(
             f'<td class="num">{escape(v)}</td>' if numeric[i + 1] else f"<td>{escape(v)}</td>"
             for i, v in enumerate(rest)
         )
-        body.append(f'<tr><th scope="row">{escape(first)}</th>{cells}</tr>')
-    html = (
-        f"<table><caption>{caption}</caption><thead><tr>{heads}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table>"
-    )
-    return _scrolling(str(table.title or "table"), html)
+        rows.append(f'<tr><th scope="row">{escape(first)}</th>{cells}</tr>')
+    return _table(str(table.title or "Table"), [escape(str(c.header)) for c in table.columns], rows)
 
 
 def shade(row: ComparisonRow, cell: Cell) -> str:
@@ -75,50 +77,41 @@ def _cell(row: ComparisonRow, target: str, compared: RunsCompared | None) -> str
     return f'<td class="{classes}" title="{escape(title)}">{"".join(parts)}</td>'
 
 
+COMPARISON = (
+    "Side by side: each cell the measured figure and its ratio to the row's reference (the model, "
+    "Little's law, a bound), shaded by how far it departs: none within the row's tolerance, light "
+    "within twice it, dark beyond; blue and ! where the machine took CPU from the target meanwhile "
+    "(the machine's doing, not the server's). x one: the time n requests took over one request's own "
+    "work (its measured CPU seconds; for a wait, one wait alone)."
+)
+
+
 def comparison_table(contents: Contents) -> str:
     targets = {t.name: t for t in contents.results.targets}
-    heads = ['<th scope="col">figure (unit)</th>']
+    heads = ["figure (unit)"]
     for name in contents.targets:
         info = targets[name].info
         label = (
             f"<br><small>{escape(info.label(name).removeprefix(name).strip(' ()'))}</small>" if info else ""
         )
-        heads.append(f'<th scope="col">{escape(name)}{label}</th>')
-    body = []
+        heads.append(f"{escape(name)}{label}")
+    rows = []
     for row in contents.rows:
         label = f"{escape(row.label)} <small>({escape(row.unit)})</small>"
         cells = "".join(_cell(row, name, contents.compared) for name in contents.targets)
-        body.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
-    caption = (
-        "Each cell: the measured figure and its ratio to the row's reference (the model, Little's law, "
-        "a bound), shaded by how far it departs: none within the row's tolerance, light within twice it, "
-        "dark beyond; blue and ! where the machine took CPU from the target meanwhile (the machine's "
-        "doing, not the server's). x one: the time n requests took over one request's own work (its "
-        "measured CPU seconds; for a wait, one wait alone)."
-    )
-    html = (
-        f'<table class="comparison"><caption>{caption}</caption><thead><tr>{"".join(heads)}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
-    )
-    return _scrolling("Side-by-side comparison", html)
+        rows.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
+    return _table(COMPARISON, heads, rows, "comparison")
 
 
 def changes_table(compared: RunsCompared) -> str:
-    heads = "".join(
-        f'<th scope="col">{h}</th>'
-        for h in ("figure", "target", "earlier", "now", "change", "verdict", "judged by")
-    )
-    body = []
+    heads = ["figure", "target", "earlier", "now", "change", "verdict", "judged by"]
+    rows = []
     for change in compared.changes:
         pct = "-" if change.change_pct is None else f"{change.change_pct:+.1f} %"
-        body.append(
+        rows.append(
             f'<tr class="{change.verdict.replace(" ", "-")}"><th scope="row">{escape(change.label)} '
             f"<small>({escape(change.unit)})</small></th><td>{escape(change.target)}</td>"
             f'<td class="num">{number(change.earlier)}</td><td class="num">{number(change.now)}</td>'
             f'<td class="num">{pct}</td><td>{escape(change.verdict)}</td><td>{escape(change.noise)}</td></tr>'
         )
-    html = (
-        f"<table><caption>Every figure against run {escape(compared.earlier_id)}</caption>"
-        f"<thead><tr>{heads}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-    )
-    return _scrolling("Changes since the earlier run", html)
+    return _table(f"Changes: every figure against run {compared.earlier_id}", heads, rows)
