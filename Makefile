@@ -7,7 +7,8 @@ INSTALLED := $(VENV)/.installed
 # `make targets PORTS="fastapi=9001 flask-1x=9002"` moves targets off their default ports.
 PORTS ?=
 # `make lab N=1 K=4 R=2`: N seconds per CPU request, bursts n = 1..K, R repeats (defaults 0.5, 5, 3);
-# `make lab SCENARIOS=bursts,closed,ramp,sweep,rate` adds the other load shapes (default: bursts).
+# `make lab SCENARIOS=bursts,closed,ramp,sweep,rate` adds the other load shapes (default: bursts);
+# `make lab COMPARE=results/<earlier run>` sets every figure beside that run's.
 LAB_FLAGS = $(if $(N),--work-seconds $(N)) $(if $(K),--burst-max $(K)) $(if $(R),--repeats $(R)) \
 	$(if $(SCENARIOS),--scenarios $(SCENARIOS))
 
@@ -38,20 +39,31 @@ format: install ## Apply ruff's formatting and fixes
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: lint tools prometheus ## Lint, then every test (real servers on 127.0.0.1; helm from .tools)
+test: lint tools prometheus chromium ## Lint, then every test (real servers on 127.0.0.1; helm from .tools)
 	$(BIN)/pytest
 
 targets: install ## Start the three targets on 127.0.0.1:8001-8003 until Ctrl-C
 	$(BIN)/python -m labtester targets $(foreach p,$(PORTS),--port $(p))
 
 lab: install ## Run the whole lab locally (targets on 127.0.0.1), report in results/
-	$(BIN)/python -m labtester lab $(LAB_FLAGS)
+	$(BIN)/python -m labtester lab $(LAB_FLAGS) $(if $(COMPARE),--compare $(COMPARE))
 
 bench: install /usr/bin/wrk ## Kernel CV, calibration error, measured/model ratios, client vs wrk
 	$(BIN)/python -m labtester bench $(LAB_FLAGS)
 
 /usr/bin/wrk: # the reference load client `make bench` compares the tester's with
 	apt-get update && apt-get install -y --no-install-recommends wrk
+
+# The report's browser test drives Debian's chromium through Playwright (a dev dependency, whose
+# wheel carries its driver): no browser is downloaded, at install or at test time.
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: chromium
+
+chromium: $(CHROMIUM) ## Install Debian's chromium (the report's test opens report.html in it)
+
+$(CHROMIUM):
+	apt-get update && apt-get install -y --no-install-recommends chromium
 
 # -- Kubernetes (kind): pinned tools in .tools/bin, images, cluster, the lab as a Helm release.
 TOOLS := $(CURDIR)/.tools/bin

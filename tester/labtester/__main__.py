@@ -26,6 +26,7 @@ from rich.console import Console
 from labtester.lab import run_lab, terminate
 from labtester.launcher import LaunchError, running_targets
 from labtester.progress import LabProgress
+from labtester.rawlog import RAW_LOG
 from labtester.report import write_reports
 from labtester.report.console import make_console
 from labtester.results import Results
@@ -52,18 +53,28 @@ def _parse_ports(pairs: list[str]) -> dict[str, int]:
     return ports
 
 
+def _results_folder(text: str) -> Path:
+    """--compare's folder, checked before a run starts rather than after it ends."""
+    path = Path(text)
+    if not ((path / "results.json").exists() or (path / RAW_LOG).exists()):
+        raise argparse.ArgumentTypeError(f"{text} is not a results folder (no results.json or {RAW_LOG})")
+    return path
+
+
 def _settings(args: argparse.Namespace, **extra: Any) -> LabSettings:
     overrides = {field: getattr(args, field) for field in LAB_FLAGS} | extra
     return TesterSettings.load(args.config, **overrides)
 
 
-def _run_and_report(settings: LabSettings, console: Console, after_census: Any = None) -> Results:
+def _run_and_report(
+    settings: LabSettings, console: Console, after_census: Any = None, compare: Path | None = None
+) -> Results:
     run_dir = settings.output_dir / time.strftime("%Y%m%d-%H%M%S")
     try:  # readiness and census; each target adds its own plan once its /info is known
         with LabProgress(console, 2 + len(settings.targets) + len(settings.census_only)) as progress:
             run_lab(settings, progress, run_dir, after_census)
     finally:
-        results = write_reports(run_dir, console)  # also after a crash: what was measured is kept
+        results = write_reports(run_dir, console, compare)  # also after a crash: what was measured is kept
     return results
 
 
@@ -81,7 +92,7 @@ def command_run(args: argparse.Namespace) -> int:
     if not settings.targets:
         console.print("no targets: set TESTER_TARGETS=name=url,... or use `lab` to start them locally")
         return 2
-    return _exit_code(_run_and_report(settings, console))
+    return _exit_code(_run_and_report(settings, console, compare=args.compare))
 
 
 def run_local_lab(args: argparse.Namespace, console: Console, **extra: Any) -> Results:
@@ -100,7 +111,7 @@ def run_local_lab(args: argparse.Namespace, console: Console, **extra: Any) -> R
                 for variant in variants:
                     variant.stop()
 
-            return _run_and_report(settings, console, stop_variants)
+            return _run_and_report(settings, console, stop_variants, getattr(args, "compare", None))
     except LaunchError as error:
         raise SystemExit(f"error: {error}") from None
     except ValidationError as error:
@@ -118,7 +129,7 @@ def command_bench(args: argparse.Namespace) -> int:
 
 
 def command_report(args: argparse.Namespace) -> int:
-    return _exit_code(write_reports(args.run_dir, make_console()))
+    return _exit_code(write_reports(args.run_dir, make_console(), args.compare))
 
 
 def command_schema(_: argparse.Namespace) -> int:
@@ -174,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     values_help = "chart values with the `targets` list"
+    compare_help = "an earlier results folder: every figure beside its earlier value, changes judged by noise"
     for name, handler, help_text in (
         ("lab", command_lab, "start targets locally, run the lab, stop them"),
         ("run", command_run, "run the lab against running targets (TESTER_TARGETS)"),
@@ -183,9 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
         _add_lab_options(command)
         if name != "run":
             command.add_argument("--values", type=Path, default=DEFAULT_VALUES, help=values_help)
+        if name != "bench":
+            command.add_argument("--compare", type=_results_folder, metavar="EARLIER", help=compare_help)
         command.set_defaults(handler=handler)
     report = commands.add_parser("report", help="rebuild reports from a results folder's raw log")
     report.add_argument("run_dir", type=Path)
+    report.add_argument("--compare", type=_results_folder, metavar="EARLIER", help=compare_help)
     report.set_defaults(handler=command_report)
     targets = commands.add_parser("targets", help="start the targets locally until Ctrl-C")
     targets.add_argument("--values", type=Path, default=DEFAULT_VALUES, help=values_help)

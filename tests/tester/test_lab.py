@@ -10,38 +10,17 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-import yaml
 
-from labtester.targets import DEFAULT_VALUES
 from tests.conftest import MEASURED
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "tester/labtester/results.schema.json").read_text())
 # Clocks tick and the server does a little work around the measured part: never below this share.
 SLACK = 0.97
-
-
-@pytest.fixture(scope="module")
-def lab_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """`python -m labtester lab` on the chart's targets minus one census variant, small N, n <= 3."""
-    directory = tmp_path_factory.mktemp("lab")
-    values = yaml.safe_load(DEFAULT_VALUES.read_text())
-    values["targets"] = [t for t in values["targets"] if t["name"] != "fastapi-2workers"]
-    for target in values["targets"]:
-        target["localPort"] = 0  # the lab picks free ports
-    (directory / "values.yaml").write_text(yaml.safe_dump(values))
-    command = [sys.executable, "-m", "labtester", "lab", "--values", str(directory / "values.yaml")]
-    command += ["--work-seconds", "0.4", "--burst-max", "3", "--repeats", "1"]
-    command += ["--output", str(directory / "results")]
-    completed = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    runs = list((directory / "results").iterdir())
-    assert len(runs) == 1, completed.stdout + completed.stderr
-    return completed, runs[0]
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +55,16 @@ def all_runs(results: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[st
 def test_the_lab_passes_and_prints_a_summary(lab_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     completed, _ = lab_run
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    for heading in ("Machine ", "Process census", "Calibration", "Bursts", "Findings", "all checks passed"):
+    for heading in (
+        "Answers (",
+        "Side by side",
+        "Machine ",
+        "Process census",
+        "Calibration",
+        "Bursts",
+        "Findings",
+        "all checks passed",
+    ):
         assert heading in completed.stdout
 
 
@@ -189,7 +177,8 @@ def test_every_output_parses(
     assert len(rows) == sent
     assert all(float(row["cpu_s"]) >= 0 and float(row["released_at"]) > 0 for row in rows)
     plots = sorted(p.name for p in (run_dir / "plots").iterdir())
-    assert plots == ["makespan.png", *(f"timeline-{name}.png" for name in sorted(MEASURED))]
+    answers = [f"answer-{key}.png" for key in ("async-cpu", "io-bound", "offload", "workers")]
+    assert plots == [*answers, "makespan.png", *(f"timeline-{name}.png" for name in sorted(MEASURED))]
     for plot in plots:
         assert (run_dir / "plots" / plot).read_bytes().startswith(b"\x89PNG")
     html = (run_dir / "report.html").read_text()

@@ -161,6 +161,7 @@ def test_every_shape_through_the_command_line(fastapi: RunningTarget, tmp_path: 
     assert set(scenarios["ramp"]["stats"]["latency_s"]) >= {"p50", "p66", "p99.99", "p100"}
     assert [users for _, users in scenarios["ramp"]["users"]] == [1, 2, 3, 4]
     assert sorted(p.name for p in (run_dir / "plots").iterdir()) == [
+        "answer-mixed.png",  # the sweep answers how many at once
         "ramp-over-time.png",
         "rate-over-time.png",
         "sweep.png",
@@ -254,3 +255,10 @@ def test_summary_and_findings_per_variant_and_per_split() -> None:
     )
     again = Results.model_validate_json(results.model_dump_json())
     assert again.summaries(type(summary)) == [(again.targets[0], summary)]
+    # The answer reads the variant with the wait whole: its speedup, bound, knee and the rule.
+    (answer,) = shape.answers(again)
+    assert answer.key == "mixed"
+    assert (
+        "io 55 ms in 1 part: g 32.0x at 32 (bound 12.0), p99 rising from 32; io/cpu = 11" in answer.evidence
+    )
+    assert [row.cells["g"].value for row in shape.comparison(again)] == [32, 32]

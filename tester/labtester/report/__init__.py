@@ -7,22 +7,28 @@ from pathlib import Path
 from rich.console import Console
 
 from labtester.rawlog import read_raw
+from labtester.report.compare import COMPARE_CSV, write_csv
 from labtester.report.console import PLAIN_WIDTH, print_summary
+from labtester.report.contents import gather
 from labtester.report.files import write_files
 from labtester.report.html import write_html
 from labtester.report.plots import write_plots
 from labtester.results import Results, build_results
 
 
-def write_reports(run_dir: Path, console: Console) -> Results:
-    """Build results.json, the CSVs, the plots and report.html from the raw log; print the summary."""
+def write_reports(run_dir: Path, console: Console, compare: Path | None = None) -> Results:
+    """Build results.json, the CSVs, the plots and report.html from the raw log; print the summary.
+    With `compare` (an earlier results folder), every figure beside its earlier value."""
     raw = read_raw(run_dir)
     results = build_results(raw)
     write_files(results, raw, run_dir)
-    plots = write_plots(results, raw, run_dir / "plots")
-    write_html(results, plots, run_dir / "report.html")
-    print_summary(results, console)
+    contents = gather(results, compare)
+    if contents.compared:
+        write_csv(contents.compared, run_dir / COMPARE_CSV)
+    write_plots(contents, raw, run_dir / "plots")
+    write_html(contents, run_dir / "report.html")
+    print_summary(contents, console)
     with (run_dir / "summary.txt").open("w", encoding="utf-8") as file:
-        print_summary(results, Console(file=file, width=PLAIN_WIDTH, no_color=True, force_terminal=False))
+        print_summary(contents, Console(file=file, width=PLAIN_WIDTH, no_color=True, force_terminal=False))
     console.print(f"Results: {run_dir}/ (results.json, requests.csv, plots/, report.html)", highlight=False)
     return results

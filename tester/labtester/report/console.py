@@ -1,15 +1,21 @@
-"""The summary people read in a terminal or in `kubectl logs`: the machine, tables, then findings."""
+"""The summary people read in a terminal or in `kubectl logs`: the answers first (about 30 lines),
+the side-by-side comparison narrowed to 100 columns, what changed since an earlier run, then every
+table and the findings."""
 
 from __future__ import annotations
+
+import textwrap
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from labtester.results import Results, TargetResult
+from labtester.report.contents import Contents, calibration_table, census_table
 from labtester.scenarios import SHAPES
+from labtester.views import Answer, ComparisonRow, number
 
-PLAIN_WIDTH = 140  # kubectl logs and files: wide enough that no column is cut
+PLAIN_WIDTH = 140  # kubectl logs and files: wide enough that no column of the detail tables is cut
+NARROW = 100  # the answers and the comparison fit a narrow terminal
 MARKERS = {
     "failure": "FAILED",
     "departure": "model departs",
@@ -18,73 +24,93 @@ MARKERS = {
 }
 
 
-def _mb(value: float | None) -> str:
-    return "-" if value is None else f"{value / 2**20:.0f}"
+def answer_lines(answers: list[Answer], width: int = NARROW) -> list[str]:
+    """Each answer as a short paragraph: the question and its answer, the numbers, the caveat."""
+    lines = ["Answers (model's prediction in brackets; plots and details in report.html)"]
+    for answer in answers:
+        lines += textwrap.wrap(
+            f"{answer.question} {answer.answer}", width, initial_indent="* ", subsequent_indent="  "
+        )
+        lines += textwrap.wrap(answer.evidence, width, initial_indent="  ", subsequent_indent="  ")
+        if answer.caveat:
+            lines += textwrap.wrap(answer.caveat, width, initial_indent="  ! ", subsequent_indent="    ")
+    return lines
 
 
-def _roles(census: dict[str, object]) -> str:
-    counts: dict[str, int] = {}
-    for process in census["processes"]:  # type: ignore[attr-defined]
-        counts[process["role"]] = counts.get(process["role"], 0) + 1
-    return ", ".join(f"{count} {role}" for role, count in sorted(counts.items()))
-
-
-def _census_row(target: TargetResult) -> list[str]:
-    info, idle = target.info, target.census.idle
-    loaded = max(target.census.under_load, key=lambda c: c.census["process_count"], default=None)
-    threads = f" x {info.threads}" if info and info.threads > 1 else ""
-    return [
-        target.name,
-        f"{info.framework}/{info.server}" if info else "?",
-        f"{info.workers}{threads}" if info else "-",
-        str(idle["process_count"]) if idle else "-",
-        _roles(idle) if idle else "-",
-        str(idle["thread_count"]) if idle else "-",
-        _mb(idle["rss_bytes"] if idle else None),
-        f"{loaded.census['process_count']} ({loaded.endpoint or loaded.scenario})" if loaded else "-",
-    ]
-
-
-def census_table(results: Results) -> Table:
-    table = Table(title="Process census", box=box.SIMPLE_HEAD, title_justify="left")
-    for column in (
-        "target",
-        "server",
-        "workers",
-        "processes (idle)",
-        "roles (idle)",
-        "threads",
-        "RSS MB",
-        "processes under load",
-    ):
-        table.add_column(column)
-    for target in results.targets:
-        table.add_row(*_census_row(target))
-    return table
-
-
-def calibration_table(results: Results) -> Table:
-    table = Table(
-        title="Calibration (sync-cpubound, server time): N sets the scale; bursts are judged by "
-        "their own measured work",
-        box=box.SIMPLE_HEAD,
-        title_justify="left",
+def cell_text(row: ComparisonRow, target: str) -> str:
+    cell = row.cells.get(target)
+    if cell is None:
+        return ""
+    text = number(cell.value)
+    if cell.ratio is not None:
+        text += f" ({cell.ratio:.2f})"
+    departure = row.departure(cell)
+    return (
+        text + ("*" if departure is not None and departure > 1 else "") + ("!" if cell.interference else "")
     )
-    for column in ("target", "iterations", "N s", "measured s", "error %", "rounds", "verdict"):
-        table.add_column(column, justify="right" if column != "target" else "left")
-    for target in results.targets:
-        c, check = target.calibration, target.calibration_check
-        if c and check:
+
+
+def _label(row: ComparisonRow) -> str:
+    return f"{row.label} ({row.unit})"
+
+
+def comparison_tables(contents: Contents, width: int = NARROW) -> list[Table]:
+    """The comparison, its target columns split over as many tables as keep each within `width`."""
+    rows, targets = contents.rows, contents.targets
+    if not rows:
+        return []
+    label_width = max(len(_label(row)) for row in rows) + 2
+    chunks: list[list[str]] = [[]]
+    used = label_width
+    for target in targets:
+        cell_width = max(len(target), *(len(cell_text(row, target)) for row in rows)) + 2
+        if chunks[-1] and used + cell_width > width:
+            chunks.append([])
+            used = label_width
+        chunks[-1].append(target)
+        used += cell_width
+    tables = []
+    for chunk in chunks:
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+        table.title = (
+            "Side by side: measured (measured / reference); * beyond the row's tolerance; ! interference"
+        )
+        table.add_column("figure (unit)", no_wrap=True)
+        for target in chunk:
+            table.add_column(target, justify="right", no_wrap=True)
+        for row in rows:
+            table.add_row(_label(row), *(cell_text(row, target) for target in chunk))
+        tables.append(table)
+    return tables
+
+
+def print_changes(contents: Contents, console: Console) -> None:
+    compared = contents.compared
+    if compared is None:
+        return
+    counts = {v: sum(1 for c in compared.changes if c.verdict == v) for v in ("within noise", "not judged")}
+    beyond = compared.beyond_noise
+    console.print(
+        f"Compared with run {compared.earlier_id}: {len(beyond)} of {len(compared.changes)} figures changed "
+        f"beyond the noise both runs measured, {counts['within noise']} within it, {counts['not judged']} "
+        "not judged (fewer than 2 repeats the machine left alone); every figure in compare.csv.",
+        highlight=False,
+        markup=False,
+    )
+    if beyond:
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for column in ("figure (unit)", "target", "earlier", "now", "change %"):
+            table.add_column(column, justify="left" if column in ("figure (unit)", "target") else "right")
+        for change in beyond:
+            pct = "-" if change.change_pct is None else f"{change.change_pct:+.0f}"
             table.add_row(
-                target.name,
-                str(c.iterations),
-                f"{c.target_seconds:g}",
-                f"{c.measured_seconds:.3f}",
-                f"{c.error_pct:+.1f}",
-                str(len(c.rounds)),
-                check.verdict,
+                f"{change.label} ({change.unit})",
+                change.target,
+                number(change.earlier),
+                number(change.now),
+                pct,
             )
-    return table
+        console.print(table)
 
 
 def make_console() -> Console:
@@ -93,13 +119,22 @@ def make_console() -> Console:
     return console if console.is_terminal else Console(width=PLAIN_WIDTH)
 
 
-def print_summary(results: Results, console: Console) -> None:
+def print_summary(contents: Contents, console: Console) -> None:
+    results = contents.results
     run = results.run
+    state = ""
+    if stability := results.stability:
+        state = f"; machine {'UNSTABLE' if stability.unstable else 'stable'} (CV {stability.cv_pct:.0f} %)"
     console.print(
-        f"\nconcurrency-lab run {run.id} ({run.status}), N = {run.settings['work_seconds']:g} s",
+        f"\nconcurrency-lab run {run.id} ({run.status}), N = {run.settings['work_seconds']:g} s{state}",
         highlight=False,
     )
-    if stability := results.stability:
+    for line in answer_lines(contents.answers):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    for table in comparison_tables(contents):
+        console.print(table)
+    print_changes(contents, console)
+    if stability:
         state = "UNSTABLE" if stability.unstable else "stable"
         console.print(f"Machine {state}: {stability.describe()}", highlight=False, markup=False)
     tables = [census_table(results), calibration_table(results)]

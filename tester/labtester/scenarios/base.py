@@ -3,7 +3,9 @@
 - plan:    the steps a shape will take on a target (progress, and what counts as missing);
 - run:     measure on one target, writing every observation to the raw log through `ctx.record`;
 - analyse: the raw records of one target into the shape's typed summary (part of results.json);
-- findings, tables, plots, files: what the report shows of it.
+- findings, tables, plots, files: what the report shows of it;
+- answers, comparison, sections: the questions it answers, its rows of the side-by-side
+  comparison, and its part of the report's details (views.py).
 The lab, the results document and the report only ever call these; nothing outside a shape's
 own module names it.
 """
@@ -22,6 +24,7 @@ from rich.table import Table
 from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.rawlog import RawLog, Record
+from labtester.views import Answer, ComparisonRow, Section
 
 if TYPE_CHECKING:
     from labtester.calibrate import Calibration
@@ -99,3 +102,20 @@ class LoadShape(ABC, Generic[SettingsT, SummaryT]):
     def files(self, records: list[Record], directory: Path) -> list[Path]:
         """Per-request files (CSV) from the raw records of every target."""
         return []
+
+    def answers(self, results: Results) -> list[Answer]:
+        """The questions its measurements answer in this run; none where it has no data."""
+        return []
+
+    def comparison(self, results: Results) -> list[ComparisonRow]:
+        """Its rows of the side-by-side comparison: a row per size, a cell per target."""
+        return []
+
+    def sections(self, results: Results, plots: list[Path]) -> list[Section]:
+        """Its part of the report's details, given the plots it drew: one section by default."""
+        tables = [table for table in self.tables(results) if table.row_count]
+        if not tables and not plots:
+            return []
+        return [
+            Section(id=self.name, title=f"{self.name.capitalize()} in detail", tables=tables, plots=plots)
+        ]

@@ -22,7 +22,9 @@ from labtester.scenarios.common import (
     failures_text,
     latency_table,
     status_counts,
+    throughput_row,
 )
+from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -132,6 +134,12 @@ class Closed(SampleShape[ClosedSettings, ClosedSummary]):
                 ),
             )
         return [table]
+
+    def comparison(self, results: Results) -> list[ComparisonRow]:
+        rows = results.summaries(ClosedSummary)
+        cells = {t.name: Cell(value=c.throughput_per_s) for t, c in rows}
+        sizes = "/".join(sorted({str(c.params.concurrency) for _, c in rows}))
+        return [throughput_row(self.name, f"closed C={sizes} req/s", cells)] if rows else []
 
 
 SHAPE = Closed()

@@ -18,6 +18,7 @@ from labtester.plotting import gaps, plt
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.stats import percentiles
+from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.settings import LabSettings
@@ -185,3 +186,22 @@ def over_time_plot(
     figure.savefig(path, dpi=90)
     plt.close(figure)
     return path
+
+
+def steady(series: list[SecondPoint], from_s: float, wall_s: float) -> list[float]:
+    """Responses in each whole second from `from_s` to the last full second: a throughput's noise."""
+    return [float(point.requests) for point in series if from_s <= point.t < wall_s - 1]
+
+
+def throughput_row(shape: str, label: str, cells: dict[str, Cell]) -> ComparisonRow:
+    """A row of requests/s with no model to hold them against (the paths are the user's choice)."""
+    return ComparisonRow(
+        key=f"{shape}/{label}",
+        shape=shape,
+        label=label,
+        unit="req/s",
+        reference="none",
+        tolerance=0.0,
+        cpu_bound=False,
+        cells=cells,
+    )

@@ -26,7 +26,10 @@ from labtester.scenarios.common import (
     over_time_plot,
     per_second,
     ramp_users,
+    steady,
+    throughput_row,
 )
+from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -162,6 +165,18 @@ class Ramp(SampleShape[RampSettings, RampSummary]):
             rows, "ramp: throughput and latency over time", "per request", directory / "ramp-over-time.png"
         )
         return [plot] if plot else []
+
+    def comparison(self, results: Results) -> list[ComparisonRow]:
+        rows = results.summaries(RampSummary)
+        cells = {
+            t.name: Cell(
+                value=r.stats.requests_per_s,
+                samples=steady(r.over_time, r.params.users / r.params.spawn_rate, r.wall_s),
+            )
+            for t, r in rows
+        }
+        sizes = "/".join(sorted({str(r.params.users) for _, r in rows}))
+        return [throughput_row(self.name, f"ramp {sizes} users req/s", cells)] if rows else []
 
 
 SHAPE = Ramp()

@@ -32,7 +32,9 @@ from labtester.scenarios.common import (
     ms,
     over_time_plot,
     per_second,
+    steady,
 )
+from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 LATE_S = 0.010  # a send more than this behind its schedule counts as late
 DROPPED = "dropped by client (too many unanswered)"
 POINTS = (50, 90, 99, 99.9, 100)
+KEPT_UP = 0.1  # answered within this share of the offered rate: the target kept up
 
 
 class RateSettings(BaseModel):
@@ -189,6 +192,31 @@ class Rate(SampleShape[RateSettings, RateSummary]):
             directory / "rate-over-time.png",
         )
         return [plot] if plot else []
+
+    def comparison(self, results: Results) -> list[ComparisonRow]:
+        rows: dict[float, ComparisonRow] = {}
+        for target, r in results.summaries(RateSummary):
+            per_s = r.params.per_s
+            row = rows.setdefault(
+                per_s,
+                ComparisonRow(
+                    key=f"rate/{per_s:g}",
+                    shape=self.name,
+                    label=f"rate {per_s:g}/s answered/s",
+                    unit="req/s",
+                    reference="offered rate",
+                    tolerance=KEPT_UP,
+                    cpu_bound=False,
+                    cells={},
+                ),
+            )
+            row.cells[target.name] = Cell(
+                value=r.achieved_per_s,
+                reference=per_s,
+                ratio=r.achieved_per_s / per_s,
+                samples=steady(r.over_time, 0.0, r.wall_s),
+            )
+        return list(rows.values())
 
 
 SHAPE = Rate()

@@ -18,10 +18,11 @@ from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
-from labtester.scenarios.bursts import report
+from labtester.scenarios.bursts import answers, curves, report
 from labtester.scenarios.bursts.analyse import BurstsSummary, endpoint_bursts
 from labtester.scenarios.bursts.findings import endpoint_findings, points_missing
 from labtester.scenarios.bursts.measure import measure_bursts
+from labtester.views import Answer, ComparisonRow, Section
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -72,6 +73,32 @@ class Bursts(LoadShape[BaseModel, BurstsSummary]):
 
     def files(self, records: list[Record], directory: Path) -> list[Path]:
         return [report.write_requests_csv(records, directory / report.REQUESTS_CSV)]
+
+    def answers(self, results: Results) -> list[Answer]:
+        return answers.answers(curves.curves(results))
+
+    def comparison(self, results: Results) -> list[ComparisonRow]:
+        return curves.comparison(results)
+
+    def sections(self, results: Results, plots: list[Path]) -> list[Section]:
+        timelines = [p for p in plots if p.name.startswith("timeline-")]
+        found = [
+            Section(
+                id="bursts",
+                title="Bursts in detail",
+                tables=[report.bursts_table(results)],
+                plots=[p for p in plots if p not in timelines],
+            ),
+            Section(
+                id="timelines",
+                title="Per-burst timelines",
+                plots=timelines,
+                text="The largest burst of each endpoint: a bar per request from its server start to finish "
+                "(colour: the process that ran it), a tick when the client had the answer.",
+            ),
+            Section(id="metrics", title="Scraped metrics", tables=[report.metrics_table(results)]),
+        ]
+        return [s for s in found if s.plots or any(t.row_count for t in s.tables)]
 
 
 SHAPE = Bursts()

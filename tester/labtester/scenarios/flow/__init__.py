@@ -17,8 +17,9 @@ from labtester.info import TargetInfo
 from labtester.loadclient import LoadClient
 from labtester.rawlog import Record
 from labtester.scenarios.common import SampleShape, encode, ramp_users
-from labtester.scenarios.flow import report
+from labtester.scenarios.flow import answers, report
 from labtester.scenarios.flow.analyse import FAN_OUT, FlowSettings, FlowSummary, summarize
+from labtester.views import Answer, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -74,6 +75,13 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
     def plots(self, results: Results, records: list[Record], directory: Path) -> list[Path]:
         plot = report.plot(results, directory / "flow-over-time.png")
         return [plot] if plot else []
+
+    def answers(self, results: Results) -> list[Answer]:
+        found = answers.answer(results)
+        return [found] if found else []
+
+    def comparison(self, results: Results) -> list[ComparisonRow]:
+        return answers.comparison(results)
 
 
 SHAPE = Flow()

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 # gunicorn gthread with 8 workers x 8 threads.
 STUDY_ASGI_PER_S, STUDY_WSGI_PER_S = 218.85, 40.6
 STUDY_ASGI_MEDIAN_S, STUDY_WSGI_MEDIAN_S = 1.4, 9.9
+# One side of the study's comparison: a target and its flow.
+Side = tuple["TargetResult", FlowSummary]
 # Measured within this share of the prediction counts as agreeing with it.
 PREDICTION_AGREEMENT = 0.2
 
@@ -77,12 +79,20 @@ def target_text(target: TargetResult, f: FlowSummary) -> str:
     )
 
 
-def comparison(results: Results) -> str | None:
-    """The study's comparison redone here: ASGI (uvicorn) against WSGI threads (gunicorn gthread)."""
+def asgi_wsgi(results: Results) -> tuple[Side, Side] | None:
+    """The study's two sides, where both ran: ASGI (uvicorn) and WSGI threads (gunicorn gthread)."""
     by_class = {t.info.worker_class: (t, f) for t, f in results.summaries(FlowSummary) if t.info}
     if "uvicorn" not in by_class or "gthread" not in by_class:
         return None
-    (asgi, a), (wsgi, w) = by_class["uvicorn"], by_class["gthread"]
+    return by_class["uvicorn"], by_class["gthread"]
+
+
+def comparison(results: Results) -> str | None:
+    """The study's comparison redone here: ASGI (uvicorn) against WSGI threads (gunicorn gthread)."""
+    pair = asgi_wsgi(results)
+    if pair is None:
+        return None
+    (asgi, a), (wsgi, w) = pair
     if not w.requests_per_s or not w.latency_s.get("p50") or wsgi.info is None:
         return None
     measured = a.requests_per_s / w.requests_per_s

@@ -26,8 +26,9 @@ from labtester.info import TargetInfo
 from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import SampleShape, encode
-from labtester.scenarios.sweep import report
+from labtester.scenarios.sweep import answers, report
 from labtester.scenarios.sweep.analyse import SweepSettings, SweepSummary, summarize
+from labtester.views import Answer, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -104,6 +105,13 @@ class Sweep(SampleShape[SweepSettings, SweepSummary]):
     def plots(self, results: Results, records: list[Record], directory: Path) -> list[Path]:
         plot = report.plot(results, directory / "sweep.png")
         return [plot] if plot else []
+
+    def answers(self, results: Results) -> list[Answer]:
+        found = answers.answer(results)
+        return [found] if found else []
+
+    def comparison(self, results: Results) -> list[ComparisonRow]:
+        return answers.comparison(results)
 
 
 SHAPE = Sweep()

@@ -23,7 +23,7 @@ BEYOND_BOUND = 0.15
 Section = tuple[str, list[tuple[str, VariantSummary]]]
 
 
-def _best(variant: VariantSummary) -> SweepLevel:
+def best(variant: VariantSummary) -> SweepLevel:
     return max(variant.levels, key=lambda e: e.speedup or 0)
 
 
@@ -40,10 +40,8 @@ def _knee_text(variant: VariantSummary) -> str:
 
 
 def variant_text(variant: VariantSummary) -> str:
-    best, bound = _best(variant), variant.bound
-    share = (
-        f", {(best.speedup or 0) / bound * 100:.0f} % of the bound {bound:.1f}" if bound else " (no bound)"
-    )
+    top, bound = best(variant), variant.bound
+    share = f", {(top.speedup or 0) / bound * 100:.0f} % of the bound {bound:.1f}" if bound else " (no bound)"
     rule = variant.recommended_worker_connections
     advice = (
         f"the study's rule io/cpu recommends worker_connections = {rule:.0f}"
@@ -52,7 +50,7 @@ def variant_text(variant: VariantSummary) -> str:
     )
     return (
         f"sweep {variant.params.label()} (p = {variant.io_share:.2f}): best speedup "
-        f"{best.speedup or 0:.1f} at concurrency {best.concurrency}{share}; {_knee_text(variant)}; {advice}."
+        f"{top.speedup or 0:.1f} at concurrency {top.concurrency}{share}; {_knee_text(variant)}; {advice}."
     )
 
 
@@ -72,7 +70,7 @@ def splits_text(whole: VariantSummary, split: VariantSummary) -> str | None:
         f"sweep cpu {params.cpu_ms} ms, io {params.io_ms} ms with the wait in {params.splits} parts "
         f"instead of {whole.params.splits}: p99 at concurrency {at} {after * 1000:.0f} ms "
         f"instead of {before * 1000:.0f} ms, "
-        f"best speedup {_best(split).speedup or 0:.1f} instead of {_best(whole).speedup or 0:.1f}"
+        f"best speedup {best(split).speedup or 0:.1f} instead of {best(whole).speedup or 0:.1f}"
         + (
             " (each part of the wait ends behind the CPU parts of other requests on the same thread)."
             if worse

@@ -1,0 +1,123 @@
+"""What the flow answers (ASGI against WSGI threads on the study's fan-out flow) and its rows of
+the side-by-side comparison: requests/s against Little's law, and the median response time."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from labtester.findings.wording import plural
+from labtester.scenarios.flow.analyse import FlowSummary
+from labtester.scenarios.flow.report import (
+    PREDICTION_AGREEMENT,
+    STUDY_ASGI_MEDIAN_S,
+    STUDY_ASGI_PER_S,
+    STUDY_WSGI_MEDIAN_S,
+    STUDY_WSGI_PER_S,
+    asgi_wsgi,
+)
+from labtester.views import Answer, Cell, Chart, ComparisonRow, Line
+
+if TYPE_CHECKING:
+    from labtester.results import Results, TargetResult
+
+
+def _steady(summary: FlowSummary) -> list[float]:
+    """Requests answered in each whole second with every user running: the figure's noise."""
+    last = summary.wall_s - 1
+    return [float(s.requests) for s in summary.over_time if summary.steady_from_s <= s.t < last]
+
+
+def _line(target: TargetResult, summary: FlowSummary) -> Line:
+    seconds = summary.over_time
+    return Line(
+        label=target.name,
+        x=[s.t for s in seconds],
+        y=[float(s.requests) for s in seconds],
+        reference=[summary.prediction.per_s] * len(seconds),
+    )
+
+
+def _why(wsgi: TargetResult, w: FlowSummary) -> str:
+    info = wsgi.info
+    held = f"{info.workers} x {info.threads} threads" if info else "its threads"
+    if w.prediction.binding == "slots":
+        return (
+            f"every one of {wsgi.name}'s {held} is held for the whole request, waits included, so it "
+            "completes at most threads / time per request (Little's law: thread-pool exhaustion, not "
+            "Python's speed)"
+        )
+    return f"{wsgi.name} was bound by its {w.prediction.binding} here, not by its {held}"
+
+
+def answer(results: Results) -> Answer | None:
+    pair = asgi_wsgi(results)
+    if pair is None:
+        return None
+    (asgi, a), (wsgi, w) = pair
+    if not w.requests_per_s or not a.requests_per_s:
+        return None
+    measured = a.requests_per_s / w.requests_per_s
+    predicted = a.prediction.per_s / w.prediction.per_s if w.prediction.per_s else None
+    ahead = "ahead" if measured > 1 else "behind"
+    beside = f"Little's law here: {predicted:.1f}x; " if predicted else ""
+    return Answer(
+        order=60,
+        key="asgi-wsgi",
+        question="ASGI against WSGI threads on a fan-out flow?",
+        answer=f"{asgi.name} (ASGI) came out {ahead}, at {measured:.1f}x the requests/s: {_why(wsgi, w)}.",
+        evidence=(
+            f"With {plural(w.params.users, 'user')}: {a.requests_per_s:.1f} against {w.requests_per_s:.1f} "
+            f"requests/s ({beside}the study: {STUDY_ASGI_PER_S / STUDY_WSGI_PER_S:.1f}x), median "
+            f"{a.latency_s.get('p50', 0):.2f} s against {w.latency_s.get('p50', 0):.2f} s (the study: "
+            f"{STUDY_ASGI_MEDIAN_S} s against {STUDY_WSGI_MEDIAN_S} s)."
+        ),
+        chart=Chart(
+            name="answer-asgi-wsgi",
+            title="fan-out flow: requests/s over time",
+            x_label="seconds since the first user",
+            y_label="requests / s",
+            reference="Little's law",
+            integer_x=False,
+            lines=[_line(asgi, a), _line(wsgi, w)],
+        ),
+    )
+
+
+def comparison(results: Results) -> list[ComparisonRow]:
+    pairs = results.summaries(FlowSummary)
+    if not pairs:
+        return []
+    users = "/".join(sorted({str(f.params.users) for _, f in pairs}))
+    rate = ComparisonRow(
+        key=f"flow/{users}/rate",
+        shape="flow",
+        label=f"flow {users} users req/s",
+        unit="req/s",
+        reference="Little's law",
+        tolerance=PREDICTION_AGREEMENT,
+        cpu_bound=any(f.prediction.binding == "cpu" for _, f in pairs),
+        cells={
+            t.name: Cell(
+                value=f.requests_per_s,
+                reference=f.prediction.per_s,
+                ratio=f.requests_per_s / f.prediction.per_s if f.prediction.per_s else None,
+                samples=_steady(f),
+            )
+            for t, f in pairs
+        },
+    )
+    median = ComparisonRow(
+        key=f"flow/{users}/p50",
+        shape="flow",
+        label=f"flow {users} users median s",
+        unit="s",
+        reference="none",
+        tolerance=PREDICTION_AGREEMENT,
+        cpu_bound=rate.cpu_bound,
+        cells={
+            t.name: Cell(value=f.latency_s["p50"], samples=[s.p50 for s in f.over_time if s.p50 is not None])
+            for t, f in pairs
+            if "p50" in f.latency_s
+        },
+    )
+    return [rate, median]
