@@ -20,6 +20,7 @@ from labtester.scenarios import SHAPES
 from labtester.scenarios.bursts.curves import curves
 from labtester.scenarios.common import encode
 from labtester.scenarios.flow.analyse import FlowSettings, FlowSummary
+from tests.conftest import DEFINITIONS, MEASURED
 
 LabRun = tuple[subprocess.CompletedProcess[str], Path]
 
@@ -72,7 +73,7 @@ def test_the_comparison_fits_100_columns_with_a_column_per_target(contents: Cont
         recorded.print(table)
     assert max(len(line) for line in recorded.export_text().splitlines()) <= NARROW
     columns = [c.header for t in tables for c in t.columns if c.header != "figure (unit)"]
-    assert columns == contents.targets and len(columns) == 4
+    assert columns == contents.targets == sorted(MEASURED, key=list(DEFINITIONS).index)
     assert all(len(t.rows) == len(contents.rows) for t in tables)
 
 
