@@ -39,10 +39,13 @@ def helm_template(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
 
 
-def render_chart(*values_files: Path, set_values: tuple[str, ...] = ()) -> list[Manifest]:
+def render_chart(
+    *values_files: Path, set_values: tuple[str, ...] = (), set_string: tuple[str, ...] = ()
+) -> list[Manifest]:
     """Every object the chart renders for these values, as dicts."""
     args = [arg for path in values_files for arg in ("--values", str(path))]
     args += [arg for value in set_values for arg in ("--set", value)]
+    args += [arg for value in set_string for arg in ("--set-string", value)]
     result = helm_template(*args)
     assert result.returncode == 0, result.stderr
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
