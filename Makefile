@@ -92,7 +92,7 @@ kubernetes-binaries: ## Build Kubernetes, etcd and kwok (pinned) from Go modules
 	nice -n 15 platform/build-kubernetes
 
 cluster-check: install tools kubernetes-binaries ## The chart on a real control plane with simulated nodes
-	PYTHON=$(BIN)/python HELM=$(HELM) CHART=$(CHART) platform/cluster-check
+	HELM=$(HELM) $(BIN)/python platform/cluster_check.py
 
 prometheus: $(PROMETHEUS) ## Install Debian's prometheus (the dashboard test scrapes with it)
 

@@ -88,6 +88,10 @@ class Resources:
     cpu: float = 0.0
     memory: int = 0
 
+    def __post_init__(self) -> None:
+        # Millicores are what Kubernetes counts: sums compare exactly, without float residue.
+        object.__setattr__(self, "cpu", round(self.cpu, 3))
+
     @classmethod
     def of(cls, quantities: dict[str, Any] | None) -> Resources:
         quantities = quantities or {}
@@ -100,8 +104,7 @@ class Resources:
         return Resources(self.cpu - other.cpu, self.memory - other.memory)
 
     def fits_in(self, room: Resources) -> bool:
-        # Millicores are what Kubernetes counts: compare those, not floats.
-        return round(self.cpu * 1000) <= round(room.cpu * 1000) and self.memory <= room.memory
+        return self.cpu <= room.cpu and self.memory <= room.memory
 
     def __str__(self) -> str:
         return f"{self.cpu:.2f} CPU and {gib(self.memory)}"
@@ -650,8 +653,10 @@ def main(env: dict[str, str]) -> int:
 
 
 if __name__ == "__main__":
-    # A CI timeout's SIGTERM unwinds like Ctrl-C, so every child process is stopped.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # Ctrl-C (even where a shell started this with SIGINT ignored) and a CI timeout's SIGTERM
+    # unwind the same way, so every child process is stopped.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         sys.exit(main(dict(os.environ)))
     except KeyboardInterrupt:
