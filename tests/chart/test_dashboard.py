@@ -29,6 +29,7 @@ def test_dashboard_has_the_lab_panels() -> None:
         "processes by target": "sum by (target, role) (lab_server_processes)",
         "threads by target": "sum by (target) (lab_server_threads)",
         "CPU by target": "sum by (target) (rate(lab_server_cpu_seconds_total",
+        "CPU throttling by target": "sum by (target) (rate(lab_cgroup_cpu_throttled_seconds_total",
         "errors by status": 'sum by (target, status) (rate(lab_http_requests_total{status=~"[45].."}',
     }
     missing = [what for what, fragment in required.items() if not any(fragment in expr for expr in exprs)]
