@@ -47,6 +47,8 @@ PROGRESS_EVERY_S = 30.0
 # After activeDeadlineSeconds the Job controller fails the Job; allow it this long to say so.
 DEADLINE_GRACE_S = 60
 PULL_FAILURES = {"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName"}
+# An image that cannot be pulled does not come by waiting 10 minutes: say so after this long.
+PULL_GRACE_S = 60.0
 DASHBOARD_JSON = "charts/concurrency-lab/dashboards/lab.json"
 PROMETHEUS_URL = "http://127.0.0.1:9090"
 
@@ -421,8 +423,13 @@ class Progress:
     ready: int
     expected: int
     waiting: dict[str, str]  # pod (or Deployment) -> why it is not ready
-    pull_failed: set[str]  # components whose image cannot be pulled
+    pulling: dict[str, str]  # pod whose image cannot be pulled -> its component
     tester_pod: str | None  # the tester's pod, once it runs or has finished
+
+    @property
+    def pull_failed(self) -> set[str]:
+        """Components whose image cannot be pulled."""
+        return set(self.pulling.values())
 
 
 def rolled_out(deployment: Manifest) -> bool:
@@ -468,28 +475,29 @@ def progress(cluster: Cluster, job: str | None) -> Progress:
     expected = sum(d["spec"].get("replicas", 1) for d in deployments) + (1 if job else 0)
     ready = sum(d["spec"].get("replicas", 1) for d in deployments if rolled_out(d))
     waiting: dict[str, str] = {}
-    pull_failed: set[str] = set()
+    pulling: dict[str, str] = {}
     tester_pod = None
     for pod in pods:
         name = pod["metadata"]["name"]
         labels = pod["metadata"].get("labels", {})
-        if job and labels.get("job-name") == job:
-            if pod["status"].get("phase") in ("Running", "Succeeded", "Failed"):
-                tester_pod = name
-                ready += 1
-            else:
-                waiting[name] = why_not_ready(pod)
+        if (
+            job
+            and labels.get("job-name") == job
+            and pod["status"].get("phase") in ("Running", "Succeeded", "Failed")
+        ):
+            tester_pod = name
+            ready += 1
             continue
-        if labels.get("job-name") or pod_ready(pod):
-            continue
+        if (labels.get("job-name") and labels.get("job-name") != job) or pod_ready(pod):
+            continue  # a finished Job's pod of an earlier run, or a ready pod
         waiting[name] = why_not_ready(pod)
         if waiting[name].split(":")[0] in PULL_FAILURES:
-            pull_failed.add(labels.get("app.kubernetes.io/component", name))
+            pulling[name] = labels.get("app.kubernetes.io/component", name)
     for deployment in deployments:
         name = deployment["metadata"]["name"]
         if not rolled_out(deployment) and not any(pod.startswith(f"{name}-") for pod in waiting):
             waiting[f"deployment/{name}"] = "rolling out"
-    return Progress(ready, expected, waiting, pull_failed, tester_pod)
+    return Progress(ready, expected, waiting, pulling, tester_pod)
 
 
 def describe_waiting(waiting: dict[str, str]) -> str:
@@ -503,11 +511,20 @@ def wait_ready(
     deadline = time.monotonic() + timeout_s
     last_shown: tuple[int, int] | None = None
     last_detail = time.monotonic()
+    pulling_since: dict[str, float] = {}
     while True:
         state = progress(cluster, job)
         if state.pull_failed and on_pull_failure(state.pull_failed):
             deadline = time.monotonic() + timeout_s
             continue
+        pulling_since = {pod: pulling_since.get(pod, time.monotonic()) for pod in state.pulling}
+        stuck = [pod for pod, since in pulling_since.items() if time.monotonic() - since > PULL_GRACE_S]
+        if stuck:
+            raise SystemExit(
+                f"run-lab: no image for {', '.join(stuck)} after {PULL_GRACE_S:.0f} s:\n"
+                f"{describe_waiting({pod: state.waiting[pod] for pod in stuck})}\n"
+                "The lab's own images are built and loaded into kind by `make kind-up`."
+            )
         if state.ready == state.expected and not state.waiting:
             say(f"Pods ready {state.ready}/{state.expected}.")
             return state

@@ -231,6 +231,18 @@ def test_a_timeout_names_each_waiting_pod_and_its_reason(
     assert not run.count("logs")
 
 
+def test_an_image_that_cannot_be_pulled_stops_the_wait_early(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(run_lab, "PULL_GRACE_S", 0.2)
+    scenario(lab, [NODE_16], [{"*": "ready", "tester": "pull:ImagePullBackOff"}], job=[""])
+    run = run_main(lab, monkeypatch, capsys)
+    assert run.code == 1
+    assert "no image for lab-concurrency-lab-tester-x1" in run.err and "make kind-up" in run.err
+    assert "ImagePullBackOff" in run.err
+    assert not run.count("logs")
+
+
 def test_missing_image_tags_say_to_build_the_images(
     lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
