@@ -392,7 +392,14 @@ def results_volume(kube: Kube, namespace: str, manifests: list[dict[str, Any]]) 
         })  # fmt: skip
 
 
-def install_profile(kube: Kube, values: Path, size: Any) -> None:
+def helm_upgrade(kube: Kube, namespace: str, args: Sequence[str]) -> None:
+    command = [kube.binaries.helm, "upgrade", "--install", RELEASE, str(CHART), "--kube-context", CONTEXT,
+               "--namespace", namespace, *args]  # fmt: skip
+    helm = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    check(helm.returncode == 0, f"helm refused `{' '.join(command[1:])}`: {helm.stderr}")
+
+
+def install_profile(kube: Kube, values: Path, size: Any, roll: bool) -> None:
     namespace = f"check-{values.name.removesuffix('.yaml').removesuffix('-values')}"
     node = node_name(size)
     step(f"{values.relative_to(REPO_ROOT)} on {node} ({size.cpu:g} CPUs, {run_lab.gib(size.memory)})")
@@ -407,12 +414,7 @@ def install_profile(kube: Kube, values: Path, size: Any) -> None:
         raise Fail(f"preflight refused {values.name} on {node}: {refusal}") from None
     manifests = cluster.render(settings.helm_args)
     results_volume(kube, namespace, manifests)
-    helm = subprocess.run(
-        [kube.binaries.helm, "upgrade", "--install", RELEASE, str(CHART), "--kube-context", CONTEXT,
-         "--namespace", namespace, *settings.helm_args],
-        capture_output=True, text=True, env={**os.environ, "KUBECONFIG": str(kube.config)}, timeout=300,
-    )  # fmt: skip
-    check(helm.returncode == 0, f"helm install of {values.name} refused: {helm.stderr}")
+    helm_upgrade(kube, namespace, settings.helm_args)
     for manifest in manifests:
         kind, name = manifest["kind"], manifest["metadata"]["name"]
         kube.kubectl("-n", namespace, "get", f"{kind.lower()}/{name}")
@@ -446,8 +448,50 @@ def install_profile(kube: Kube, values: Path, size: Any) -> None:
     print(f"{len(pods)} pods scheduled on {node}, 0 Pending; they request {on_node} of its {room}")
     tester = "the tester's pod scheduled" if jobs else "no Job in these values"
     print(f"beside kind's share ({run_lab.KIND_SHARE_CPU:.2f} CPU); {tester}")
+    if jobs:
+        outcome = run_lab.wait_job(cluster, jobs[0])
+        check(outcome == "Complete", f"the tester Job (its pod completed by kwok) ended {outcome}")
+        print("the tester Job completes (kwok completes its pod; run-lab's Job polling reads the outcome)")
     admission_refuses_privilege_escalation(kube, namespace)
+    if roll:
+        rebuilt_image_rolls(kube, cluster, namespace, node)
     kube.kubectl("delete", "namespace", namespace, "--wait=true", "--timeout=120s")
+
+
+REBUILT = "concurrency-lab/fastapi-target"
+
+
+def rebuilt_image_rolls(kube: Kube, cluster: Any, namespace: str, node: str) -> None:
+    """A new content tag for one image on a full node: its pods are replaced (Recreate: a surged
+    extra pod would not fit), every other pod stays, and run-lab's preflight accepts the upgrade
+    (the release's own pods are not counted against it)."""
+    before = {
+        p["metadata"]["name"]: p["spec"]["containers"][0]["image"]
+        for p in kube.items("pods", "-n", namespace)
+    }
+    tag_args = ["--set-string", f"image.tags.{REBUILT}=src-rebuilt"]
+    try:
+        run_lab.preflight(cluster, tag_args)
+    except SystemExit as refusal:
+        raise Fail(f"preflight refused an upgrade of the release in place: {refusal}") from None
+    helm_upgrade(kube, namespace, [*cluster.s.helm_args, *tag_args])
+    jobs = [j["metadata"]["name"] for j in kube.items("jobs", "-n", namespace)]
+    run_lab.wait_ready(cluster, jobs[0] if jobs else None, lambda _: False, SETTLE_TIMEOUT_S)
+    pods = kube.items("pods", "-n", namespace)
+    after = {p["metadata"]["name"]: p["spec"]["containers"][0]["image"] for p in pods}
+    rolled = {name for name, image in before.items() if image.startswith(f"{REBUILT}:")}
+    kept = set(before) - rolled
+    check(
+        bool(rolled) and not rolled & set(after),
+        f"pods of the rebuilt image not replaced: {rolled & set(after)}",
+    )
+    check(kept <= set(after), f"pods of unchanged images were replaced: {kept - set(after)}")
+    new = {name: image for name, image in after.items() if name not in before}
+    check(len(new) == len(rolled) and all(image == f"{REBUILT}:src-rebuilt" for image in new.values()),
+          f"the new pods do not run the new tag: {new}")  # fmt: skip
+    check(all(p["spec"].get("nodeName") == node and p["status"].get("phase") != "Pending" for p in pods),
+          "a pod is Pending after the upgrade")  # fmt: skip
+    print(f"a rebuilt {REBUILT} rolls its {len(rolled)} pods on the full node; the other {len(kept)} stay")
 
 
 def too_big_is_refused(kube: Kube, size: Any, env: dict[str, str]) -> None:
@@ -498,7 +542,7 @@ def main() -> int:
             )
             make_nodes(kube, sizes)
             for profile in profiles:
-                install_profile(kube, profile.path, profile.node)
+                install_profile(kube, profile.path, profile.node, roll=profile.node.cpu == 2)
             by_cpu = {size.cpu: size for size in sizes}
             too_big_is_refused(kube, by_cpu[4], dict(os.environ))
             auto_pick(kube, by_cpu[2], CHART / "ci" / "two-cpu-values.yaml")
