@@ -262,6 +262,9 @@ def control_plane(binaries: Binaries, state: Path, log_dir: Path) -> Iterator[Pa
                 extra += [
                     f"--service-account-private-key-file={state / 'sa.key'}",
                     f"--root-ca-file={state / 'ca.crt'}",
+                    # Simulated nodes never fail: a heartbeat late on a loaded machine must not mark
+                    # them NotReady (which marks their pods not ready for good).
+                    "--node-monitor-grace-period=5m",
                 ]
             processes.start(component, [binaries.k8s / component, *extra])
         (state / "kwok.yaml").write_text(
@@ -270,6 +273,7 @@ def control_plane(binaries: Binaries, state: Path, log_dir: Path) -> Iterator[Pa
         processes.start("kwok", [
             binaries.kwok, f"--kubeconfig={config}", f"--config={state / 'kwok.yaml'}",
             "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+            "--node-lease-duration-seconds=40",  # heartbeats as Lease renewals, as a kubelet's
             f"--server-address={LOCALHOST}:{free_port()}", f"--node-ip={LOCALHOST}",
         ])  # fmt: skip
         yield config
@@ -302,6 +306,21 @@ class Kube:
             helm=self.binaries.helm, kubectl=self.binaries.kubectl, kube_context=CONTEXT, release=RELEASE,
             namespace=namespace, chart=CHART, helm_args=helm_args.split(),
         )  # fmt: skip
+
+
+def settle(cluster: Any, job: str | None) -> None:
+    """run-lab's own wait: every Deployment rolled out, the tester's pod running or done."""
+    run_lab_step(
+        "waiting for the release", run_lab.wait_ready, cluster, job, lambda _: False, SETTLE_TIMEOUT_S
+    )
+
+
+def run_lab_step(what: str, step_function: Callable[..., Any], *args: Any) -> Any:
+    """A step of run-lab's own code: its refusal (SystemExit) is this check's failure."""
+    try:
+        return step_function(*args)
+    except SystemExit as refusal:
+        raise Fail(f"{what}: {refusal}") from None
 
 
 def node_name(node: Any) -> str:
@@ -408,10 +427,8 @@ def install_profile(kube: Kube, values: Path, size: Any, roll: bool) -> None:
     args = "" if values.name == "values.yaml" else f"--values {values}"
     settings = kube.settings(namespace, args)
     cluster = run_lab.Cluster(settings)
-    try:
-        check(run_lab.preflight(cluster, []) == [], f"preflight refused {values.name} on the node it claims")
-    except SystemExit as refusal:
-        raise Fail(f"preflight refused {values.name} on {node}: {refusal}") from None
+    picked = run_lab_step(f"preflight of {values.name} on {node}", run_lab.preflight, cluster, [])
+    check(picked == [], f"preflight wanted {picked} for {values.name} on the node it claims")
     manifests = cluster.render(settings.helm_args)
     results_volume(kube, namespace, manifests)
     helm_upgrade(kube, namespace, settings.helm_args)
@@ -421,7 +438,7 @@ def install_profile(kube: Kube, values: Path, size: Any, roll: bool) -> None:
     print(f"every object accepted: {len(manifests)} ({', '.join(sorted({m['kind'] for m in manifests}))})")
 
     jobs = [m["metadata"]["name"] for m in manifests if m["kind"] == "Job"]
-    run_lab.wait_ready(cluster, jobs[0] if jobs else None, lambda _: False, SETTLE_TIMEOUT_S)
+    settle(cluster, jobs[0] if jobs else None)
     pods = kube.items("pods", "-n", namespace)
     pending = [p["metadata"]["name"] for p in pods if p["status"].get("phase") == "Pending"]
     check(not pending, f"{values.name}: Pending on the node it claims: {pending}")
@@ -449,7 +466,7 @@ def install_profile(kube: Kube, values: Path, size: Any, roll: bool) -> None:
     tester = "the tester's pod scheduled" if jobs else "no Job in these values"
     print(f"beside kind's share ({run_lab.KIND_SHARE_CPU:.2f} CPU); {tester}")
     if jobs:
-        outcome = run_lab.wait_job(cluster, jobs[0])
+        outcome = run_lab_step("the tester Job", run_lab.wait_job, cluster, jobs[0])
         check(outcome == "Complete", f"the tester Job (its pod completed by kwok) ended {outcome}")
         print("the tester Job completes (kwok completes its pod; run-lab's Job polling reads the outcome)")
     admission_refuses_privilege_escalation(kube, namespace)
@@ -470,13 +487,10 @@ def rebuilt_image_rolls(kube: Kube, cluster: Any, namespace: str, node: str) -> 
         for p in kube.items("pods", "-n", namespace)
     }
     tag_args = ["--set-string", f"image.tags.{REBUILT}=src-rebuilt"]
-    try:
-        run_lab.preflight(cluster, tag_args)
-    except SystemExit as refusal:
-        raise Fail(f"preflight refused an upgrade of the release in place: {refusal}") from None
+    run_lab_step("preflight of an upgrade in place", run_lab.preflight, cluster, tag_args)
     helm_upgrade(kube, namespace, [*cluster.s.helm_args, *tag_args])
     jobs = [j["metadata"]["name"] for j in kube.items("jobs", "-n", namespace)]
-    run_lab.wait_ready(cluster, jobs[0] if jobs else None, lambda _: False, SETTLE_TIMEOUT_S)
+    settle(cluster, jobs[0] if jobs else None)
     pods = kube.items("pods", "-n", namespace)
     after = {p["metadata"]["name"]: p["spec"]["containers"][0]["image"] for p in pods}
     rolled = {name for name, image in before.items() if image.startswith(f"{REBUILT}:")}
@@ -520,7 +534,8 @@ def auto_pick(kube: Kube, size: Any, expected: Path) -> None:
     node = node_name(size)
     step(f"make run-lab without -f on {node}: picks the profile that fits")
     only_schedulable(kube, node)
-    picked = run_lab.preflight(run_lab.Cluster(kube.settings("check-auto")), [])
+    cluster = run_lab.Cluster(kube.settings("check-auto"))
+    picked = run_lab_step(f"run-lab on {node}", run_lab.preflight, cluster, [])
     check(picked == ["--values", str(expected)], f"picked {picked}, not {expected}")
 
 
