@@ -14,8 +14,23 @@ from tests.chart.conftest import PREFIX, find, render_chart
 from tests.scripts.loader import SCRIPTS, load_script
 
 image_tag = load_script("image_tag")
-DOCKERFILE = Path("services/fastapi_target/Dockerfile")
+DOCKERFILE = Path("images/Dockerfile")
 REPOSITORY = "concurrency-lab/fastapi-target"
+# The shape of the lab's Dockerfiles: a build stage copying the sources and the wheelhouse, a
+# final stage copying from it, and a build argument naming the package.
+TEST_DOCKERFILE = """ARG BASE_IMAGE=python:3.12-slim
+FROM ${BASE_IMAGE} AS build
+COPY build/wheelhouse /wheelhouse
+COPY pyproject.toml ./
+COPY services ./services
+COPY tester ./tester
+RUN pip install --no-index --find-links /wheelhouse .
+FROM ${BASE_IMAGE}
+ARG MODULE
+COPY --from=build /opt/venv /opt/venv
+EXPOSE 8000
+CMD ["python", "-m", "${MODULE}"]
+"""
 
 
 @pytest.fixture
@@ -27,6 +42,8 @@ def context(tmp_path: Path) -> Path:
         shutil.copy(REPO_ROOT / name, tmp_path / name)
     (tmp_path / "build" / "wheelhouse").mkdir(parents=True)
     (tmp_path / "build" / "wheelhouse" / "fastapi-1.0-py3-none-any.whl").write_bytes(b"wheel")
+    (tmp_path / DOCKERFILE).parent.mkdir()
+    (tmp_path / DOCKERFILE).write_text(TEST_DOCKERFILE)
     return tmp_path
 
 
@@ -91,7 +108,14 @@ def test_tags_that_look_like_numbers_stay_strings() -> None:
         "containers"
     ]
     assert container["image"] == f"{REPOSITORY}:1e10"
-    assert image_tag.content_tag(REPO_ROOT / DOCKERFILE, {}, REPO_ROOT).startswith(image_tag.PREFIX)
+
+
+@pytest.mark.parametrize("dockerfile", sorted(REPO_ROOT.glob("*/**/Dockerfile")), ids=str)
+def test_every_dockerfile_of_the_lab_gets_a_stable_tag(dockerfile: Path) -> None:
+    first = image_tag.content_tag(dockerfile, {"BASE_IMAGE": "python:3.12-slim"}, REPO_ROOT)
+    assert first.startswith(image_tag.PREFIX) and len(first) == len(image_tag.PREFIX) + image_tag.DIGEST_CHARS
+    assert image_tag.content_tag(dockerfile, {"BASE_IMAGE": "python:3.12-slim"}, REPO_ROOT) == first
+    assert image_tag.context_sources(dockerfile.read_text(), {}), "it copies nothing from the context?"
 
 
 def test_copy_sources_follow_build_args_and_skip_other_stages() -> None:
