@@ -60,7 +60,7 @@ def test_measured_targets_may_use_at_least_one_whole_cpu(render: Render, values:
 def test_the_auto_profiles_are_a_ladder_of_node_sizes() -> None:
     """What run-lab may pick by itself, largest first: the defaults, then smaller whole labs."""
     ladder = [(p.path.name, p.node.cpu) for p in run_lab.auto_profiles(CHART)]
-    assert ladder == [("values.yaml", 12), ("small-values.yaml", 4), ("two-cpu-values.yaml", 2)]
+    assert ladder == [("values.yaml", 14), ("small-values.yaml", 4), ("two-cpu-values.yaml", 2)]
 
 
 def test_the_two_cpu_profile_fits_what_kind_leaves_on_two_cpus(render: Render) -> None:
