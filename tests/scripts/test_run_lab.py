@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.chart.conftest import CHART, tool
+from tests.chart.conftest import CHART, render_chart, tool
 from tests.scripts.loader import SCRIPTS, load_script
 
 run_lab = load_script("run_lab")
@@ -129,7 +129,10 @@ def test_a_run_installs_waits_follows_the_tester_and_copies_the_report(
         run.position("logs --follow pod/lab-concurrency-lab-tester-x1")
         > [i for i, call in enumerate(run.calls) if "get deployments" in call][-1]
     )
-    assert "Pods ready 0/" in run.out and "Pods ready 10/11..." in run.out and "Pods ready 11/11." in run.out
+    pods = len(run_lab.pod_demands(render_chart()))  # every Deployment's pod and the tester's
+    assert f"Pods ready 0/{pods}..." in run.out, "nothing ready at first"
+    assert f"Pods ready {pods - 1}/{pods}..." in run.out, "every Deployment ready, the tester's pod not yet"
+    assert f"Pods ready {pods}/{pods}." in run.out
     assert "Profile: " in run.out and "values.yaml, the largest that fits" in run.out
     assert run.count("get job") == 3, "the Job is polled until it ends"
     assert (run.results / "run-1" / "report.html").read_text() == "<html>report</html>"
