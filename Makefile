@@ -39,10 +39,10 @@ format: install ## Apply ruff's formatting and fixes
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: lint tools prometheus chromium ## Lint, then every test (real servers on 127.0.0.1; helm from .tools)
-	$(BIN)/pytest
+test: lint tools prometheus chromium ## Lint, then every test (real servers on 127.0.0.1; helm from LAB_CACHE)
+	PATH="$(LAB_BIN):$$PATH" $(BIN)/pytest
 
-targets: install ## Start the three targets on 127.0.0.1:8001-8003 until Ctrl-C
+targets: install ## Start the measured targets (and the downstream mock) on their local ports until Ctrl-C
 	$(BIN)/python -m labtester targets $(foreach p,$(PORTS),--port $(p))
 
 lab: install ## Run the whole lab locally (targets on 127.0.0.1), report in results/
@@ -65,43 +65,50 @@ chromium: $(CHROMIUM) ## Install Debian's chromium (the report's test opens repo
 $(CHROMIUM):
 	apt-get update && apt-get install -y --no-install-recommends chromium
 
-# -- Kubernetes (kind): pinned tools in .tools/bin, images, cluster, the lab as a Helm release.
-TOOLS := $(CURDIR)/.tools/bin
-# The pinned build in .tools/bin, else one already on PATH (from the usual installers), else build.
-HELM := $(firstword $(wildcard $(TOOLS)/helm) $(shell command -v helm) $(TOOLS)/helm)
-KIND := $(firstword $(wildcard $(TOOLS)/kind) $(shell command -v kind) $(TOOLS)/kind)
-HELM_VERSION := v3.22.0
-KIND_VERSION := v0.33.0
+# -- Kubernetes (kind): pinned versions, Go-built tools and binaries, images, the lab as a Helm release.
+# Pinned versions (KUBERNETES_VERSION, ETCD_VERSION, KWOK_VERSION, HELM_VERSION, KIND_VERSION).
+include platform/versions.env
+# What is built once and reused by every checkout, worktree and fresh clone (platform/ scripts).
+LAB_CACHE ?= $(HOME)/.cache/concurrency-lab
+export LAB_CACHE
+LAB_BIN := $(LAB_CACHE)/bin
+HELM := $(LAB_BIN)/helm
+KIND := $(LAB_BIN)/kind
 KUBECTL ?= kubectl
 PROMETHEUS := /usr/bin/prometheus
 CHART := charts/concurrency-lab
 CLUSTER ?= concurrency-lab
 RELEASE ?= lab
 NAMESPACE ?= concurrency-lab
-IMAGE_TAG ?= dev
+# Empty: each image is tagged by its content (scripts/image_tag.py), so rebuilt images roll and
+# unchanged ones don't; set it to tag every image alike (`make test-images` does).
+IMAGE_TAG ?=
+# The tags `make images` built last, as REPOSITORY=TAG lines: what kind-up loads and run-lab sets.
+IMAGE_TAGS := build/image-tags
 # Base of every image (also the Dockerfiles' default); `make test-images` uses a local Debian one.
 BASE_IMAGE ?= python:3.12-slim
 # Wheels for BASE_IMAGE's Python: the builds install from here alone (pip --no-index, no network).
 WHEELHOUSE := build/wheelhouse
 # Extra `helm upgrade` flags: `make run-lab HELM_ARGS="-f charts/concurrency-lab/ci/small-values.yaml"`.
+# Without -f/--values, run-lab picks the largest profile that fits the cluster and says which.
 HELM_ARGS ?=
 GRAFANA_URL := http://127.0.0.1:3000
 # Every image the chart deploys, from its values (a line each: REPOSITORY DOCKERFILE [MODULE]);
 # expanded only when a recipe runs, after `install` made the venv that reads them.
 IMAGE_LIST = $(BIN)/python scripts/image-list
-IMAGE_REFS = $(addsuffix :$(IMAGE_TAG),$(shell $(IMAGE_LIST) | cut -d' ' -f1))
 KUBE := $(KUBECTL) --context kind-$(CLUSTER) --namespace $(NAMESPACE)
 RELEASE_SELECTOR := app.kubernetes.io/instance=$(RELEASE)
 
-.PHONY: tools prometheus images kind-up run-lab kind-down grafana
+.PHONY: tools kubernetes-binaries cluster-check prometheus images kind-up run-lab kind-down grafana
 
-tools: $(HELM) $(KIND) ## Install helm and kind (pinned) into .tools/bin with go install
+tools: ## Install helm and kind (pinned) into $(LAB_CACHE)/bin with go install
+	@platform/install-tool helm kind >/dev/null
 
-$(TOOLS)/helm:
-	GOBIN=$(TOOLS) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+kubernetes-binaries: ## Build Kubernetes, etcd and kwok (pinned) from Go modules into $(LAB_CACHE), once
+	nice -n 15 platform/build-kubernetes
 
-$(TOOLS)/kind:
-	GOBIN=$(TOOLS) go install sigs.k8s.io/kind@$(KIND_VERSION)
+cluster-check: install tools kubernetes-binaries ## The chart on a real control plane with simulated nodes
+	HELM=$(HELM) $(BIN)/python platform/cluster_check.py
 
 prometheus: $(PROMETHEUS) ## Install Debian's prometheus (the dashboard test scrapes with it)
 
@@ -109,22 +116,25 @@ $(PROMETHEUS):
 	apt-get update && apt-get install -y --no-install-recommends prometheus
 
 # --network none: everything a build installs comes from the wheelhouse in its context.
-images: wheelhouse ## Build the lab's images on BASE_IMAGE, offline, from build/wheelhouse
-	@set -euo pipefail; $(IMAGE_LIST) | while read -r repository dockerfile module; do \
-		echo "docker build $$repository:$(IMAGE_TAG) from $$dockerfile $${module:+(MODULE=$$module)}"; \
-		docker build --network none --build-arg BASE_IMAGE=$(BASE_IMAGE) $${module:+--build-arg MODULE=$$module} \
-			--tag "$$repository:$(IMAGE_TAG)" --file "$$dockerfile" . || exit 1; \
-	done
+images: wheelhouse ## Build the lab's images on BASE_IMAGE, offline, tagged by content (or IMAGE_TAG)
+	@set -euo pipefail; mkdir -p $(dir $(IMAGE_TAGS)); : >$(IMAGE_TAGS).partial; \
+	$(IMAGE_LIST) | while read -r repository dockerfile module; do \
+		args="--build-arg BASE_IMAGE=$(BASE_IMAGE) $${module:+--build-arg MODULE=$$module}"; \
+		tag=$(or $(IMAGE_TAG),$$(scripts/image_tag.py $$dockerfile $$args)); \
+		echo "docker build $$repository:$$tag from $$dockerfile $${module:+(MODULE=$$module)}"; \
+		docker build --network none $$args --tag "$$repository:$$tag" --file "$$dockerfile" . || exit 1; \
+		echo "$$repository=$$tag" >>$(IMAGE_TAGS).partial; \
+	done; mv $(IMAGE_TAGS).partial $(IMAGE_TAGS)
 
 kind-up: tools images ## Create the kind cluster if absent, build the images, load them into it
 	$(KIND) get clusters 2>/dev/null | grep -qx '$(CLUSTER)' || \
 		$(KIND) create cluster --name $(CLUSTER) --config kind-config.yaml --wait 120s
-	$(KIND) load docker-image --name $(CLUSTER) $(IMAGE_REFS)
+	$(KIND) load docker-image --name $(CLUSTER) $$(sed 's/=/:/' $(IMAGE_TAGS))
 
-run-lab: tools ## Deploy to kind, run the tester Job, stream its log, copy reports to results/kind
-	HELM=$(HELM) KUBECTL=$(KUBECTL) CLUSTER=$(CLUSTER) RELEASE=$(RELEASE) NAMESPACE=$(NAMESPACE) \
-		CHART=$(CHART) IMAGE_TAG=$(IMAGE_TAG) HELM_ARGS="$(HELM_ARGS)" RESULTS_DIR=results/kind \
-		GRAFANA_URL=$(GRAFANA_URL) scripts/run-lab
+run-lab: install tools ## Check the fit, deploy to kind, run the tester Job, copy reports to results/kind
+	HELM=$(HELM) KUBECTL=$(KUBECTL) KUBE_CONTEXT=kind-$(CLUSTER) RELEASE=$(RELEASE) NAMESPACE=$(NAMESPACE) \
+		CHART=$(CHART) IMAGE_TAGS=$(IMAGE_TAGS) HELM_ARGS="$(HELM_ARGS)" RESULTS_DIR=results/kind \
+		GRAFANA_URL=$(GRAFANA_URL) $(BIN)/python scripts/run_lab.py
 
 kind-down: tools ## Delete the kind cluster
 	$(KIND) delete cluster --name $(CLUSTER)
@@ -145,5 +155,5 @@ wheelhouse: install ## Download every image dependency as wheels for BASE_IMAGE'
 	scripts/wheelhouse $(BASE_IMAGE) $(WHEELHOUSE) $(BIN)/python
 
 test-images: install ## Build the images on a local Debian base, prove them in a real Docker engine
-	MAKE="$(MAKE)" PYTEST=$(BIN)/pytest IMAGE_TAG=$(IMAGE_TAG) LOCAL_BASE_IMAGE=$(LOCAL_BASE_IMAGE) \
+	MAKE="$(MAKE)" PYTEST=$(BIN)/pytest IMAGE_TAG=$(or $(IMAGE_TAG),dev) LOCAL_BASE_IMAGE=$(LOCAL_BASE_IMAGE) \
 		DEBIAN_MIRROR=$(DEBIAN_MIRROR) BUILD_DIR=build scripts/test-images

@@ -1,4 +1,4 @@
-"""Render the chart with the real helm binary (`make tools` installs it into .tools/bin)."""
+"""Render the chart with the real helm binary (`make tools` installs it into $LAB_CACHE/bin)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,14 @@ Render = Callable[..., list[Manifest]]
 
 
 def tool(name: str, make_target: str) -> str:
-    """A tool from .tools/bin or PATH; a clear failure (never a skip) when it is missing."""
-    local = REPO_ROOT / ".tools" / "bin" / name
-    found = str(local) if local.exists() else shutil.which(name)
+    """A tool from PATH, where `make test` puts $LAB_CACHE/bin first (the Makefile is the one place
+    that knows where tools are); a clear failure (never a skip) when it is missing."""
+    found = shutil.which(name)
     if found is None:
-        pytest.fail(f"{name} is not installed: run `make {make_target}` (make test does)", pytrace=False)
+        pytest.fail(
+            f"{name} is not on PATH: run `make {make_target}`; `make test` puts $LAB_CACHE/bin on PATH",
+            pytrace=False,
+        )
     return found
 
 
@@ -36,10 +39,13 @@ def helm_template(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
 
 
-def render_chart(*values_files: Path, set_values: tuple[str, ...] = ()) -> list[Manifest]:
+def render_chart(
+    *values_files: Path, set_values: tuple[str, ...] = (), set_string: tuple[str, ...] = ()
+) -> list[Manifest]:
     """Every object the chart renders for these values, as dicts."""
     args = [arg for path in values_files for arg in ("--values", str(path))]
     args += [arg for value in set_values for arg in ("--set", value)]
+    args += [arg for value in set_string for arg in ("--set-string", value)]
     result = helm_template(*args)
     assert result.returncode == 0, result.stderr
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]

@@ -29,6 +29,7 @@ def test_dashboard_has_the_lab_panels() -> None:
         "processes by target": "sum by (target, role) (lab_server_processes)",
         "threads by target": "sum by (target) (lab_server_threads)",
         "CPU by target": "sum by (target) (rate(lab_server_cpu_seconds_total",
+        "CPU throttling by target": "sum by (target) (rate(lab_cgroup_cpu_throttled_seconds_total",
         "errors by status": 'sum by (target, status) (rate(lab_http_requests_total{status=~"[45].."}',
     }
     missing = [what for what, fragment in required.items() if not any(fragment in expr for expr in exprs)]
@@ -67,10 +68,34 @@ def test_grafana_is_anonymous_read_only_with_a_secret_admin_password(
     assert len(secret["data"][secret_ref["key"]]) >= 16  # generated, base64
 
 
-def test_prometheus_scrapes_every_target_with_its_name(default_manifests: list[Manifest]) -> None:
+def test_prometheus_scrapes_every_target_with_its_name_at_its_metrics_port(
+    default_manifests: list[Manifest],
+) -> None:
+    """The `metrics` port: /metrics from a thread the request path cannot hold (CONTRACT.md)."""
     config = yaml.safe_load(
         find(default_manifests, "ConfigMap", f"{PREFIX}-prometheus")["data"]["prometheus.yml"]
     )
     static = [group for job in config["scrape_configs"] for group in job["static_configs"]]
     scraped = {group["labels"]["target"]: group["targets"] for group in static}
-    assert scraped == {d.name: [f"{PREFIX}-{d.name}:8000"] for d in load_definitions()}
+    expected = {}
+    for definition in load_definitions():
+        service = find(default_manifests, "Service", f"{PREFIX}-{definition.name}")
+        (port,) = [port for port in service["spec"]["ports"] if port["name"] == "metrics"]
+        deployment = find(default_manifests, "Deployment", f"{PREFIX}-{definition.name}")
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        (container_port,) = [p for p in container["ports"] if p["name"] == port["targetPort"]]
+        env = {item["name"]: item["value"] for item in container["env"]}
+        assert container_port["containerPort"] == int(env["LAB_METRICS_PORT"]) == 9100
+        expected[definition.name] = [f"{service['metadata']['name']}:{port['port']}"]
+    assert scraped == expected
+
+
+def test_prometheus_and_grafana_have_startup_probes(default_manifests: list[Manifest]) -> None:
+    """Liveness waits for a slow first start (WAL replay, database migrations) on a small CPU share."""
+    for component in ("prometheus", "grafana"):
+        deployment = find(default_manifests, "Deployment", f"{PREFIX}-{component}")
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        startup = container["startupProbe"]
+        assert startup["httpGet"] == container["readinessProbe"]["httpGet"], component
+        assert startup["periodSeconds"] * startup["failureThreshold"] >= 300, component
+        assert "initialDelaySeconds" not in container["livenessProbe"], component

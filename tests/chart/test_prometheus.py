@@ -1,8 +1,10 @@
 """Every dashboard query returns data from a real Prometheus scraping the real targets.
 
-The targets run locally from the chart's own list (the launcher); Debian's Prometheus runs on
-127.0.0.1 with the scrape config the chart renders, only the addresses rewritten to the local
-ports and the interval shortened. Then each expression of the committed dashboard is queried.
+The targets run locally from the chart's own list (the launcher), each with /metrics on a port of
+its own as the chart gives it (LAB_METRICS_PORT; /info says where); Debian's Prometheus runs on
+127.0.0.1 with the scrape config the chart renders, only the addresses rewritten to those local
+ports. Each expression of the committed dashboard is queried (at a shortened interval), and a
+burst that blocks FastAPI's event loop is seen at the chart's own interval.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,9 +24,9 @@ import pytest
 import yaml
 
 from labtester.launcher import LOCALHOST, RunningTarget, free_port, running_targets
-from labtester.targets import load_definitions
+from labtester.targets import TargetDefinition, load_definitions
 from tests.chart.conftest import PREFIX, Manifest, find, tool
-from tests.chart.dashboard import committed, panels
+from tests.chart.dashboard import committed, expressions, panels
 
 SCRAPE_INTERVAL_S = 1
 # Grafana expands $__rate_interval to at least four scrape intervals; so do these queries.
@@ -40,6 +42,8 @@ T = TypeVar("T")
 class Lab:
     prometheus: httpx.Client
     targets: list[RunningTarget]
+    # Targets whose census reports a cgroup cpu.stat: only they export lab_cgroup_cpu_* (CONTRACT.md).
+    with_cgroup: set[str]
 
     @property
     def measured(self) -> set[str]:
@@ -61,10 +65,29 @@ def chart_scrape_config(manifests: list[Manifest]) -> dict[str, Any]:
     return yaml.safe_load(find(manifests, "ConfigMap", f"{PREFIX}-prometheus")["data"]["prometheus.yml"])
 
 
-def local_scrape_config(config: dict[str, Any], ports: dict[str, int]) -> dict[str, Any]:
-    """The chart's config with each target's address on 127.0.0.1; labels and jobs untouched."""
-    interval = f"{SCRAPE_INTERVAL_S}s"
-    config["global"].update(scrape_interval=interval, scrape_timeout=interval)
+def with_metrics_port(definition: TargetDefinition) -> TargetDefinition:
+    """As the chart starts it: /metrics also on a port of its own, served from its own thread."""
+    return replace(definition, env={**definition.env, "LAB_METRICS_PORT": str(free_port())})
+
+
+def metrics_ports(targets: list[RunningTarget]) -> dict[str, int]:
+    """Where each target serves /metrics on its own port, as its /info says (CONTRACT.md)."""
+    ports = {}
+    for target in targets:
+        control = httpx.get(f"{target.url}/info", timeout=10).json().get("control", {})
+        assert control.get("metrics_port"), f"{target.name}'s /info names no metrics_port: {control}"
+        ports[target.name] = int(control["metrics_port"])
+    return ports
+
+
+def local_scrape_config(
+    config: dict[str, Any], ports: dict[str, int], interval_s: float | None = SCRAPE_INTERVAL_S
+) -> dict[str, Any]:
+    """The chart's config with each target's address on 127.0.0.1; labels and jobs untouched.
+    interval_s None keeps the chart's interval and timeout."""
+    if interval_s is not None:
+        interval = f"{interval_s}s"
+        config["global"].update(scrape_interval=interval, scrape_timeout=interval)
     for job in config["scrape_configs"]:
         for group in job["static_configs"]:
             group["targets"] = [f"{LOCALHOST}:{ports[group['labels']['target']]}"]
@@ -81,8 +104,23 @@ def drive(target: RunningTarget, stop: threading.Event) -> None:
             stop.wait(POLL_S)  # pacing: keep the CPU for the servers under measurement elsewhere
 
 
-def query(prometheus: httpx.Client, expr: str) -> list[dict[str, Any]]:
-    body = prometheus.get("/api/v1/query", params={"query": expr}).json()
+def samples_per_scrape(
+    prometheus: httpx.Client, selector: str, start: float, end: float
+) -> dict[float, float]:
+    """Raw samples of a selector between start and end, summed per scrape (one timestamp each):
+    what a `sum by (target) (...)` panel shows at each scrape."""
+    span = max(1, round(end - start) + 1)
+    summed: dict[float, float] = {}
+    for series in query(prometheus, f"{selector}[{span}s]", at=end):
+        for timestamp, value in series["values"]:
+            if start <= timestamp <= end:
+                summed[timestamp] = summed.get(timestamp, 0.0) + float(value)
+    return summed
+
+
+def query(prometheus: httpx.Client, expr: str, at: float | None = None) -> list[dict[str, Any]]:
+    params: dict[str, Any] = {"query": expr} if at is None else {"query": expr, "time": at}
+    body = prometheus.get("/api/v1/query", params=params).json()
     assert body["status"] == "success", body
     return body["data"]["result"]
 
@@ -132,33 +170,47 @@ def test_promtool_accepts_the_charts_scrape_config(default_manifests: list[Manif
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def scraping(stack: ExitStack, config: dict[str, Any], workdir: Path, expected_up: int) -> httpx.Client:
+    """Prometheus with this config, ready and with every target scraped once; stopped by the stack."""
+    path = workdir / "prometheus.yml"
+    path.write_text(yaml.safe_dump(config))
+    process, url, log = start_prometheus(path, workdir)
+    stack.callback(stop_process, process)
+    client = stack.enter_context(httpx.Client(base_url=url, timeout=10))
+
+    def ready() -> bool:
+        assert process.poll() is None, f"prometheus exited:\n{log.read_text()[-3000:]}"
+        try:
+            return client.get("/-/ready").status_code == 200
+        except httpx.TransportError:
+            return False
+
+    poll(ready, START_TIMEOUT_S, lambda: f"prometheus not ready:\n{log.read_text()[-3000:]}")
+    poll(
+        lambda: len(up_targets(client)) == expected_up,
+        START_TIMEOUT_S + 2 * scrape_interval_s(config),
+        lambda: f"targets not all scraped: {client.get('/api/v1/targets').json()['data']}",
+    )
+    return client
+
+
+def scrape_interval_s(config: dict[str, Any]) -> float:
+    return float(config["global"]["scrape_interval"].removesuffix("s"))
+
+
+def has_cgroup(target: RunningTarget) -> bool:
+    census = httpx.get(f"{target.url}/test/resmon", timeout=30).json()
+    return census.get("cgroup_cpu") is not None
+
+
 @pytest.fixture(scope="module")
 def lab(default_manifests: list[Manifest], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     workdir = tmp_path_factory.mktemp("prometheus")
-    definitions = load_definitions()
+    definitions = [with_metrics_port(definition) for definition in load_definitions()]
     with ExitStack() as stack:
         targets = stack.enter_context(running_targets(definitions, log_dir=workdir))
-        config = workdir / "prometheus.yml"
-        ports = {target.name: target.port for target in targets}
-        config.write_text(yaml.safe_dump(local_scrape_config(chart_scrape_config(default_manifests), ports)))
-
-        process, url, log = start_prometheus(config, workdir)
-        stack.callback(stop_process, process)
-        client = stack.enter_context(httpx.Client(base_url=url, timeout=10))
-
-        def ready() -> bool:
-            assert process.poll() is None, f"prometheus exited:\n{log.read_text()[-3000:]}"
-            try:
-                return client.get("/-/ready").status_code == 200
-            except httpx.TransportError:
-                return False
-
-        poll(ready, START_TIMEOUT_S, lambda: f"prometheus not ready:\n{log.read_text()[-3000:]}")
-        poll(
-            lambda: len(up_targets(client)) == len(targets),
-            START_TIMEOUT_S,
-            lambda: f"targets not all scraped: {client.get('/api/v1/targets').json()['data']}",
-        )
+        config = local_scrape_config(chart_scrape_config(default_manifests), metrics_ports(targets))
+        client = scraping(stack, config, workdir, expected_up=len(targets))
 
         stop = threading.Event()
         drivers = [
@@ -170,7 +222,7 @@ def lab(default_manifests: list[Manifest], tmp_path_factory: pytest.TempPathFact
             driver.start()
         stack.callback(lambda: [driver.join(timeout=30) for driver in drivers])
         stack.callback(stop.set)
-        yield Lab(client, targets)
+        yield Lab(client, targets, {target.name for target in targets if has_cgroup(target)})
 
 
 def dashboard_queries() -> list[Any]:
@@ -187,16 +239,85 @@ def test_dashboard_query_returns_data_for_every_measured_target(lab: Lab, expr: 
         expr = expr.replace(macro, value)
     assert "$" not in expr, f"a Grafana variable this test does not expand: {expr}"
 
+    # The cgroup counters exist only where the target has a cgroup cpu.stat (absent elsewhere).
+    expected = lab.measured & lab.with_cgroup if "lab_cgroup_cpu_" in expr else lab.measured
+
     def targets_with_data() -> set[str] | None:
         found = {
             series["metric"].get("target", "")
             for series in query(lab.prometheus, expr)
             if math.isfinite(float(series["value"][1]))
         }
-        return found if found >= lab.measured else None
+        return found if found >= expected else None
+
+    if not expected:
+        time.sleep(4 * SCRAPE_INTERVAL_S)
+        assert query(lab.prometheus, expr) == [], "cgroup counters from a target whose census has no cgroup"
+        return
 
     poll(
         targets_with_data,
         DATA_TIMEOUT_S,
         lambda: f"no finite data for every measured target from {expr}: {query(lab.prometheus, expr)}",
     )
+
+
+# The burst: FastAPI's event loop blocked by `async def` CPU work (badasync), each request for
+# longer than a scrape interval plus the scrape timeout, while Prometheus scrapes at the chart's
+# own interval and timeout. Served by the loop, /metrics would then miss a scrape for certain.
+BURST_REQUESTS = 2
+BLOCK_INTERVALS = 2.5  # scrape intervals each request holds the loop
+IN_FLIGHT = 'lab_http_requests_in_flight{target="fastapi"}'
+
+
+def test_a_blocked_event_loop_is_seen_at_the_charts_scrape_interval(
+    default_manifests: list[Manifest], tmp_path: Path
+) -> None:
+    """Every scrape during the burst answers and the in-flight panel shows the requests (issue 13.6).
+
+    The dashboard's in-flight expression, per scrape: at least one request in flight at every
+    scrape during the burst, none after it (the scrape on its own port does not count itself).
+    """
+    (fastapi,) = [with_metrics_port(d) for d in load_definitions() if d.name == "fastapi"]
+    chart_config = chart_scrape_config(default_manifests)
+    interval_s = scrape_interval_s(chart_config)
+    (in_flight,) = [e for e in expressions(committed()) if "lab_http_requests_in_flight" in e]
+    assert in_flight == "sum by (target) (lab_http_requests_in_flight)", "the panel changed: update IN_FLIGHT"
+    with ExitStack() as stack:
+        (target,) = stack.enter_context(running_targets([fastapi], log_dir=tmp_path))
+        (job,) = chart_config["scrape_configs"]
+        job["static_configs"] = [
+            group for group in job["static_configs"] if group["labels"]["target"] == "fastapi"
+        ]
+        config = local_scrape_config(chart_config, metrics_ports([target]), interval_s=None)
+        prometheus = scraping(stack, config, tmp_path, expected_up=1)
+        started, finished = burst(target, interval_s)
+        time.sleep(2.5 * interval_s)  # two scrapes after the burst land
+        after = time.time()
+
+        up = samples_per_scrape(prometheus, 'up{target="fastapi"}', started, after)
+        during = samples_per_scrape(prometheus, IN_FLIGHT, started + 0.5, finished - 0.5)
+        later = samples_per_scrape(prometheus, IN_FLIGHT, finished + 0.5, after)
+
+    blocked_s = finished - started
+    assert len(during) >= BURST_REQUESTS, f"{len(during)} scrapes answered during a {blocked_s:.1f} s burst"
+    assert min(up.values()) == 1, f"a scrape failed while the loop was blocked: up per scrape {up}"
+    assert min(during.values()) >= 1, f"a scrape during the burst shows nothing in flight: {during}"
+    assert later and max(later.values()) == 0, f"in flight after the burst: {later}"
+
+
+def burst(target: RunningTarget, interval_s: float) -> tuple[float, float]:
+    """BURST_REQUESTS badasync requests at once; each holds the loop BLOCK_INTERVALS intervals."""
+    with httpx.Client(base_url=target.url, timeout=120) as client:
+        per_iteration_s = client.get("/test/calibrate", params={"samples": 5}).json()["seconds_per_iteration"]
+        iterations = max(1, round(BLOCK_INTERVALS * interval_s / per_iteration_s))
+        started = time.time()
+        requests = [
+            threading.Thread(target=client.get, args=(f"/test/badasync-cpubound/{iterations}",))
+            for _ in range(BURST_REQUESTS)
+        ]
+        for request in requests:
+            request.start()
+        for request in requests:
+            request.join()
+        return started, time.time()

@@ -68,17 +68,18 @@ def test_target_renders_the_launchers_server(
     assert env["PROMETHEUS_MULTIPROC_DIR"].startswith("/tmp/")
     assert {"mountPath": "/tmp", "name": "tmp"} in container["volumeMounts"]
 
-    (port,) = container["ports"]
-    assert port["containerPort"] == int(env["LAB_PORT"])
+    ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+    assert ports == {"http": int(env["LAB_PORT"]), "metrics": int(env["LAB_METRICS_PORT"])}
     assert service["spec"]["ports"] == [
-        {"name": "http", "port": 8000, "targetPort": port["name"], "protocol": "TCP"}
+        {"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"},
+        {"name": "metrics", "port": 9100, "targetPort": "metrics", "protocol": "TCP"},
     ]
     assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
     assert pod["metadata"]["labels"].items() >= service["spec"]["selector"].items()
     assert deployment["metadata"]["annotations"]["concurrency-lab/measure"] == str(definition.measure).lower()
 
     for probe in ("readinessProbe", "livenessProbe"):
-        assert container[probe]["httpGet"] == {"path": "/healthz", "port": port["name"]}
+        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}
 
 
 def test_default_targets_are_the_local_labs(default_manifests: list[Manifest]) -> None:
@@ -141,3 +142,10 @@ def test_the_downstream_mock_can_be_switched_off(render: Render) -> None:
     manifests = render(set_values=("downstream.enabled=false",))
     assert not [m for m in manifests if m["metadata"]["name"] == f"{PREFIX}-downstream"]
     assert "LAB_DOWNSTREAM_URL" not in container_env(target_container(manifests, "fastapi"))
+
+
+def test_pods_on_a_full_node_are_replaced_not_surged(default_manifests: list[Manifest]) -> None:
+    """A rolling update's extra pod needs room a node sized for the lab does not have: Recreate."""
+    for manifest in default_manifests:
+        if manifest["kind"] == "Deployment":
+            assert manifest["spec"]["strategy"] == {"type": "Recreate"}, manifest["metadata"]["name"]

@@ -23,7 +23,7 @@ def settings_in_job(job: Manifest, monkeypatch: pytest.MonkeyPatch) -> TesterSet
 
 def service_url(manifests: list[Manifest], name: str) -> str:
     service = find(manifests, "Service", f"{PREFIX}-{name}")
-    (port,) = service["spec"]["ports"]
+    (port,) = [port for port in service["spec"]["ports"] if port["name"] == "http"]
     return f"http://{service['metadata']['name']}:{port['port']}"
 
 
@@ -77,3 +77,22 @@ def test_results_server_shares_the_claim_read_only(default_manifests: list[Manif
     assert volume["persistentVolumeClaim"]["claimName"] == f"{PREFIX}-results"
     service = find(default_manifests, "Service", f"{PREFIX}-results")
     assert service["spec"]["type"] == "NodePort"
+
+
+def test_tester_is_told_where_prometheus_is(
+    default_manifests: list[Manifest], render: Render, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tester waits for Prometheus's first scrape of every target and cross-checks its counts."""
+    (container,) = find(default_manifests, "Job", f"{PREFIX}-tester")["spec"]["template"]["spec"][
+        "containers"
+    ]
+    env = {item["name"]: item["value"] for item in container["env"]}
+    service = find(default_manifests, "Service", f"{PREFIX}-prometheus")
+    assert (
+        env["TESTER_PROMETHEUS_URL"]
+        == f"http://{service['metadata']['name']}:{service['spec']['ports'][0]['port']}"
+    )
+
+    without = render(set_values=("prometheus.enabled=false", "grafana.enabled=false"))
+    (container,) = find(without, "Job", f"{PREFIX}-tester")["spec"]["template"]["spec"]["containers"]
+    assert "TESTER_PROMETHEUS_URL" not in {item["name"] for item in container["env"]}

@@ -64,6 +64,16 @@ BAD_VALUES: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
     "unknown nested key": (lambda v: v["targetDefaults"]["resources"].update(cpus="2"), "cpus"),
     "unknown target key": (lambda v: v["targets"][0].update(enviroment={}), "enviroment"),
     "env the chart sets": (lambda v: v["targets"][0]["env"].update(LAB_PORT="9000"), "LAB_PORT"),
+    "metrics port by hand": (
+        lambda v: v["targets"][0]["env"].update(LAB_METRICS_PORT="9000"),
+        "LAB_METRICS_PORT",
+    ),
+    "unknown resources key": (lambda v: v["targetDefaults"]["resources"].update(cpuLimit="1"), "cpuLimit"),
+    "a node size in words": (lambda v: v["fits"].update(cpu="four"), "/fits/cpu"),
+    "a numeric image tag": (
+        lambda v: v["image"]["tags"].update({"concurrency-lab/tester": 1e10}),
+        "/image/tags",
+    ),
     "not a NodePort": (lambda v: v["grafana"].update(nodePort=3000), "/grafana/nodePort"),
     "not a DNS label": (lambda v: v["targets"][0].update(name="FastAPI"), "/targets/0/name"),
 }

@@ -135,15 +135,31 @@ def sections() -> list[tuple[str, list[Panel]]]:
             "Resident memory by target",
             "Resident memory of the server's process tree.",
             "bytes",
-            12,
+            8,
             query("sum by (target) (lab_server_resident_memory_bytes)", "{{target}}"),
         ),
         timeseries(
             "Kernel iterations/s by target",
             "CPU work completed: iterations of the workload kernel per second.",
             "short",
-            12,
+            8,
             query(f"sum by (target) (rate(lab_kernel_iterations_total{RATE}))", "{{target}}"),
+        ),
+        timeseries(
+            "CPU throttling by target",
+            "From the target's cgroup cpu.stat: seconds per second its CPU quota held it stopped, and "
+            "quota periods per second in which it was (none without a quota, absent without a cgroup).",
+            "short",
+            8,
+            query(
+                f"sum by (target) (rate(lab_cgroup_cpu_throttled_seconds_total{RATE}))",
+                "{{target}} throttled s/s",
+            ),
+            query(
+                f"sum by (target) (rate(lab_cgroup_cpu_throttled_periods_total{RATE}))",
+                "{{target}} throttled periods/s",
+                "B",
+            ),
         ),
     ]
     return [

@@ -58,9 +58,13 @@ app.kubernetes.io/part-of: concurrency-lab
 app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- end }}
 
-{{/* A lab image (targets, tester) with the shared tag. Call with (dict "root" $ "image" "repo"). */}}
+{{/*
+A lab image (targets, tester): its own tag from image.tags (its content tag, set by `make run-lab`),
+else the shared image.tag. Call with (dict "root" $ "image" "repo").
+*/}}
 {{- define "concurrency-lab.labImage" -}}
-{{- printf "%s:%s" .image .root.Values.image.tag }}
+{{- $images := .root.Values.image }}
+{{- printf "%s:%s" .image (get ($images.tags | default dict) .image | default $images.tag | toString) }}
 {{- end }}
 
 {{/*
@@ -92,11 +96,15 @@ securityContext:
     type: RuntimeDefault
 {{- end }}
 
-{{/* requests = limits from a {cpu, memory} map: Guaranteed QoS, a CPU quota that is exact. */}}
+{{/*
+Resources from a {cpu, memory, cpuRequest} map. `cpu` is the limit (the exact cgroup quota worker
+counts follow); the scheduler reserves `cpuRequest`, by default the same (Guaranteed QoS). Memory
+is never overcommitted: request = limit.
+*/}}
 {{- define "concurrency-lab.resources" -}}
 resources:
   requests:
-    cpu: {{ .cpu | quote }}
+    cpu: {{ .cpuRequest | default .cpu | quote }}
     memory: {{ .memory | quote }}
   limits:
     cpu: {{ .cpu | quote }}
@@ -108,7 +116,11 @@ resources:
 {{- if hasKey . "measure" }}{{ .measure }}{{ else }}true{{ end }}
 {{- end }}
 
-{{/* prometheus.yml: one static target per entry of .Values.targets, labelled with its name. */}}
+{{/*
+prometheus.yml: one static target per entry of .Values.targets, labelled with its name, at its
+`metrics` port: /metrics there is served by a thread the request path cannot hold, so a scrape
+answers while the target is saturated, which is when the lab's bursts happen.
+*/}}
 {{- define "concurrency-lab.prometheusConfig" -}}
 global:
   scrape_interval: {{ .Values.prometheus.scrapeInterval }}
@@ -120,11 +132,16 @@ scrape_configs:
     static_configs:
       {{- range .Values.targets }}
       - targets:
-          - {{ printf "%s:%v" (include "concurrency-lab.targetName" (dict "root" $ "target" .)) $.Values.targetDefaults.port | quote }}
+          - {{ printf "%s:%v" (include "concurrency-lab.targetName" (dict "root" $ "target" .)) $.Values.targetDefaults.metricsPort | quote }}
         labels:
           target: {{ .name | quote }}
           measure: {{ include "concurrency-lab.measured" . | quote }}
       {{- end }}
+{{- end }}
+
+{{/* In-cluster URL of Prometheus's Service (Grafana's datasource, the tester's cross-check). */}}
+{{- define "concurrency-lab.prometheusURL" -}}
+{{- printf "http://%s:9090" (include "concurrency-lab.componentName" (dict "root" . "component" "prometheus")) }}
 {{- end }}
 
 {{/* Grafana provisioning files: the Prometheus datasource and the dashboard folder. */}}
@@ -136,7 +153,7 @@ datasources.yaml: |
       uid: prometheus
       type: prometheus
       access: proxy
-      url: {{ printf "http://%s:9090" (include "concurrency-lab.componentName" (dict "root" . "component" "prometheus")) }}
+      url: {{ include "concurrency-lab.prometheusURL" . }}
       isDefault: true
       editable: false
       jsonData:

@@ -1,0 +1,308 @@
+"""scripts/run_lab.py (`make run-lab`) against a stand-in cluster (tests/scripts/fake_cluster.py).
+
+The stand-in's `helm template` is the real helm, so what the preflight sums is the real chart; its
+kubectl answers from what the run installed and a scenario of how each pod stands per poll.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.chart.conftest import CHART, render_chart, tool
+from tests.scripts.loader import SCRIPTS, load_script
+
+run_lab = load_script("run_lab")
+FAKE = Path(__file__).with_name("fake_cluster.py")
+SMALL = CHART / "ci" / "small-values.yaml"
+TWO_CPU = CHART / "ci" / "two-cpu-values.yaml"
+TARGETS_ONLY = CHART / "ci" / "targets-only-values.yaml"
+# A kind node of this many CPUs, with kind's own control plane on it.
+NODE_4 = {"name": "kind", "cpu": "4", "memory": "16Gi", "used_cpu": "950m", "used_memory": "300Mi"}
+NODE_2 = {**NODE_4, "cpu": "2", "used_cpu": "850m"}
+NODE_16 = {**NODE_4, "cpu": "16"}
+TESTER_PENDING = "pending:0/1 nodes are available: 1 Insufficient cpu."
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+    calls: list[str]
+    results: Path
+
+    def position(self, fragment: str) -> int:
+        found = [i for i, call in enumerate(self.calls) if fragment in call]
+        assert found, f"no call with {fragment!r} in {self.calls}"
+        return found[0]
+
+    def count(self, fragment: str) -> int:
+        return sum(fragment in call for call in self.calls)
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> dict[str, str]:
+    """Environment for run_lab.main: the Makefile's variables, pointed at the stand-in."""
+    bin_dir, state, served = tmp_path / "bin", tmp_path / "state", tmp_path / "served"
+    for folder in (bin_dir, state, served / "run-1"):
+        folder.mkdir(parents=True)
+    (served / "run-1" / "report.html").write_text("<html>report</html>")
+    for name in ("kubectl", "helm"):
+        wrapper = bin_dir / name
+        wrapper.write_text(f'#!/bin/sh\nFAKE_TOOL={name} exec "{sys.executable}" "{FAKE}" "$@"\n')
+        wrapper.chmod(0o755)
+    tags = tmp_path / "image-tags"
+    tags.write_text("concurrency-lab/fastapi-target=1e10\nconcurrency-lab/tester=src-0123\n")
+    return {
+        **os.environ,
+        "HELM": str(bin_dir / "helm"),
+        "KUBECTL": str(bin_dir / "kubectl"),
+        "KUBE_CONTEXT": "kind-concurrency-lab",
+        "RELEASE": "lab",
+        "NAMESPACE": "concurrency-lab",
+        "CHART": str(CHART),
+        "IMAGE_TAGS": str(tags),
+        "HELM_ARGS": "",
+        "RESULTS_DIR": str(tmp_path / "results"),
+        "GRAFANA_URL": "http://127.0.0.1:3000",
+        "FAKE_STATE": str(state),
+        "FAKE_RESULTS": str(served),
+        "REAL_HELM": tool("helm", "tools"),
+    }
+
+
+def scenario(
+    env: dict[str, str], nodes: list[dict[str, str]], steps: list[dict[str, str]], job: list[str]
+) -> None:
+    (Path(env["FAKE_STATE"]) / "scenario.json").write_text(
+        json.dumps({"nodes": nodes, "steps": steps, "job": job})
+    )
+
+
+def run_main(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], **overrides: str
+) -> Run:
+    monkeypatch.setattr(run_lab, "POLL_S", 0.01)
+    for key, value in {**env, **overrides}.items():
+        monkeypatch.setenv(key, value)  # the stand-in, a child process, reads its settings too
+    code: Any
+    try:
+        code = run_lab.main(dict(os.environ))
+    except SystemExit as stop:
+        code = stop.code
+    out, err = capsys.readouterr()
+    if isinstance(code, str):
+        code, err = 1, err + code
+    calls_log = Path(env["FAKE_STATE"]) / "calls.log"
+    calls = calls_log.read_text().splitlines() if calls_log.exists() else []
+    return Run(code, out, err, calls, Path(env["RESULTS_DIR"]))
+
+
+def test_a_run_installs_waits_follows_the_tester_and_copies_the_report(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    steps = [
+        {"*": "pending:scheduling", "tester": TESTER_PENDING},
+        {"*": "ready", "tester": TESTER_PENDING},  # every Deployment ready, the tester not yet running
+        {"*": "ready", "tester": "running"},
+    ]
+    scenario(lab, [NODE_16], steps, job=["", "", "Complete"])
+    run = run_main(lab, monkeypatch, capsys)
+    assert run.code == 0, run.err
+    assert run.position("delete job") < run.position("helm upgrade --install lab")
+    upgrade = run.calls[run.position("helm upgrade")]
+    assert "--set-string image.tags.concurrency-lab/fastapi-target=1e10" in upgrade
+    assert "--wait" not in upgrade
+    # The log is followed only once the tester's pod runs: after the third poll.
+    assert run.count("get deployments") == 3
+    assert (
+        run.position("logs --follow pod/lab-concurrency-lab-tester-x1")
+        > [i for i, call in enumerate(run.calls) if "get deployments" in call][-1]
+    )
+    pods = len(run_lab.pod_demands(render_chart()))  # every Deployment's pod and the tester's
+    assert f"Pods ready 0/{pods}..." in run.out, "nothing ready at first"
+    assert f"Pods ready {pods - 1}/{pods}..." in run.out, "every Deployment ready, the tester's pod not yet"
+    assert f"Pods ready {pods}/{pods}." in run.out
+    assert "Profile: " in run.out and "values.yaml, the largest that fits" in run.out
+    assert run.count("get job") == 3, "the Job is polled until it ends"
+    assert (run.results / "run-1" / "report.html").read_text() == "<html>report</html>"
+    assert "Grafana:    http://127.0.0.1:3000" in run.out
+
+
+def test_a_failed_job_fails_the_run_and_still_copies_the_report(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario(lab, [NODE_16], [{"*": "ready", "tester": "running"}], job=["", "Failed:DeadlineExceeded"])
+    run = run_main(lab, monkeypatch, capsys)
+    assert run.code == 1
+    assert "The tester Job did not complete: Failed: DeadlineExceeded" in run.err
+    assert (run.results / "run-1" / "report.html").exists(), "a failed run's partial report is still copied"
+
+
+@pytest.mark.parametrize(("node", "picked"), [(NODE_4, SMALL), (NODE_2, TWO_CPU)], ids=["4 CPUs", "2 CPUs"])
+def test_without_values_the_largest_profile_that_fits_is_picked(
+    lab: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    node: dict[str, str],
+    picked: Path,
+) -> None:
+    scenario(lab, [node], [{"*": "ready", "tester": "running"}], job=["Complete"])
+    run = run_main(lab, monkeypatch, capsys, HELM_ARGS="--set tester.repeats=2")
+    assert run.code == 0, run.err
+    assert f"Profile: {picked}, the largest that fits this cluster." in run.out
+    assert run.calls[run.position("helm upgrade")].endswith(
+        f"--values {picked} --set tester.repeats=2 "
+        "--set-string image.tags.concurrency-lab/fastapi-target=1e10 "
+        "--set-string image.tags.concurrency-lab/tester=src-0123"
+    )
+
+
+def test_values_that_do_not_fit_are_refused_naming_the_file_that_does(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario(lab, [NODE_4], [{}], job=[""])
+    run = run_main(lab, monkeypatch, capsys, HELM_ARGS=f"-f {CHART / 'values.yaml'}")
+    assert run.code == 1
+    assert "it does not fit" in run.err
+    assert f"The values file that fits: {SMALL}" in run.err
+    assert not run.count("helm upgrade") and not run.count("delete job"), "nothing is installed"
+
+
+def test_the_release_s_own_pods_do_not_count_against_its_upgrade(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second run on a full 2-CPU node: the running release's pods are replaced, not added to."""
+    scenario(lab, [NODE_2], [{"*": "ready", "tester": "running"}], job=["Complete"])
+    assert run_main(lab, monkeypatch, capsys).code == 0
+    (Path(lab["FAKE_STATE"]) / "counters.json").unlink()
+    run = run_main(lab, monkeypatch, capsys)
+    assert run.code == 0, run.err
+    assert f"Profile: {TWO_CPU}" in run.out
+
+
+def test_targets_only_waits_for_the_targets_and_runs_no_job(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario(lab, [NODE_16], [{"*": "running"}, {"*": "ready"}], job=[""])
+    run = run_main(lab, monkeypatch, capsys, HELM_ARGS=f"-f {TARGETS_ONLY}")
+    assert run.code == 0, run.err
+    assert "no tester Job" in run.out
+    assert not run.count("logs") and not run.count("get job") and not run.count("exec")
+
+
+def test_grafana_whose_image_cannot_be_pulled_is_left_out_in_one_line(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    steps = [
+        {"*": "ready", "tester": "running", "grafana": "pull:ErrImagePull"},
+        {"*": "ready", "tester": "running"},
+    ]
+    scenario(lab, [NODE_16], steps, job=["Complete"])
+    run = run_main(lab, monkeypatch, capsys)
+    assert run.code == 0, run.err
+    (line,) = [line for line in run.out.splitlines() if line.startswith("Grafana:")]
+    assert "grafana/grafana:11.6.0 cannot be pulled here" in line
+    assert "charts/concurrency-lab/dashboards/lab.json" in line
+    assert run.count("helm upgrade") == 2
+    assert (
+        run.calls[-1] != "" and "--set grafana.enabled=false" in run.calls[run.position("helm upgrade lab")]
+    )
+    assert "Grafana:    http" not in run.out
+
+
+def test_a_timeout_names_each_waiting_pod_and_its_reason(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(run_lab, "READY_TIMEOUT_S", 0.3)
+    scenario(lab, [NODE_16], [{"*": "ready", "flask-2x": TESTER_PENDING, "tester": TESTER_PENDING}], job=[""])
+    run = run_main(lab, monkeypatch, capsys)
+    assert run.code == 1
+    assert "not ready after" in run.err
+    assert "lab-concurrency-lab-flask-2x-x1: Pending: 0/1 nodes are available: 1 Insufficient cpu." in run.err
+    assert "lab-concurrency-lab-tester-x1: Pending" in run.err
+    assert not run.count("logs")
+
+
+def test_an_image_that_cannot_be_pulled_stops_the_wait_early(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(run_lab, "PULL_GRACE_S", 0.2)
+    scenario(lab, [NODE_16], [{"*": "ready", "tester": "pull:ImagePullBackOff"}], job=[""])
+    run = run_main(lab, monkeypatch, capsys)
+    assert run.code == 1
+    assert "no image for lab-concurrency-lab-tester-x1" in run.err and "make kind-up" in run.err
+    assert "ImagePullBackOff" in run.err
+    assert not run.count("logs")
+
+
+def test_missing_image_tags_say_to_build_the_images(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    scenario(lab, [NODE_16], [{}], job=[""])
+    run = run_main(lab, monkeypatch, capsys, IMAGE_TAGS=str(tmp_path / "absent"))
+    assert run.code == 1 and "make kind-up" in run.err
+
+
+def test_ctrl_c_while_following_the_log_leaves_no_process_behind(lab: dict[str, str]) -> None:
+    scenario(lab, [NODE_16], [{"*": "ready", "tester": "running"}], job=[""])
+    env = {**lab, "FAKE_LOG_SECONDS": "60"}
+    process = subprocess.Popen(
+        [sys.executable, str(SCRIPTS / "run_lab.py")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    calls = Path(lab["FAKE_STATE"]) / "calls.log"
+    deadline = time.monotonic() + 60
+    while not (calls.exists() and "logs --follow" in calls.read_text()):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.1)
+    follower = find_processes("logs --follow")
+    assert follower, "the log follower is running"
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    assert "interrupted" in err
+    time.sleep(0.2)
+    assert not find_processes("logs --follow"), "a background process was left behind"
+
+
+def find_processes(fragment: str) -> list[int]:
+    """Processes of the stand-in whose command line holds the fragment."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if str(FAKE) in command and fragment in command:
+                found.append(int(entry.name))
+    return found
+
+
+def test_quantities() -> None:
+    assert run_lab.cpu_cores("250m") == 0.25 and run_lab.cpu_cores("2") == 2.0
+    assert run_lab.memory_bytes("512Mi") == 512 * 2**20 and run_lab.memory_bytes("1G") == 10**9
+    assert run_lab.memory_bytes("1048576") == 2**20
+
+
+def test_placement_is_per_node_not_just_the_sum() -> None:
+    """Two nodes with 1 CPU free each hold two 1-CPU pods, not one 2-CPU pod."""
+    free = [run_lab.Room(name, run_lab.Resources(1.0, 2**30)) for name in ("a", "b")]
+    small = run_lab.PodDemand("small", run_lab.Resources(1.0, 2**20), run_lab.Resources(1.0, 2**20))
+    big = run_lab.PodDemand("big", run_lab.Resources(2.0, 2**20), run_lab.Resources(2.0, 2**20))
+    assert run_lab.place([small, small], free) == []
+    assert run_lab.place([big], free) == [big]
