@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from workload.io import WaitResult, async_wait, blocking_wait
-from workload.timing import Stopwatch, Timed, waits_yield
+from workload.timing import Stopwatch, Timed, Timing, waits_yield
 
 FAN_OUT_PATH = "/test/fan-out"  # query: k, wait_ms, call_ms
 MAX_FAN_OUT = 32
@@ -39,7 +39,7 @@ def _wait_step(index: int, wait: WaitResult) -> dict[str, object]:
     }
 
 
-def _call_step(timing: dict[str, float | int], status: int) -> dict[str, object]:
+def _call_step(timing: Timing, status: int) -> dict[str, object]:
     return {
         "step": "call",
         "started_at": timing["started_at"],
