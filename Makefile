@@ -31,9 +31,10 @@ $(INSTALLED): pyproject.toml
 		"concurrency-lab-sources.pth").write_text("$(CURDIR)/services\n$(CURDIR)/tester\n")'
 	touch $@
 
-lint: install ## ruff check and format check
+lint: install ## ruff check and format check; mypy --strict on the services and the tester
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy services tester/labtester
 
 format: install ## Apply ruff's formatting and fixes
 	$(BIN)/ruff format .

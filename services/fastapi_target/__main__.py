@@ -21,7 +21,7 @@ GRACEFUL_SHUTDOWN_SECONDS = 5
 def main() -> None:
     settings = TargetSettings()
     if settings.worker_class != "sync":
-        # A gevent worker class is gunicorn's (flask_target): refuse it rather than ignore it.
+        # gevent and gthread are gunicorn's worker classes (flask_target): refused, not ignored.
         raise SystemExit(f"LAB_WORKER_CLASS={settings.worker_class}: uvicorn has no such worker class")
     workers = settings.resolved_workers(default_multiplier=None)  # production default: 1 worker
     prepare_environment(settings, root_serves=workers == 1 and not settings.reload)

@@ -20,6 +20,9 @@ from workload.server import prepare_environment, remove_metrics_dir
 from workload.settings import TargetSettings
 
 if TYPE_CHECKING:
+    from gunicorn.arbiter import Arbiter
+    from gunicorn.workers.base import Worker
+
     from workload.metrics_server import MetricsServer
 
 _settings = TargetSettings()
@@ -53,7 +56,7 @@ _metrics_server: MetricsServer | None = None
 _imported_for_metrics: set[str] = set()  # modules the arbiter imported for its metrics thread
 
 
-def when_ready(server: object) -> None:
+def when_ready(server: Arbiter) -> None:
     # In the arbiter, which serves no requests: /metrics answers however busy the workers are.
     # Imported here, not above: prometheus_client must first see PROMETHEUS_MULTIPROC_DIR.
     before = set(sys.modules)
@@ -64,7 +67,7 @@ def when_ready(server: object) -> None:
     _metrics_server = start_metrics_server(_settings.host, _settings.metrics_port, _settings.reload)
 
 
-def post_fork(server: object, worker: object) -> None:
+def post_fork(server: Arbiter, worker: Worker) -> None:
     if worker_class == "gevent":
         # The worker patches after this hook, before it loads the app. What the arbiter imported
         # only for its metrics thread (prometheus_client, whose locks are made from its own copy
@@ -74,15 +77,15 @@ def post_fork(server: object, worker: object) -> None:
             sys.modules.pop(name, None)
 
 
-def child_exit(server: object, worker: object) -> None:
+def child_exit(server: Arbiter, worker: Worker) -> None:
     # Imported here, not above: prometheus_client must first see PROMETHEUS_MULTIPROC_DIR.
     from prometheus_client import multiprocess
 
     # A dead worker's live gauges must stop counting; its counters stay in the totals.
-    multiprocess.mark_process_dead(worker.pid)  # type: ignore[attr-defined]
+    multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]  # unannotated upstream
 
 
-def on_exit(server: object) -> None:
+def on_exit(server: Arbiter) -> None:
     if _metrics_server is not None:
         _metrics_server.close()
     remove_metrics_dir()

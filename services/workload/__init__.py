@@ -1,1 +1,2 @@
-"""Workload code shared by every target: CPU kernel, I/O wait, effective cores, census, metrics."""
+"""Shared by every target: the contract (paths, /info, errors, validation), the work (kernel,
+waits, mixed, downstream, fan-out) and its timing, effective cores, census, metrics, the limit."""

@@ -1,4 +1,4 @@
-"""The HTTP contract every target honours: endpoint descriptions, /info, the error shape.
+"""The HTTP contract every target honours: endpoint descriptions and /info.
 
 /info lists each workload endpoint with how the server executes it, so the tester can predict
 its concurrency without knowing which framework it talks to.
@@ -13,10 +13,12 @@ from typing import Literal
 
 from workload.cores import EffectiveCores
 from workload.fanout import MAX_FAN_OUT
-from workload.kernel import KERNEL_NAME, LOOPS_PER_ITERATION
+from workload.io import MAX_IO_MILLISECONDS
+from workload.kernel import KERNEL_NAME, LOOPS_PER_ITERATION, MAX_CALIBRATE_SAMPLES
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS
+from workload.paths import CONTROL, FAN_OUT, MIXED, cpu_path, io_path
 from workload.server import written_paths
-from workload.settings import MAX_CALIBRATE_SAMPLES, MAX_IO_MILLISECONDS, TargetSettings
+from workload.settings import TargetSettings
 
 # event_loop: blocks the server's event loop; workers: one request per sync worker process;
 # process_pool / thread_pool: offloaded to a pool; async: awaits without holding anything;
@@ -40,80 +42,86 @@ class Endpoint:
         return asdict(self)
 
 
-def cpu_path(name: str) -> str:
-    return f"/test/{name}/{{iterations}}"
+def cpu_endpoint(name: str, execution: Execution, slots: int | None) -> Endpoint:
+    return Endpoint(name, cpu_path(name), "cpu", execution, slots)
 
 
-def io_path(name: str) -> str:
-    return f"/test/{name}/{{milliseconds}}"
+def io_endpoint(name: str, execution: Execution, slots: int | None) -> Endpoint:
+    return Endpoint(name, io_path(name), "io", execution, slots)
 
 
-MIXED_PATH = "/test/mixed"  # query: cpu_ms, io_ms, splits
+def mixed_endpoint(execution: Execution, slots: int | None) -> Endpoint:
+    return Endpoint("mixed", MIXED, "mixed", execution, slots)
+
+
+def downstream_endpoints(execution: Execution, slots: int | None) -> list[Endpoint]:
+    """The downstream call and the fan-out: listed only where LAB_DOWNSTREAM_URL is set."""
+    return [io_endpoint("downstream", execution, slots), Endpoint("fan-out", FAN_OUT, "io", execution, slots)]
+
+
+@dataclass(frozen=True)
+class Server:
+    """What a target resolved from its settings: /info's description of the server."""
+
+    framework: str  # distribution names, so their versions come from the installed packages
+    server: str
+    worker_class: str  # "uvicorn", or gunicorn's worker class
+    workers: int
+    threads: int  # request threads per worker: gthread's; 1 for the others
+    cores: EffectiveCores
+    max_iterations: int
+
+
+def _limits(settings: TargetSettings) -> dict[str, object]:
+    return {
+        "max_io_milliseconds": MAX_IO_MILLISECONDS,
+        "max_cpu_milliseconds": MAX_CPU_MILLISECONDS,
+        "max_splits": MAX_SPLITS,
+        "max_samples": MAX_CALIBRATE_SAMPLES,
+        "max_fan_out": MAX_FAN_OUT,
+        "max_in_flight": settings.max_in_flight,
+    }
 
 
 def build_info(
     settings: TargetSettings,
-    *,
-    framework: str,
-    server: str,
-    worker_class: str,
-    workers: int,
-    threads: int,
-    cores: EffectiveCores,
-    max_iterations: int,
+    server: Server,
     endpoints: list[Endpoint],
     monkey_patch: dict[str, object] | None = None,
 ) -> dict[str, object]:
-    """/info from the target's settings and what it resolved from them (workers, cores, cap).
+    """/info from the target's settings and what it resolved from them.
 
-    `framework` and `server` are distribution names, so their versions come from the installed
-    packages. `worker_class`: "uvicorn", or gunicorn's worker class; `threads`: request threads
-    per worker (gthread's; 1 for the others). `monkey_patch`: gevent workers only, what gevent
-    patched (workload.green).
+    `monkey_patch`: gevent workers only, what gevent patched (workload.green).
     """
     info: dict[str, object] = {
-        "name": settings.name or framework,
-        "framework": framework,
-        "server": server,
-        "worker_class": worker_class,
-        "workers": workers,
-        "threads": threads,
+        "name": settings.name or server.framework,
+        "framework": server.framework,
+        "server": server.server,
+        "worker_class": server.worker_class,
+        "workers": server.workers,
+        "threads": server.threads,
         "reload": settings.reload,
-        "effective_cores": cores.cores,
-        "cores_source": cores.source,
-        "cpu_quota": cores.quota_cpus,
+        "effective_cores": server.cores.cores,
+        "cores_source": server.cores.source,
+        "cpu_quota": server.cores.quota_cpus,
         "kernel": {
             "name": KERNEL_NAME,
             "loops_per_iteration": LOOPS_PER_ITERATION,
-            "max_iterations": max_iterations,
+            "max_iterations": server.max_iterations,
             "work_cap_seconds": settings.work_cap_seconds,
         },
-        "limits": {
-            "max_io_milliseconds": MAX_IO_MILLISECONDS,
-            "max_cpu_milliseconds": MAX_CPU_MILLISECONDS,
-            "max_splits": MAX_SPLITS,
-            "max_samples": MAX_CALIBRATE_SAMPLES,
-            "max_fan_out": MAX_FAN_OUT,
-            "max_in_flight": settings.max_in_flight,
-        },
+        "limits": _limits(settings),
         "versions": {
             "python": platform.python_version(),
-            framework: version(framework),
-            server: version(server),
+            server.framework: version(server.framework),
+            server.server: version(server.server),
         },
         "endpoints": {endpoint.name: endpoint.as_dict() for endpoint in endpoints},
-        # Where the tester finds the rest (it builds no URL by hand); metrics_port: /metrics served
-        # by a thread of the root process, which the request path cannot hold.
         # Every directory the server's tree writes in: tmp_dir, the metrics folder, /dev/shm.
         "writes": written_paths(settings),
-        "control": {
-            "health": "/healthz",
-            "info": "/info",
-            "calibrate": "/test/calibrate",
-            "census": "/test/resmon",
-            "metrics": "/metrics",
-            "metrics_port": settings.metrics_port or None,
-        },
+        # Where the tester finds the rest (it builds no URL by hand); metrics_port: /metrics served
+        # by a thread of the root process, which the request path cannot hold.
+        "control": {**CONTROL, "metrics_port": settings.metrics_port or None},
     }
     if monkey_patch is not None:
         info["monkey_patch"] = monkey_patch

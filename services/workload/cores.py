@@ -69,10 +69,10 @@ def cgroup_quota_cpus(
         quota_text = _read(directory / "cpu.cfs_quota_us")
         period_text = _read(directory / "cpu.cfs_period_us")
         if quota_text is not None and period_text is not None:
-            quota = int(quota_text)
-            if quota <= 0:  # -1 means no limit
+            quota_us = int(quota_text)
+            if quota_us <= 0:  # -1 means no limit
                 return None, None
-            return quota / int(period_text), "cgroup v1"
+            return quota_us / int(period_text), "cgroup v1"
     return None, None
 
 

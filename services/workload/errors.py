@@ -8,36 +8,23 @@ reads them all. Every other error body is {"detail": message}.
 from __future__ import annotations
 
 
-def validation_error(location: list[str], message: str, value: object) -> dict[str, object]:
-    """The 422 body, in FastAPI's shape so one client reads both frameworks."""
-    return {"detail": [{"loc": location, "msg": message, "input": value, "type": "value_error"}]}
-
-
-def parse_bounded_int(value: str, low: int, high: int) -> int | str:
-    """The integer in [low, high], or the reason it is not one."""
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        return "Input should be a valid integer"
-    if not low <= number <= high:
-        return f"Input should be between {low} and {high}"
-    return number
-
-
 class InvalidInput(Exception):
-    """A request parameter out of its bounds: answered 422 with `body`."""
+    """A request parameter that is no integer or out of its bounds: answered 422 with `body`."""
 
     def __init__(self, location: list[str], message: str, value: object) -> None:
         super().__init__(message)
-        self.body = validation_error(location, message, value)
+        self.body = {"detail": [{"loc": location, "msg": message, "input": value, "type": "value_error"}]}
 
 
 def bounded_int(value: str, location: list[str], low: int, high: int) -> int:
     """`value` as an integer in [low, high], else InvalidInput naming `location` (e.g. query, k)."""
-    parsed = parse_bounded_int(value, low, high)
-    if isinstance(parsed, str):
-        raise InvalidInput(location, parsed, value)
-    return parsed
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(location, "Input should be a valid integer", value) from None
+    if not low <= number <= high:
+        raise InvalidInput(location, f"Input should be between {low} and {high}", value)
+    return number
 
 
 def downstream_failure(error: Exception) -> dict[str, str]:

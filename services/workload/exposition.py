@@ -67,6 +67,6 @@ class CensusCollector(Collector):
 def exposition(reload: bool) -> tuple[bytes, str]:
     """The /metrics body and its content type."""
     registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry)
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # unannotated upstream
     registry.register(CensusCollector(reload))
     return generate_latest(registry), CONTENT_TYPE_LATEST

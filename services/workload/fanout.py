@@ -10,14 +10,15 @@ The response gives every step's timing, so a reader sees the waits overlap and t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from workload.io import WaitResult, async_wait, blocking_wait
-from workload.timing import Stopwatch, Timed, waits_yield
+import httpx
 
-FAN_OUT_PATH = "/test/fan-out"  # query: k, wait_ms, call_ms
+from workload.downstream import wait_async, wait_blocking
+from workload.io import WaitResult, async_wait, blocking_wait
+from workload.timing import Stopwatch, Timed, Timing, waits_yield
+
 MAX_FAN_OUT = 32
 
 
@@ -39,7 +40,7 @@ def _wait_step(index: int, wait: WaitResult) -> dict[str, object]:
     }
 
 
-def _call_step(timing: dict[str, float | int], status: int) -> dict[str, object]:
+def _call_step(timing: Timing, status: int) -> dict[str, object]:
     return {
         "step": "call",
         "started_at": timing["started_at"],
@@ -49,30 +50,28 @@ def _call_step(timing: dict[str, float | int], status: int) -> dict[str, object]
     }
 
 
-async def fan_out_async(
-    k: int, wait_ms: int, call_ms: int, call: Callable[[int], Awaitable[int]]
-) -> FanOutResult:
-    """`call(call_ms)` makes the downstream call and gives its status (raising if it failed).
+async def fan_out_async(k: int, wait_ms: int, call_ms: int, client: httpx.AsyncClient) -> FanOutResult:
+    """The downstream call through `client` (workload.downstream); raises httpx.HTTPError if it failed.
 
     Everything here awaits, so its CPU is not measured (cpu_s 0.0)."""
     watch = Stopwatch(measure_cpu=False)
     waits = await asyncio.gather(*(async_wait(wait_ms) for _ in range(k)))
     call_watch = Stopwatch(measure_cpu=False)
-    status = await call(call_ms)
+    status = (await wait_async(client, call_ms)).status_code
     steps = [_wait_step(index, wait) for index, wait in enumerate(waits)]
     steps.append(_call_step(call_watch.timing(), status))
     return FanOutResult(k=k, wait_ms=wait_ms, call_ms=call_ms, steps=steps, **watch.timing())
 
 
-def fan_out_blocking(k: int, wait_ms: int, call_ms: int, call: Callable[[int], int]) -> FanOutResult:
-    """`call(call_ms)` makes the downstream call with a blocking client and gives its status.
+def fan_out_blocking(k: int, wait_ms: int, call_ms: int, client: httpx.Client) -> FanOutResult:
+    """The downstream call through the blocking `client`; raises httpx.HTTPError if it failed.
 
     cpu_s: this thread's CPU plus each wait thread's own, unless the waits yield (gevent): 0.0."""
     watch = Stopwatch(measure_cpu=not waits_yield())
     with ThreadPoolExecutor(max_workers=k, thread_name_prefix="fan-out") as pool:
         waits = list(pool.map(blocking_wait, [wait_ms] * k))
     call_watch = Stopwatch(measure_cpu=False)
-    status = call(call_ms)
+    status = wait_blocking(client, call_ms).status_code
     steps = [_wait_step(index, wait) for index, wait in enumerate(waits)]
     steps.append(_call_step(call_watch.timing(), status))
     cpu_s = watch.cpu_s() + sum(wait.cpu_s for wait in waits)

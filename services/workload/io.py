@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from workload.timing import Stopwatch, Timed, waits_yield
 
+MAX_IO_MILLISECONDS = 60_000  # every wait a request may ask for, part of the HTTP contract
+
 
 @dataclass(frozen=True)
 class WaitResult(Timed):

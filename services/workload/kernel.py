@@ -16,6 +16,7 @@ from workload.timing import Stopwatch, Timed
 KERNEL_NAME = "lcg-100k"
 # About 6 ms here: fine enough steps to calibrate a 0.5 s request within 1.5 %.
 LOOPS_PER_ITERATION = 100_000
+MAX_CALIBRATE_SAMPLES = 50  # single iterations one /test/calibrate may time
 
 
 def kernel_iteration() -> int:
@@ -62,19 +63,14 @@ def burn_cpu(milliseconds: float) -> float:
     return time.thread_time() - start
 
 
-def iteration_samples(samples: int = 1) -> list[float]:
-    """Wall seconds of each of `samples` single iterations, in order (the CPU's drift shows here)."""
+def calibration(samples: int) -> dict[str, object]:
+    """The /test/calibrate body: the median single-iteration time and every sample behind it, the
+    wall seconds of each iteration in order (the CPU's drift shows there)."""
     timings = []
     for _ in range(samples):
         start = time.perf_counter()
         kernel_iteration()
         timings.append(time.perf_counter() - start)
-    return timings
-
-
-def calibration(samples: int) -> dict[str, object]:
-    """The /test/calibrate body: the median single-iteration time and every sample behind it."""
-    timings = iteration_samples(samples)
     return {
         "seconds_per_iteration": statistics.median(timings),
         "samples_s": timings,

@@ -10,8 +10,7 @@ from __future__ import annotations
 import multiprocessing
 from multiprocessing.sharedctypes import Synchronized
 
-# Control paths stay outside the limit: the census and health checks must answer under load.
-UNLIMITED_PATHS = ("/healthz", "/info", "/metrics", "/test/resmon")
+from workload.paths import CENSUS, WORK_PREFIX
 
 _in_flight: Synchronized[int] | None = None
 
@@ -24,7 +23,8 @@ def shared_counter() -> Synchronized[int]:
 
 
 def is_limited(path: str) -> bool:
-    return path.startswith("/test/") and path not in UNLIMITED_PATHS
+    """Work paths only: the census must answer under load (health, info and metrics are not work)."""
+    return path.startswith(WORK_PREFIX) and path != CENSUS
 
 
 class InFlightLimiter:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from workload.kernel import WorkResult, calibration
+
 UNMATCHED_ROUTE = "<unmatched>"  # raw paths would make label cardinality unbounded
 # From milliseconds to a minute: request times here range from a health check to long CPU work.
 DURATION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -30,3 +32,17 @@ KERNEL_ITERATIONS = Counter("lab_kernel_iterations_total", "CPU kernel iteration
 def observe_request(method: str, route: str, status: int, duration_s: float) -> None:
     REQUESTS.labels(method, route, str(status)).inc()
     REQUEST_DURATION.labels(method, route).observe(duration_s)
+
+
+def counted(result: WorkResult) -> dict[str, object]:
+    """The CPU work's response, its iterations counted here (in the request's process, also when
+    a pool process ran them)."""
+    KERNEL_ITERATIONS.inc(result.iterations)
+    return result.as_dict()
+
+
+def counted_calibration(samples: int) -> dict[str, object]:
+    """The /test/calibrate body (workload.kernel.calibration), its iterations counted."""
+    body = calibration(samples)
+    KERNEL_ITERATIONS.inc(samples)
+    return body

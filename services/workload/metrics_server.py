@@ -21,8 +21,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 from workload.exposition import exposition
+from workload.paths import METRICS
 
-PATH = "/metrics"
 # A scraper that stops sending or reading is dropped: it cannot keep the next scrape waiting.
 CONNECTION_TIMEOUT_S = 10.0
 
@@ -35,7 +35,7 @@ class _MetricsHandler(BaseHTTPRequestHandler):
     timeout = CONNECTION_TIMEOUT_S
 
     def do_GET(self) -> None:
-        if self.path.split("?", 1)[0] != PATH:
+        if self.path.split("?", 1)[0] != METRICS:
             self._answer(HTTPStatus.NOT_FOUND, b'{"detail":"Not Found"}', "application/json")
             return
         body, content_type = exposition(self.server.reload)

@@ -38,22 +38,19 @@ def prepare_environment(settings: TargetSettings, *, root_serves: bool) -> None:
     # Every temporary file of the tree (tempfile's, multiprocessing's) goes to tmp_dir, explicitly.
     settings.tmp_dir.mkdir(parents=True, exist_ok=True)
     os.environ["TMPDIR"] = tempfile.tempdir = str(settings.tmp_dir)
-    reset_metrics_dir(settings.tmp_dir)
+    _reset_metrics_dir(settings.tmp_dir)
     shared_counter()  # before any fork, so forked workers share one in-flight count
 
 
-def reset_metrics_dir(tmp_dir: Path) -> Path:
+def _reset_metrics_dir(tmp_dir: Path) -> None:
     """Use the configured directory (wiped: stale files would add old counts) or make one in
     `tmp_dir`."""
     configured = os.environ.get(MULTIPROC_ENV)
     if configured:
-        directory = Path(configured)
-        shutil.rmtree(directory, ignore_errors=True)
-        directory.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(configured, ignore_errors=True)
+        Path(configured).mkdir(parents=True, exist_ok=True)
     else:
-        directory = Path(tempfile.mkdtemp(prefix="lab-metrics-", dir=tmp_dir))
-        os.environ[MULTIPROC_ENV] = str(directory)
-    return directory
+        os.environ[MULTIPROC_ENV] = tempfile.mkdtemp(prefix="lab-metrics-", dir=tmp_dir)
 
 
 def written_paths(settings: TargetSettings) -> list[str]:

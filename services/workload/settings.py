@@ -17,9 +17,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from workload.cores import EffectiveCores, effective_cores
 from workload.kernel import kernel_iteration
 
-# Limits on request input, part of the HTTP contract.
-MAX_IO_MILLISECONDS = 60_000
-MAX_CALIBRATE_SAMPLES = 50
 # gunicorn's own default for worker_connections (the gevent study finds it far too high).
 GUNICORN_WORKER_CONNECTIONS = 1000
 

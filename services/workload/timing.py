@@ -16,10 +16,23 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass
+from typing import TypedDict
+
+
+class Timing(TypedDict):
+    """The fields every work response shares, as a Stopwatch reads them."""
+
+    duration_s: float
+    started_at: float
+    finished_at: float
+    pid: int
+    cpu_s: float
 
 
 @dataclass(frozen=True)
 class Timed:
+    """A work result: its own fields after the Timing ones (built as `Result(**timing, ...)`)."""
+
     duration_s: float
     started_at: float
     finished_at: float
@@ -53,13 +66,13 @@ class Stopwatch:
     def cpu_s(self) -> float:
         return time.thread_time() - self._cpu_start if self.measure_cpu else 0.0
 
-    def timing(self, cpu_s: float | None = None) -> dict[str, float | int]:
+    def timing(self, cpu_s: float | None = None) -> Timing:
         """`cpu_s`: CPU seconds measured by the caller (mixed work's CPU parts); else this thread's."""
         duration = time.perf_counter() - self._start
-        return {
-            "duration_s": duration,
-            "started_at": self.started_at,
-            "finished_at": self.started_at + duration,
-            "pid": os.getpid(),
-            "cpu_s": self.cpu_s() if cpu_s is None else cpu_s,
-        }
+        return Timing(
+            duration_s=duration,
+            started_at=self.started_at,
+            finished_at=self.started_at + duration,
+            pid=os.getpid(),
+            cpu_s=self.cpu_s() if cpu_s is None else cpu_s,
+        )
