@@ -28,11 +28,15 @@ ONE_CORE_PER_PROCESS = frozenset({"thread_pool", "greenlets", "async", "threads"
 class Capacity:
     slots: float  # requests running at once; math.inf: no limit
     cores: float  # cores those requests' CPU work shares; math.inf for waits, which use none
+    # > 0: Python runs on one thread per process, so each of these processes runs its requests'
+    # CPU work on one core at most, requests spread evenly over them; 0: they share `cores` freely.
+    processes: int = 0
 
     def describe(self) -> str:
         slots = "no limit on requests at once" if math.isinf(self.slots) else f"{self.slots:g} at once"
         cores = "" if math.isinf(self.cores) else f" on {self.cores:g} core{'s' * (self.cores != 1)}"
-        return slots + cores
+        per_process = f", one core per process ({self.processes})" if self.processes > 1 else ""
+        return slots + cores + per_process
 
 
 def capacity(endpoint: EndpointInfo, info: TargetInfo) -> Capacity:
@@ -41,7 +45,7 @@ def capacity(endpoint: EndpointInfo, info: TargetInfo) -> Capacity:
     if endpoint.work == "io":
         return Capacity(slots, math.inf)
     if endpoint.execution in ONE_CORE_PER_PROCESS:
-        return Capacity(slots, float(min(info.workers, info.effective_cores)))
+        return Capacity(slots, float(min(info.workers, info.effective_cores)), processes=info.workers)
     return Capacity(slots, float(info.effective_cores))
 
 
@@ -53,19 +57,34 @@ class Job:
     needs_core: bool
 
 
+def _rates(running: list[int], jobs: Sequence[Job], process: list[int], limits: Capacity) -> dict[int, float]:
+    """How fast each running job progresses: waits at full speed; CPU work shares the cores (or,
+    one core per process, each process's core among its requests, the processes the cores)."""
+    on_cores = [j for j in running if jobs[j].needs_core]
+    if limits.processes == 0:
+        rate = min(1.0, limits.cores / len(on_cores)) if on_cores else 1.0
+        return {j: rate if jobs[j].needs_core else 1.0 for j in running}
+    per_process = {p: sum(1 for j in on_cores if process[j] == p) for p in {process[j] for j in on_cores}}
+    share = min(1.0, limits.cores / len(per_process)) if per_process else 1.0
+    return {j: share / per_process[process[j]] if jobs[j].needs_core else 1.0 for j in running}
+
+
 def completion_times(jobs: Sequence[Job], limits: Capacity) -> list[float]:
     """When each job finishes, from a common release at 0, admitted in the given order."""
+    processes = max(1, limits.processes)
+    process = [i % processes for i in range(len(jobs))]  # an even spread over the processes
+    slots_each = limits.slots / processes
     remaining = [max(0.0, job.seconds) for job in jobs]
     finished = [math.nan] * len(jobs)
     waiting = list(range(len(jobs)))
     running: list[int] = []
     now = 0.0
     while waiting or running:
-        while waiting and len(running) < limits.slots:
-            running.append(waiting.pop(0))
-        on_cores = sum(1 for j in running if jobs[j].needs_core)
-        core_rate = min(1.0, limits.cores / on_cores) if on_cores else 1.0
-        rates = {j: core_rate if jobs[j].needs_core else 1.0 for j in running}
+        for j in list(waiting):  # admit in order, where the job's process has a free slot
+            if sum(1 for r in running if process[r] == process[j]) < slots_each:
+                running.append(j)
+                waiting.remove(j)
+        rates = _rates(running, jobs, process, limits)
         step = min(remaining[j] / rates[j] for j in running)
         now += step
         for j in list(running):

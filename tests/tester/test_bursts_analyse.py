@@ -118,13 +118,13 @@ def test_a_slow_burst_the_machine_cannot_explain_departs() -> None:
     assert run.verdict == "departs" and run.cause is None
 
 
-def departure_for(target: TargetInfo, n: int, distinct_pids: int) -> str:
+def departure_for(target: TargetInfo, n: int, most_on_one_process: int) -> str:
     return cause.departure(
         target.endpoints["e"],
         target,
         n=n,
         ratio=1.4,
-        distinct_pids=distinct_pids,
+        most_on_one_process=most_on_one_process,
         server_cpu_s=None,
         work_cpu_s=None,
         delivery_lag_s=None,
@@ -133,12 +133,17 @@ def departure_for(target: TargetInfo, n: int, distinct_pids: int) -> str:
 
 
 def test_accept_fairness_is_blamed_only_where_several_worker_processes_take_requests() -> None:
-    assert "accept fairness" in departure_for(info("workers", workers=4), n=3, distinct_pids=2)
+    assert "accept fairness" in departure_for(info("workers", workers=4), n=3, most_on_one_process=2)
+    # 3 requests over 2 gthread workers: 2 on one of them is the even spread, not unfairness.
+    assert "accept fairness" not in departure_for(info("threads", workers=2), n=3, most_on_one_process=2)
+    assert "accept fairness" in departure_for(info("threads", workers=2), n=3, most_on_one_process=3)
     # One gevent worker, a thread pool, an event loop: one process takes every request anyway.
     for execution, workers in (("greenlets", 1), ("thread_pool", 1), ("event_loop", 1), ("threads", 1)):
-        assert "accept fairness" not in departure_for(info(execution, workers=workers), n=3, distinct_pids=1)
+        assert "accept fairness" not in departure_for(
+            info(execution, workers=workers), n=3, most_on_one_process=3
+        )
     # A process pool spreads work itself: never the OS's accept.
-    assert "accept fairness" not in departure_for(info("process_pool", workers=1), n=3, distinct_pids=1)
+    assert "accept fairness" not in departure_for(info("process_pool", workers=1), n=3, most_on_one_process=3)
 
 
 def test_failed_requests_make_a_failed_run_with_nothing_inferred() -> None:

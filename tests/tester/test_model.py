@@ -118,17 +118,26 @@ def test_capacity_from_info() -> None:
 
 
 def test_threads_under_the_gil_share_one_core_per_process() -> None:
-    assert capacity(endpoint("thread_pool", "cpu", 40), target(1, 2)) == Capacity(40, 1)
+    assert capacity(endpoint("thread_pool", "cpu", 40), target(1, 2)) == Capacity(40, 1, processes=1)
     # gthread: 2 workers x 8 threads on 2 cores: 16 at once, one core per worker process.
-    assert capacity(endpoint("threads", "cpu", 16), target(2, 2, threads=8)) == Capacity(16, 2)
-    assert capacity(endpoint("threads", "cpu", 8), target(1, 2, threads=8)) == Capacity(8, 1)
+    gthread = capacity(endpoint("threads", "cpu", 16), target(2, 2, threads=8))
+    assert gthread == Capacity(16, 2, processes=2)
+    assert capacity(endpoint("threads", "cpu", 8), target(1, 2, threads=8)) == Capacity(8, 1, processes=1)
+    # 3 requests over 2 worker processes: two share one core, the third has the other: 2 x one,
+    # where sharing 2 cores freely would take 1.5 x.
+    assert predicted_makespan(cpu(W, W, W), gthread) == pytest.approx(2 * W)
+    assert predicted_makespan(cpu(W, W, W, W), gthread) == pytest.approx(2 * W)
+    # 4 processes on 2 cores: each process at most one core, the processes share the two.
+    four = Capacity(32, 2, processes=4)
+    assert predicted_makespan(cpu(W, W, W, W), four) == pytest.approx(2 * W)
+    assert predicted_makespan(cpu(W, W, W), four) == pytest.approx(1.5 * W)
 
 
 def test_greenlets_overlap_waits_but_share_one_core_per_worker() -> None:
     assert capacity(endpoint("greenlets", "io", 100), target(1, 2)) == Capacity(100, math.inf)
-    assert capacity(endpoint("greenlets", "cpu", 100), target(1, 2)) == Capacity(100, 1)
+    assert capacity(endpoint("greenlets", "cpu", 100), target(1, 2)) == Capacity(100, 1, processes=1)
     # Three gevent workers on 2 cores: the CPU parts use both cores, not three.
-    assert capacity(endpoint("greenlets", "cpu", 300), target(3, 2)) == Capacity(300, 2)
+    assert capacity(endpoint("greenlets", "cpu", 300), target(3, 2)) == Capacity(300, 2, processes=3)
 
 
 @pytest.mark.parametrize(("cpu_ms", "io_ms", "bound"), [(5, 55, 12), (50, 150, 4), (10, 0, 1), (1, 99, 100)])

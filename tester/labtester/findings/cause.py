@@ -6,6 +6,8 @@ several worker processes; the GIL needs threads; an event loop needs async code.
 
 from __future__ import annotations
 
+import math
+
 from labtester.findings.wording import pct, plural
 from labtester.info import EndpointInfo, TargetInfo
 
@@ -54,7 +56,7 @@ def departure(
     *,
     n: int,
     ratio: float,
-    distinct_pids: int | None,
+    most_on_one_process: int | None,
     server_cpu_s: float | None,
     work_cpu_s: float | None,
     delivery_lag_s: float | None,
@@ -62,11 +64,16 @@ def departure(
 ) -> str:
     """The model's assumption that failed, among those this target's configuration can break."""
     spreads_over_processes = endpoint.execution in ("workers", "threads", "greenlets") and info.workers > 1
-    usable = min(n, info.workers)
-    if ratio > 1 and spreads_over_processes and distinct_pids is not None and distinct_pids < usable:
-        processes = plural(distinct_pids, "process", "processes")
+    even = math.ceil(n / info.workers)
+    if (
+        ratio > 1
+        and spreads_over_processes
+        and most_on_one_process is not None
+        and most_on_one_process > even
+    ):
         return (
-            f"even spread over workers: {processes} took the {n} requests where {usable} could have "
+            f"an even spread over {plural(info.workers, 'worker')}: one process took {most_on_one_process} "
+            f"of the {n} requests where an even spread gives each at most {even} "
             "(the OS handed several to the same worker: accept fairness)"
         )
     if server_cpu_s and work_cpu_s and server_cpu_s > (1 + OVERHEAD_SHARE) * work_cpu_s:

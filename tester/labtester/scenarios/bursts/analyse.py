@@ -49,6 +49,7 @@ class BurstRun(BaseModel):
     delivery_lag_s: float | None  # most any finished response waited to reach the client
     max_overlap: int | None
     distinct_pids: int | None
+    most_on_one_process: int | None  # requests the busiest server process took
     accounting: Accounting | None
     cause: str | None  # interference: the largest taker of the lost CPU
     verdict: Verdict
@@ -154,6 +155,7 @@ def burst_run(record: Record, endpoint: EndpointInfo, limits: Capacity, fallback
                 "delivery_lag_s",
                 "max_overlap",
                 "distinct_pids",
+                "most_on_one_process",
                 "accounting",
                 "cause",
             )
@@ -184,6 +186,7 @@ def burst_run(record: Record, endpoint: EndpointInfo, limits: Capacity, fallback
         delivery_lag_s=max(r["received_at"] - r["body"]["finished_at"] for r in requests),
         max_overlap=max_overlap([(b["started_at"], b["finished_at"]) for b in bodies]),
         distinct_pids=len({b["pid"] for b in bodies}),
+        most_on_one_process=max(Counter(b["pid"] for b in bodies).values()),
         accounting=accounting,
         cause=cause,
         verdict=verdict,

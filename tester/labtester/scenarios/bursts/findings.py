@@ -72,7 +72,7 @@ def _departures(name: str, info: TargetInfo, endpoint: EndpointBursts) -> list[F
             info,
             n=point.n,
             ratio=run.ratio,
-            distinct_pids=run.distinct_pids,
+            most_on_one_process=run.most_on_one_process,
             server_cpu_s=run.accounting.target_s if run.accounting else None,
             work_cpu_s=run.cpu_s,
             delivery_lag_s=run.delivery_lag_s,
