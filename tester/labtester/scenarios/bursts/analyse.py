@@ -143,32 +143,13 @@ def burst_run(record: Record, endpoint: EndpointInfo, limits: Capacity, fallback
     }
     jobs = _jobs(requests, endpoint, fallback_s)
     if failures or not bodies or jobs is None:
-        empty = dict.fromkeys(
-            (
-                "makespan_s",
-                "model_s",
-                "ratio",
-                "cpu_s",
-                "share",
-                "release_offset_s",
-                "start_spread_s",
-                "delivery_lag_s",
-                "max_overlap",
-                "distinct_pids",
-                "most_on_one_process",
-                "accounting",
-                "cause",
-            )
-        )
-        return BurstRun(**base, **empty, verdict="failed")
-    released = record["released_at"]
-    makespan = max(r["received_at"] for r in requests) - released
+        unmeasured = {name: None for name in BurstRun.model_fields if name not in base and name != "verdict"}
+        return BurstRun(**base, **unmeasured, verdict="failed")
+    makespan = max(r["received_at"] for r in requests) - record["released_at"]
     model = predicted_makespan(jobs, limits)
     ratio = makespan / model if model > 0 else None
     accounting = account(record, model, makespan, jobs, limits)
     cause = taker(accounting) if ratio and ratio - 1 > INTERFERENCE_FLOOR else None
-    starts = _concurrent_starts(bodies)
-    cpu = [b["cpu_s"] for b in bodies if b.get("cpu_s") is not None]
     verdict: Verdict = "agrees"
     if cause:
         verdict = "interference"
@@ -179,18 +160,29 @@ def burst_run(record: Record, endpoint: EndpointInfo, limits: Capacity, fallback
         makespan_s=makespan,
         model_s=model,
         ratio=ratio,
-        cpu_s=sum(cpu) if len(cpu) == len(bodies) else None,
         share=model / makespan if makespan > 0 else None,
-        release_offset_s=min(b["started_at"] for b in bodies) - released,
-        start_spread_s=max(starts) - min(starts),
-        delivery_lag_s=max(r["received_at"] - r["body"]["finished_at"] for r in requests),
-        max_overlap=max_overlap([(b["started_at"], b["finished_at"]) for b in bodies]),
-        distinct_pids=len({b["pid"] for b in bodies}),
-        most_on_one_process=max(Counter(b["pid"] for b in bodies).values()),
         accounting=accounting,
         cause=cause,
         verdict=verdict,
+        **_server_side(requests, bodies, record["released_at"]),
     )
+
+
+def _server_side(
+    requests: list[dict[str, Any]], bodies: list[dict[str, Any]], released: float
+) -> dict[str, Any]:
+    """What the server's own timestamps, pids and CPU times say about one burst."""
+    starts = _concurrent_starts(bodies)
+    cpu = [b["cpu_s"] for b in bodies if b.get("cpu_s") is not None]
+    return {
+        "cpu_s": sum(cpu) if len(cpu) == len(bodies) else None,
+        "release_offset_s": min(b["started_at"] for b in bodies) - released,
+        "start_spread_s": max(starts) - min(starts),
+        "delivery_lag_s": max(r["received_at"] - r["body"]["finished_at"] for r in requests),
+        "max_overlap": max_overlap([(b["started_at"], b["finished_at"]) for b in bodies]),
+        "distinct_pids": len({b["pid"] for b in bodies}),
+        "most_on_one_process": max(Counter(b["pid"] for b in bodies).values()),
+    }
 
 
 def _median(values: list[float]) -> float | None:
