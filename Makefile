@@ -50,12 +50,20 @@ bench: install /usr/bin/wrk ## Kernel CV, calibration error, measured/model rati
 	apt-get update && apt-get install -y --no-install-recommends wrk
 
 # -- Kubernetes (kind): pinned tools in .tools/bin, images, cluster, the lab as a Helm release.
+# Pinned versions (KEY=value lines, shared with the platform/ scripts).
+include platform/versions.env
+# What the Kubernetes path builds (binaries, images, Debian root filesystems), outside every
+# checkout so fresh clones and worktrees reuse it.
+LAB_CACHE ?= $(HOME)/.cache/concurrency-lab
+# What a running cluster leaves to undo (the dockerd started for it, the kernel settings recorded
+# before it): on tmpfs, like the processes it describes.
+LAB_STATE_DIR ?= $(if $(filter 0,$(shell id -u)),/run,$(or $(XDG_RUNTIME_DIR),/tmp))/concurrency-lab
+# 1: this machine has internet, let kind and Docker pull what is missing instead of building it.
+LAB_PULL_IMAGES ?= 0
 TOOLS := $(CURDIR)/.tools/bin
 # The pinned build in .tools/bin, else one already on PATH (from the usual installers), else build.
 HELM := $(firstword $(wildcard $(TOOLS)/helm) $(shell command -v helm) $(TOOLS)/helm)
 KIND := $(firstword $(wildcard $(TOOLS)/kind) $(shell command -v kind) $(TOOLS)/kind)
-HELM_VERSION := v3.22.0
-KIND_VERSION := v0.33.0
 KUBECTL ?= kubectl
 PROMETHEUS := /usr/bin/prometheus
 CHART := charts/concurrency-lab
@@ -77,7 +85,7 @@ IMAGE_REFS := $(foreach image,$(IMAGES),concurrency-lab/$(firstword $(subst =, ,
 KUBE := $(KUBECTL) --context kind-$(CLUSTER) --namespace $(NAMESPACE)
 RELEASE_SELECTOR := app.kubernetes.io/instance=$(RELEASE)
 
-.PHONY: tools prometheus images kind-up run-lab kind-down grafana
+.PHONY: tools prometheus images kind-up run-lab kind-down kind-check grafana
 
 tools: $(HELM) $(KIND) ## Install helm and kind (pinned) into .tools/bin with go install
 
@@ -100,18 +108,30 @@ images: wheelhouse ## Build the lab's images on BASE_IMAGE, offline, from build/
 			--tag "concurrency-lab/$${image%%=*}:$(IMAGE_TAG)" --file "$${image#*=}" .; \
 	done
 
-kind-up: tools images ## Create the kind cluster if absent, build the images, load them into it
-	$(KIND) get clusters 2>/dev/null | grep -qx '$(CLUSTER)' || \
-		$(KIND) create cluster --name $(CLUSTER) --config kind-config.yaml --wait 120s
-	$(KIND) load docker-image --name $(CLUSTER) $(IMAGE_REFS)
+# Settings of scripts/kind-up, kind-down and kind-check.
+KIND_ENV = KIND=$(KIND) CLUSTER=$(CLUSTER) KIND_CONFIG=kind-config.yaml LAB_CACHE=$(LAB_CACHE) \
+	LAB_STATE_DIR=$(LAB_STATE_DIR) LAB_PULL_IMAGES=$(LAB_PULL_IMAGES) MAKE="$(MAKE)" PYTHON=$(BIN)/python \
+	IMAGE_TAG=$(IMAGE_TAG) IMAGE_REFS="$(IMAGE_REFS)" BASE_IMAGE=$(BASE_IMAGE) \
+	LOCAL_BASE_IMAGE=$(LOCAL_BASE_IMAGE) VALUES=$(CHART)/values.yaml
+
+kind-up: install tools ## Docker engine, images (built here where none can be pulled), kind cluster
+	$(KIND_ENV) scripts/kind-up
 
 run-lab: tools ## Deploy to kind, run the tester Job, stream its log, copy reports to results/kind
 	HELM=$(HELM) KUBECTL=$(KUBECTL) CLUSTER=$(CLUSTER) RELEASE=$(RELEASE) NAMESPACE=$(NAMESPACE) \
 		CHART=$(CHART) IMAGE_TAG=$(IMAGE_TAG) HELM_ARGS="$(HELM_ARGS)" RESULTS_DIR=results/kind \
 		GRAFANA_URL=$(GRAFANA_URL) scripts/run-lab
 
-kind-down: tools ## Delete the kind cluster
-	$(KIND) delete cluster --name $(CLUSTER)
+kind-down: tools ## Delete the cluster, stop the engine kind-up started, restore kernel settings
+	$(KIND_ENV) scripts/kind-down
+
+# Chart values kind-check installs; empty: a 2-CPU node's share, derived from the chart's values.
+KIND_CHECK_HELM_ARGS ?=
+
+kind-check: install tools ## kind-up, run-lab, assertions, kind-down; the machine as before (CI)
+	MAKE="$(MAKE)" KUBECTL=$(KUBECTL) CLUSTER=$(CLUSTER) NAMESPACE=$(NAMESPACE) RELEASE=$(RELEASE) \
+		PYTHON=$(BIN)/python VALUES=$(CHART)/values.yaml RESULTS_DIR=results/kind \
+		CHECK_HELM_ARGS="$(KIND_CHECK_HELM_ARGS)" scripts/kind-check
 
 grafana: ## Grafana's URL and admin password (anonymous visitors can already read)
 	@echo "Grafana: $(GRAFANA_URL)  (the lab dashboard is the home page)"
@@ -119,9 +139,8 @@ grafana: ## Grafana's URL and admin password (anonymous visitors can already rea
 		--output jsonpath='{.items[0].data.admin-password}' | base64 -d)"
 
 # -- Images proven in a real Docker engine, on a Debian base built here (no image is pulled).
-LOCAL_BASE_IMAGE := concurrency-lab/debian-python:bookworm
-# The Debian mirror apt uses on this machine (/etc/apt/sources.list.d/debian.sources).
-DEBIAN_MIRROR ?= http://deb.debian.org/debian
+# The Debian mirror comes from this machine's apt sources (platform/debian/apt_mirror.py).
+LOCAL_BASE_IMAGE := concurrency-lab/debian-python:$(DEBIAN_SUITE)
 
 .PHONY: wheelhouse test-images
 
@@ -130,4 +149,4 @@ wheelhouse: install ## Download every image dependency as wheels for BASE_IMAGE'
 
 test-images: install ## Build the images on a local Debian base, prove them in a real Docker engine
 	MAKE="$(MAKE)" PYTEST=$(BIN)/pytest IMAGE_TAG=$(IMAGE_TAG) LOCAL_BASE_IMAGE=$(LOCAL_BASE_IMAGE) \
-		DEBIAN_MIRROR=$(DEBIAN_MIRROR) BUILD_DIR=build scripts/test-images
+		LAB_CACHE=$(LAB_CACHE) LAB_STATE_DIR=$(LAB_STATE_DIR) scripts/test-images
