@@ -108,7 +108,7 @@ images: wheelhouse ## Build the lab's images on BASE_IMAGE, offline, from build/
 			--tag "concurrency-lab/$${image%%=*}:$(IMAGE_TAG)" --file "$${image#*=}" .; \
 	done
 
-# Settings of scripts/kind-up, kind-down and kind-check.
+# Settings of scripts/kind-up and scripts/kind-down.
 KIND_ENV = KIND=$(KIND) CLUSTER=$(CLUSTER) KIND_CONFIG=kind-config.yaml LAB_CACHE=$(LAB_CACHE) \
 	LAB_STATE_DIR=$(LAB_STATE_DIR) LAB_PULL_IMAGES=$(LAB_PULL_IMAGES) MAKE="$(MAKE)" PYTHON=$(BIN)/python \
 	IMAGE_TAG=$(IMAGE_TAG) IMAGE_REFS="$(IMAGE_REFS)" BASE_IMAGE=$(BASE_IMAGE) \
@@ -131,7 +131,7 @@ KIND_CHECK_HELM_ARGS ?=
 kind-check: install tools ## kind-up, run-lab, assertions, kind-down; the machine as before (CI)
 	MAKE="$(MAKE)" KUBECTL=$(KUBECTL) CLUSTER=$(CLUSTER) NAMESPACE=$(NAMESPACE) RELEASE=$(RELEASE) \
 		PYTHON=$(BIN)/python VALUES=$(CHART)/values.yaml RESULTS_DIR=results/kind \
-		CHECK_HELM_ARGS="$(KIND_CHECK_HELM_ARGS)" scripts/kind-check
+		CHECK_HELM_ARGS="$(KIND_CHECK_HELM_ARGS)" LAB_PULL_IMAGES=$(LAB_PULL_IMAGES) scripts/kind-check
 
 grafana: ## Grafana's URL and admin password (anonymous visitors can already read)
 	@echo "Grafana: $(GRAFANA_URL)  (the lab dashboard is the home page)"

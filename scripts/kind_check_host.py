@@ -81,10 +81,16 @@ def snapshot() -> dict:
     return {"settings": settings(), "interfaces": interfaces(), "processes": our_processes()}
 
 
+def appeared(before: dict, after: dict) -> list[str]:
+    """Settings that did not exist before: a kernel module the node loaded (br_netfilter, say)
+    brought them. Not a setting changed, and unloading a module is not the lab's to do: reported."""
+    return sorted(key.replace("/", ".") for key in set(after["settings"]) - set(before["settings"]))
+
+
 def differences(before: dict, after: dict) -> list[str]:
     found = []
-    for key in sorted(set(before["settings"]) | set(after["settings"])):
-        old, new = before["settings"].get(key), after["settings"].get(key)
+    for key in sorted(before["settings"]):
+        old, new = before["settings"][key], after["settings"].get(key)
         if old != new:
             found.append(f"kernel setting {key.replace('/', '.')}: {old} before, {new} after")
     for name in sorted(set(after["interfaces"]) - set(before["interfaces"])):
@@ -104,7 +110,10 @@ def main() -> None:
     if sys.argv[1] == "snapshot":
         path.write_text(json.dumps(snapshot()))
         return
-    found = differences(json.loads(path.read_text()), snapshot())
+    before, after = json.loads(path.read_text()), snapshot()
+    if new_settings := appeared(before, after):
+        print(f"new kernel settings (a module was loaded): {', '.join(new_settings)}")
+    found = differences(before, after)
     for line in found:
         print(line, file=sys.stderr)
     if found:

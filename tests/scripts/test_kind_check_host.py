@@ -50,6 +50,13 @@ def test_differences_name_each_change():
     assert check_host.differences(before, before) == []
 
 
+def test_settings_that_appear_are_reported_not_failed():
+    before = {"settings": {"kernel/panic": "0"}, "interfaces": [], "processes": {}}
+    after = {**before, "settings": {"kernel/panic": "0", "net/bridge/bridge-nf-call-iptables": "1"}}
+    assert check_host.differences(before, after) == []
+    assert check_host.appeared(before, after) == ["net.bridge.bridge-nf-call-iptables"]
+
+
 def test_a_process_left_in_this_session_is_found():
     child = subprocess.Popen(["sleep", "60"])
     try:
