@@ -60,6 +60,8 @@ LAB_CACHE ?= $(HOME)/.cache/concurrency-lab
 LAB_STATE_DIR ?= $(if $(filter 0,$(shell id -u)),/run,$(or $(XDG_RUNTIME_DIR),/tmp))/concurrency-lab
 # 1: this machine has internet, let kind and Docker pull what is missing instead of building it.
 LAB_PULL_IMAGES ?= 0
+# A kind node image to use as it is (empty: kind's own where it can be had, else one built here).
+KIND_NODE_IMAGE ?=
 TOOLS := $(CURDIR)/.tools/bin
 # The pinned build in .tools/bin, else one already on PATH (from the usual installers), else build.
 HELM := $(firstword $(wildcard $(TOOLS)/helm) $(shell command -v helm) $(TOOLS)/helm)
@@ -110,7 +112,8 @@ images: wheelhouse ## Build the lab's images on BASE_IMAGE, offline, from build/
 
 # Settings of scripts/kind-up and scripts/kind-down.
 KIND_ENV = KIND=$(KIND) CLUSTER=$(CLUSTER) KIND_CONFIG=kind-config.yaml LAB_CACHE=$(LAB_CACHE) \
-	LAB_STATE_DIR=$(LAB_STATE_DIR) LAB_PULL_IMAGES=$(LAB_PULL_IMAGES) MAKE="$(MAKE)" PYTHON=$(BIN)/python \
+	LAB_STATE_DIR=$(LAB_STATE_DIR) LAB_PULL_IMAGES=$(LAB_PULL_IMAGES) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) \
+	MAKE="$(MAKE)" PYTHON=$(BIN)/python \
 	IMAGE_TAG=$(IMAGE_TAG) IMAGE_REFS="$(IMAGE_REFS)" BASE_IMAGE=$(BASE_IMAGE) \
 	LOCAL_BASE_IMAGE=$(LOCAL_BASE_IMAGE) VALUES=$(CHART)/values.yaml
 
