@@ -6,7 +6,11 @@ Usage: kind_check_results.py RESULTS_JSON VALUES_YAML PROMETHEUS_URL
 - The run completed, nothing it planned is missing, and every target the chart's values measure
   (`measure`, default true) is in results.json: ready, calibrated, every endpoint with bursts whose
   requests were answered.
-- Prometheus scraped every target (up == 1), and for each measured target it counted at least as
+- Where the tester cross-checks Prometheus itself (its results carry a `prometheus` record per
+  target), every measured target's check ran without error and Prometheus's count of each route
+  equals the server's.
+- Seen from outside the tester too: Prometheus scraped every target (up == 1), and for each
+  measured target it counted at least as
   many answered requests on the work routes (/test/..., less calibrate and resmon) as the tester
   recorded answers for it: Prometheus counts every request a target answered, the tester's record
   is a subset of them, so a lower count means Prometheus missed the target's work. Scrapes come
@@ -100,6 +104,28 @@ def prometheus_problems(
     return problems
 
 
+def tester_cross_check(results: dict[str, Any], measured: list[str]) -> list[str] | None:
+    """Problems in the tester's own Prometheus cross-check; None where results.json has none."""
+    targets = [target for target in results["targets"] if target["name"] in measured]
+    if not any("prometheus" in target for target in targets):
+        return None
+    problems = []
+    for target in targets:
+        check = target.get("prometheus")
+        if check is None:
+            problems.append(f"{target['name']}: the tester did not cross-check Prometheus")
+        elif check.get("error"):
+            problems.append(f"{target['name']}: the tester's Prometheus check failed: {check['error']}")
+        else:
+            problems += [
+                f"{target['name']} {route['route']}: Prometheus counted {route['prometheus']}, "
+                f"the server {route['server']:g}"
+                for route in check["routes"]
+                if route["prometheus"] != route["server"]
+            ]
+    return problems
+
+
 def prometheus_query(url: str) -> Query:
     """Instant queries against Prometheus's HTTP API: the value of each series, by its target label."""
 
@@ -121,6 +147,11 @@ def main() -> None:
     measured = measured_targets(values)
     problems = result_problems(results, measured)
     if values.get("prometheus", {}).get("enabled"):
+        tester = tester_cross_check(results, measured)
+        print(
+            "the tester's Prometheus cross-check: " + ("none in results.json" if tester is None else "read")
+        )
+        problems += tester or []
         query, deadline = prometheus_query(url), time.monotonic() + PROMETHEUS_WAIT_S
         while found := prometheus_problems(results, values, measured, query):
             if time.monotonic() > deadline:

@@ -74,3 +74,22 @@ def test_prometheus_must_see_every_target_and_at_least_the_recorded_answers():
         "Prometheus: fastapi answered 1 work requests, the tester recorded 2",
         "Prometheus: flask-1x answered 0 work requests, the tester recorded 2",
     ]
+
+
+def test_the_testers_own_cross_check_is_held_to_account():
+    assert check_results.tester_cross_check(RESULTS, ["fastapi", "flask-1x"]) is None  # a tester without one
+    results = copy.deepcopy(RESULTS)
+    routes = [{"route": "/test/cpu", "server": 3.0, "prometheus": 3.0}]
+    results["targets"][0]["prometheus"] = {"url": "http://p:9090", "routes": routes, "error": None}
+    results["targets"][1]["prometheus"] = None
+    assert check_results.tester_cross_check(results, ["fastapi", "flask-1x"]) == [
+        "flask-1x: the tester did not cross-check Prometheus"
+    ]
+    results["targets"][1]["prometheus"] = {"url": "http://p:9090", "routes": [], "error": "timed out"}
+    results["targets"][0]["prometheus"]["routes"] = [
+        {"route": "/test/cpu", "server": 3.0, "prometheus": None}
+    ]
+    assert check_results.tester_cross_check(results, ["fastapi", "flask-1x"]) == [
+        "fastapi /test/cpu: Prometheus counted None, the server 3",
+        "flask-1x: the tester's Prometheus check failed: timed out",
+    ]
