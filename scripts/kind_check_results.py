@@ -3,18 +3,17 @@
 
 Usage: kind_check_results.py RESULTS_JSON VALUES_YAML PROMETHEUS_URL
 
+Reads results.json of schema version SCHEMA_VERSION (tester/labtester/results.schema.json):
 - The run completed, nothing it planned is missing, and every target the chart's values measure
-  (`measure`, default true) is in results.json: ready, calibrated, every endpoint with bursts whose
-  requests were answered.
-- Where the tester cross-checks Prometheus itself (its results carry a `prometheus` record per
-  target), every measured target's check ran without error and Prometheus's count of each route
-  equals the server's.
+  (`measure`, default true) is in it: ready, without errors, calibrated, with every load shape the
+  run planned, and every burst endpoint answered at least one run without a failure.
+- The tester's own cross-check of Prometheus (where the chart runs one): for every measured target
+  it ran without error and Prometheus's count of each route equals the server's.
 - Seen from outside the tester too: Prometheus scraped every target (up == 1), and for each
-  measured target it counted at least as
-  many answered requests on the work routes (/test/..., less calibrate and resmon) as the tester
-  recorded answers for it: Prometheus counts every request a target answered, the tester's record
-  is a subset of them, so a lower count means Prometheus missed the target's work. Scrapes come
-  every few seconds, so the comparison is retried for a while before it fails.
+  measured target it counted at least as many answered requests on the work routes (/test/...,
+  less calibrate and resmon) as the tester's bursts recorded: Prometheus counts every request a
+  target answered, the bursts are a subset of them, so a lower count means Prometheus missed the
+  target's work. Scrapes come every few seconds, so this is retried for a while before it fails.
 """
 
 from __future__ import annotations
@@ -30,6 +29,8 @@ from typing import Any
 
 import yaml
 
+# The results.json this check reads (tester/labtester/results.schema.json).
+SCHEMA_VERSION = 3
 PROMETHEUS_WAIT_S = 60
 # Answered work requests per target, as Prometheus counts them (summed over workers and routes).
 WORK_ROUTES = 'route=~"/test/.*", route!~"/test/(calibrate|resmon)"'
@@ -43,24 +44,30 @@ def measured_targets(values: dict[str, Any]) -> list[str]:
     return [target["name"] for target in values["targets"] if target.get("measure", True)]
 
 
+def burst_runs(target: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(endpoint path, run) of every baseline and burst run of the target."""
+    bursts = target["scenarios"].get("bursts") or {"endpoints": []}
+    return [
+        (endpoint["path"], run)
+        for endpoint in bursts["endpoints"]
+        for run in [*endpoint["baseline"], *(run for point in endpoint["points"] for run in point["runs"])]
+    ]
+
+
 def answered(target: dict[str, Any]) -> int:
-    """Requests of this target's bursts that the tester recorded as answered (HTTP 200)."""
-    return sum(
-        1
-        for endpoint in target["endpoints"]
-        for burst in endpoint["bursts"]
-        for repeat in burst["repeats"]
-        for request in repeat["requests"]
-        if request["status"] == 200
-    )
+    """Requests of the target's bursts the tester recorded as answered (not failed)."""
+    return sum(run["n"] - sum(run["failures"].values()) for _, run in burst_runs(target))
 
 
 def result_problems(results: dict[str, Any], measured: list[str]) -> list[str]:
+    if results.get("schema_version") != SCHEMA_VERSION:
+        return [f"results.json has schema {results.get('schema_version')}; this check reads {SCHEMA_VERSION}"]
     problems = []
     if results["run"]["status"] != "complete":
         problems.append(f"the run is {results['run']['status']}, not complete")
     if results["missing"]:
         problems.append(f"the run did not measure: {', '.join(results['missing'])}")
+    planned = results["run"]["settings"]["scenarios"]
     by_name = {target["name"]: target for target in results["targets"]}
     for name in measured:
         target = by_name.get(name)
@@ -69,18 +76,35 @@ def result_problems(results: dict[str, Any], measured: list[str]) -> list[str]:
             continue
         if not target["ready"]:
             problems.append(f"{name}: never became ready")
+        problems += [f"{name}: {error['stage']}: {error['error']}" for error in target["errors"]]
         if target["calibration"] is None:
             problems.append(f"{name}: not calibrated")
-        if not target["endpoints"]:
-            problems.append(f"{name}: no endpoint measured")
-        for endpoint in target["endpoints"]:
-            if not any(
-                request["status"] == 200
-                for burst in endpoint["bursts"]
-                for repeat in burst["repeats"]
-                for request in repeat["requests"]
-            ):
-                problems.append(f"{name} {endpoint['path']}: no burst request answered")
+        problems += [f"{name}: no {shape} results" for shape in planned if shape not in target["scenarios"]]
+        runs = burst_runs(target)
+        for path in dict.fromkeys(path for path, _ in runs):
+            if not any(not run["failures"] for endpoint, run in runs if endpoint == path):
+                problems.append(f"{name} {path}: no burst run without failures")
+    return problems
+
+
+def tester_cross_check(results: dict[str, Any], measured: list[str]) -> list[str]:
+    """Problems in the tester's own cross-check of Prometheus's counts."""
+    problems = []
+    for target in results["targets"]:
+        if target["name"] not in measured:
+            continue
+        check = target.get("prometheus")
+        if check is None:
+            problems.append(f"{target['name']}: the tester did not cross-check Prometheus")
+        elif check.get("error"):
+            problems.append(f"{target['name']}: the tester's Prometheus check failed: {check['error']}")
+        else:
+            problems += [
+                f"{target['name']} {route['route']}: Prometheus counted {route['prometheus']}, "
+                f"the server {route['server']:g}"
+                for route in check["routes"]
+                if route["prometheus"] != route["server"]
+            ]
     return problems
 
 
@@ -101,28 +125,6 @@ def prometheus_problems(
                 problems.append(
                     f"Prometheus: {name} answered {seen:g} work requests, the tester recorded {recorded}"
                 )
-    return problems
-
-
-def tester_cross_check(results: dict[str, Any], measured: list[str]) -> list[str] | None:
-    """Problems in the tester's own Prometheus cross-check; None where results.json has none."""
-    targets = [target for target in results["targets"] if target["name"] in measured]
-    if not any("prometheus" in target for target in targets):
-        return None
-    problems = []
-    for target in targets:
-        check = target.get("prometheus")
-        if check is None:
-            problems.append(f"{target['name']}: the tester did not cross-check Prometheus")
-        elif check.get("error"):
-            problems.append(f"{target['name']}: the tester's Prometheus check failed: {check['error']}")
-        else:
-            problems += [
-                f"{target['name']} {route['route']}: Prometheus counted {route['prometheus']}, "
-                f"the server {route['server']:g}"
-                for route in check["routes"]
-                if route["prometheus"] != route["server"]
-            ]
     return problems
 
 
@@ -147,11 +149,7 @@ def main() -> None:
     measured = measured_targets(values)
     problems = result_problems(results, measured)
     if values.get("prometheus", {}).get("enabled"):
-        tester = tester_cross_check(results, measured)
-        print(
-            "the tester's Prometheus cross-check: " + ("none in results.json" if tester is None else "read")
-        )
-        problems += tester or []
+        problems += tester_cross_check(results, measured)
         query, deadline = prometheus_query(url), time.monotonic() + PROMETHEUS_WAIT_S
         while found := prometheus_problems(results, values, measured, query):
             if time.monotonic() > deadline:

@@ -18,45 +18,99 @@ VALUES = {
 }
 
 
-def request(status: int | None) -> dict:
-    return {"url": "http://t/test/cpu", "status": status, "error": None if status == 200 else "timeout"}
+def run(n: int, failures: dict[str, int] | None = None) -> dict:
+    return {"n": n, "repeat": 0, "failures": failures or {}, "makespan_s": 1.0}
 
 
-def target(name: str, statuses: list[int | None]) -> dict:
-    repeats = [{"n": len(statuses), "repeat": 0, "requests": [request(s) for s in statuses]}]
-    endpoint = {"name": "cpu", "path": "/test/cpu", "bursts": [{"n": len(statuses), "repeats": repeats}]}
-    return {"name": name, "ready": True, "calibration": {"iterations": 10}, "endpoints": [endpoint]}
+def target(name: str, points: list[list[dict]]) -> dict:
+    endpoint = {
+        "name": "cpu",
+        "path": "/test/cpu/{iterations}",
+        "baseline": [run(1)],
+        "points": [{"n": runs[0]["n"], "runs": runs} for runs in points],
+    }
+    routes = [{"route": "/test/cpu/{iterations}", "server": 4.0, "prometheus": 4.0}]
+    return {
+        "name": name,
+        "ready": True,
+        "errors": [],
+        "calibration": {"iterations": 10},
+        "scenarios": {"bursts": {"shape": "bursts", "endpoints": [endpoint]}},
+        "prometheus": {"url": "http://p:9090", "routes": routes, "error": None},
+    }
 
 
 RESULTS = {
-    "run": {"status": "complete"},
+    "schema_version": check_results.SCHEMA_VERSION,
+    "run": {"status": "complete", "settings": {"scenarios": ["bursts"]}},
     "missing": [],
-    "targets": [target("fastapi", [200, 200]), target("flask-1x", [200, 500, 200]), target("reload", [])],
+    "targets": [
+        target("fastapi", [[run(1)], [run(2)]]),
+        target("flask-1x", [[run(1)], [run(2, {"timeout": 1})]]),
+        {
+            "name": "reload",
+            "ready": True,
+            "errors": [],
+            "calibration": None,
+            "scenarios": {},
+            "prometheus": None,
+        },
+    ],
 }
+MEASURED = ["fastapi", "flask-1x"]
 
 
 def test_measured_targets_follow_the_values_default():
-    assert check_results.measured_targets(VALUES) == ["fastapi", "flask-1x"]
+    assert check_results.measured_targets(VALUES) == MEASURED
 
 
-def test_a_complete_run_passes():
-    assert check_results.result_problems(RESULTS, ["fastapi", "flask-1x"]) == []
+def test_a_complete_run_passes_and_counts_its_answers():
+    assert check_results.result_problems(RESULTS, MEASURED) == []
+    assert check_results.tester_cross_check(RESULTS, MEASURED) == []
+    assert check_results.answered(RESULTS["targets"][1]) == 1 + 1 + 1  # baseline, n=1, n=2 less a failure
 
 
 def test_each_gap_is_named():
     results = copy.deepcopy(RESULTS)
     results["run"]["status"] = "interrupted"
     results["missing"] = ["flask-1x bursts"]
-    results["targets"][1]["calibration"] = None
-    results["targets"][1]["endpoints"][0]["bursts"][0]["repeats"][0]["requests"] = [request(None)]
+    results["run"]["settings"]["scenarios"] = ["bursts", "sweep"]
+    flask = results["targets"][1]
+    flask["calibration"] = None
+    flask["errors"] = [{"stage": "census", "error": "timeout"}]
+    endpoint = flask["scenarios"]["bursts"]["endpoints"][0]
+    endpoint["baseline"] = [run(1, {"timeout": 1})]
+    endpoint["points"][0]["runs"] = [run(1, {"connection refused": 1})]
     del results["targets"][0]
-    assert check_results.result_problems(results, ["fastapi", "flask-1x"]) == [
+    assert check_results.result_problems(results, MEASURED) == [
         "the run is interrupted, not complete",
         "the run did not measure: flask-1x bursts",
         "fastapi: not in results.json",
+        "flask-1x: census: timeout",
         "flask-1x: not calibrated",
-        "flask-1x /test/cpu: no burst request answered",
+        "flask-1x: no sweep results",
+        "flask-1x /test/cpu/{iterations}: no burst run without failures",
     ]
+
+
+def test_another_schema_is_refused_not_misread():
+    assert check_results.result_problems({**RESULTS, "schema_version": 2}, MEASURED) == [
+        f"results.json has schema 2; this check reads {check_results.SCHEMA_VERSION}"
+    ]
+
+
+def test_the_testers_own_cross_check_must_have_passed():
+    results = copy.deepcopy(RESULTS)
+    results["targets"][0]["prometheus"]["routes"][0]["prometheus"] = None
+    results["targets"][1]["prometheus"] = {"url": "http://p:9090", "routes": [], "error": "timed out"}
+    assert check_results.tester_cross_check(results, MEASURED) == [
+        "fastapi /test/cpu/{iterations}: Prometheus counted None, the server 4",
+        "flask-1x: the tester's Prometheus check failed: timed out",
+    ]
+    results["targets"][1]["prometheus"] = None
+    assert "flask-1x: the tester did not cross-check Prometheus" in check_results.tester_cross_check(
+        results, MEASURED
+    )
 
 
 def test_prometheus_must_see_every_target_and_at_least_the_recorded_answers():
@@ -64,32 +118,11 @@ def test_prometheus_must_see_every_target_and_at_least_the_recorded_answers():
         return lambda expression: up if expression == check_results.UP_QUERY else counted
 
     up = {"fastapi": 1.0, "flask-1x": 1.0, "reload": 1.0}
-    measured = ["fastapi", "flask-1x"]
-    assert check_results.answered(RESULTS["targets"][1]) == 2
-    good = query(up, {"fastapi": 7.0, "flask-1x": 2.0})
-    assert check_results.prometheus_problems(RESULTS, VALUES, measured, good) == []
+    good = query(up, {"fastapi": 7.0, "flask-1x": 3.0})
+    assert check_results.prometheus_problems(RESULTS, VALUES, MEASURED, good) == []
     bad = query({**up, "reload": 0.0}, {"fastapi": 1.0})
-    assert check_results.prometheus_problems(RESULTS, VALUES, measured, bad) == [
+    assert check_results.prometheus_problems(RESULTS, VALUES, MEASURED, bad) == [
         "Prometheus: reload is not up (up = 0.0)",
-        "Prometheus: fastapi answered 1 work requests, the tester recorded 2",
-        "Prometheus: flask-1x answered 0 work requests, the tester recorded 2",
-    ]
-
-
-def test_the_testers_own_cross_check_is_held_to_account():
-    assert check_results.tester_cross_check(RESULTS, ["fastapi", "flask-1x"]) is None  # a tester without one
-    results = copy.deepcopy(RESULTS)
-    routes = [{"route": "/test/cpu", "server": 3.0, "prometheus": 3.0}]
-    results["targets"][0]["prometheus"] = {"url": "http://p:9090", "routes": routes, "error": None}
-    results["targets"][1]["prometheus"] = None
-    assert check_results.tester_cross_check(results, ["fastapi", "flask-1x"]) == [
-        "flask-1x: the tester did not cross-check Prometheus"
-    ]
-    results["targets"][1]["prometheus"] = {"url": "http://p:9090", "routes": [], "error": "timed out"}
-    results["targets"][0]["prometheus"]["routes"] = [
-        {"route": "/test/cpu", "server": 3.0, "prometheus": None}
-    ]
-    assert check_results.tester_cross_check(results, ["fastapi", "flask-1x"]) == [
-        "fastapi /test/cpu: Prometheus counted None, the server 3",
-        "flask-1x: the tester's Prometheus check failed: timed out",
+        "Prometheus: fastapi answered 1 work requests, the tester recorded 4",
+        "Prometheus: flask-1x answered 0 work requests, the tester recorded 3",
     ]
