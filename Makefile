@@ -128,13 +128,13 @@ run-lab: tools ## Deploy to kind, run the tester Job, stream its log, copy repor
 kind-down: tools ## Delete the cluster, stop the engine kind-up started, restore kernel settings
 	$(KIND_ENV) scripts/kind-down
 
-# Chart values kind-check installs; empty: a 2-CPU node's share, derived from the chart's values.
+# Extra `helm upgrade` flags for kind-check's run-lab (empty: the profile that fits the cluster).
 KIND_CHECK_HELM_ARGS ?=
 
 kind-check: install tools ## kind-up, run-lab, assertions, kind-down; the machine as before (CI)
 	MAKE="$(MAKE)" KUBECTL=$(KUBECTL) CLUSTER=$(CLUSTER) NAMESPACE=$(NAMESPACE) RELEASE=$(RELEASE) \
 		PYTHON=$(BIN)/python VALUES=$(CHART)/values.yaml RESULTS_DIR=results/kind \
-		CHECK_HELM_ARGS="$(KIND_CHECK_HELM_ARGS)" LAB_PULL_IMAGES=$(LAB_PULL_IMAGES) scripts/kind-check
+		CHECK_HELM_ARGS="$(KIND_CHECK_HELM_ARGS)" scripts/kind-check
 
 grafana: ## Grafana's URL and admin password (anonymous visitors can already read)
 	@echo "Grafana: $(GRAFANA_URL)  (the lab dashboard is the home page)"
