@@ -75,6 +75,13 @@ export LAB_CACHE
 LAB_BIN := $(LAB_CACHE)/bin
 HELM := $(LAB_BIN)/helm
 KIND := $(LAB_BIN)/kind
+# What a running cluster leaves to undo (the dockerd started for it, the kernel settings recorded
+# before it): on tmpfs, like the processes it describes.
+LAB_STATE_DIR ?= $(if $(filter 0,$(shell id -u)),/run,$(or $(XDG_RUNTIME_DIR),/tmp))/concurrency-lab
+# 1: this machine has internet, let kind and Docker pull what is missing instead of building it.
+LAB_PULL_IMAGES ?= 0
+# A kind node image to use as it is (empty: kind's own where it can be had, else one built here).
+KIND_NODE_IMAGE ?=
 KUBECTL ?= kubectl
 PROMETHEUS := /usr/bin/prometheus
 CHART := charts/concurrency-lab
@@ -100,7 +107,7 @@ IMAGE_LIST = $(BIN)/python scripts/image-list
 KUBE := $(KUBECTL) --context kind-$(CLUSTER) --namespace $(NAMESPACE)
 RELEASE_SELECTOR := app.kubernetes.io/instance=$(RELEASE)
 
-.PHONY: tools kubernetes-binaries cluster-check prometheus images kind-up run-lab kind-down grafana
+.PHONY: tools kubernetes-binaries cluster-check prometheus images kind-up run-lab kind-down kind-check grafana
 
 tools: ## Install helm and kind (pinned) into $(LAB_CACHE)/bin with go install
 	@platform/install-tool helm kind >/dev/null
@@ -127,18 +134,31 @@ images: wheelhouse ## Build the lab's images on BASE_IMAGE, offline, tagged by c
 		echo "$$repository=$$tag" >>$(IMAGE_TAGS).partial; \
 	done; mv $(IMAGE_TAGS).partial $(IMAGE_TAGS)
 
-kind-up: tools images ## Create the kind cluster if absent, build the images, load them into it
-	$(KIND) get clusters 2>/dev/null | grep -qx '$(CLUSTER)' || \
-		$(KIND) create cluster --name $(CLUSTER) --config kind-config.yaml --wait 120s
-	$(KIND) load docker-image --name $(CLUSTER) $$(sed 's/=/:/' $(IMAGE_TAGS))
+# Settings of scripts/kind-up and scripts/kind-down.
+KIND_ENV = KIND=$(KIND) CLUSTER=$(CLUSTER) KIND_CONFIG=kind-config.yaml LAB_CACHE=$(LAB_CACHE) \
+	LAB_STATE_DIR=$(LAB_STATE_DIR) LAB_PULL_IMAGES=$(LAB_PULL_IMAGES) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) \
+	MAKE="$(MAKE)" PYTHON=$(BIN)/python \
+	IMAGE_TAG=$(IMAGE_TAG) IMAGE_TAGS=$(IMAGE_TAGS) BASE_IMAGE=$(BASE_IMAGE) \
+	LOCAL_BASE_IMAGE=$(LOCAL_BASE_IMAGE) VALUES=$(CHART)/values.yaml
+
+kind-up: install tools ## Docker engine, images (built here where none can be pulled), kind cluster
+	$(KIND_ENV) scripts/kind-up
 
 run-lab: install tools ## Check the fit, deploy to kind, run the tester Job, copy reports to results/kind
 	HELM=$(HELM) KUBECTL=$(KUBECTL) KUBE_CONTEXT=kind-$(CLUSTER) RELEASE=$(RELEASE) NAMESPACE=$(NAMESPACE) \
 		CHART=$(CHART) IMAGE_TAGS=$(IMAGE_TAGS) HELM_ARGS="$(HELM_ARGS)" RESULTS_DIR=results/kind \
 		GRAFANA_URL=$(GRAFANA_URL) $(BIN)/python scripts/run_lab.py
 
-kind-down: tools ## Delete the kind cluster
-	$(KIND) delete cluster --name $(CLUSTER)
+kind-down: tools ## Delete the cluster, stop the engine kind-up started, restore kernel settings
+	$(KIND_ENV) scripts/kind-down
+
+# Extra `helm upgrade` flags for kind-check's run-lab (empty: the profile that fits the cluster).
+KIND_CHECK_HELM_ARGS ?=
+
+kind-check: install tools ## kind-up, run-lab, assertions, kind-down; the machine as before (CI)
+	MAKE="$(MAKE)" KUBECTL=$(KUBECTL) CLUSTER=$(CLUSTER) NAMESPACE=$(NAMESPACE) RELEASE=$(RELEASE) \
+		PYTHON=$(BIN)/python VALUES=$(CHART)/values.yaml RESULTS_DIR=results/kind \
+		CHECK_HELM_ARGS="$(KIND_CHECK_HELM_ARGS)" scripts/kind-check
 
 grafana: ## Grafana's URL and admin password (anonymous visitors can already read)
 	@echo "Grafana: $(GRAFANA_URL)  (the lab dashboard is the home page)"
@@ -146,9 +166,8 @@ grafana: ## Grafana's URL and admin password (anonymous visitors can already rea
 		--output jsonpath='{.items[0].data.admin-password}' | base64 -d)"
 
 # -- Images proven in a real Docker engine, on a Debian base built here (no image is pulled).
-LOCAL_BASE_IMAGE := concurrency-lab/debian-python:bookworm
-# The Debian mirror apt uses on this machine (/etc/apt/sources.list.d/debian.sources).
-DEBIAN_MIRROR ?= http://deb.debian.org/debian
+# The Debian mirror comes from this machine's apt sources (platform/debian/apt_mirror.py).
+LOCAL_BASE_IMAGE := concurrency-lab/debian-python:$(DEBIAN_SUITE)
 
 .PHONY: wheelhouse test-images
 
@@ -157,4 +176,4 @@ wheelhouse: install ## Download every image dependency as wheels for BASE_IMAGE'
 
 test-images: install ## Build the images on a local Debian base, prove them in a real Docker engine
 	MAKE="$(MAKE)" PYTEST=$(BIN)/pytest IMAGE_TAG=$(or $(IMAGE_TAG),dev) LOCAL_BASE_IMAGE=$(LOCAL_BASE_IMAGE) \
-		DEBIAN_MIRROR=$(DEBIAN_MIRROR) BUILD_DIR=build scripts/test-images
+		LAB_CACHE=$(LAB_CACHE) LAB_STATE_DIR=$(LAB_STATE_DIR) scripts/test-images

@@ -55,9 +55,6 @@ def copy_tree(destination: Path) -> None:
         if source.is_file():  # a tracked file may be deleted in the working tree
             (destination / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, destination / relative)
-    tools = REPO_ROOT / ".tools"
-    if tools.is_dir():  # helm for the chart tests, built once per checkout
-        (destination / ".tools").symlink_to(tools)
 
 
 def add_family(tree: Path) -> None:

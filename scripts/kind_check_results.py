@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""The assertions `make kind-check` makes about the tester's run in the cluster.
+
+Usage: kind_check_results.py RESULTS_JSON VALUES_YAML PROMETHEUS_URL
+
+Reads results.json of schema version SCHEMA_VERSION (tester/labtester/results.schema.json):
+- The run completed, nothing it planned is missing, and every target the chart's values measure
+  (`measure`, default true) is in it: ready, without errors, calibrated, with every load shape the
+  run planned, and every burst endpoint answered at least one run without a failure.
+- The tester's own cross-check of Prometheus (where the chart runs one): for every measured target
+  it ran without error and Prometheus's count of each route equals the server's.
+- Seen from outside the tester too: Prometheus scraped every target (up == 1), and for each
+  measured target it counted at least as many answered requests on the work routes (/test/...,
+  less calibrate and resmon) as the tester's bursts recorded: Prometheus counts every request a
+  target answered, the bursts are a subset of them, so a lower count means Prometheus missed the
+  target's work. Scrapes come every few seconds, so this is retried for a while before it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+# The results.json this check reads (tester/labtester/results.schema.json).
+SCHEMA_VERSION = 3
+PROMETHEUS_WAIT_S = 60
+# Answered work requests per target, as Prometheus counts them (summed over workers and routes).
+WORK_ROUTES = 'route=~"/test/.*", route!~"/test/(calibrate|resmon)"'
+ANSWERED_QUERY = f'sum by (target) (lab_http_requests_total{{status="200", {WORK_ROUTES}}})'
+UP_QUERY = "up"
+
+Query = Callable[[str], dict[str, float]]
+
+
+def measured_targets(values: dict[str, Any]) -> list[str]:
+    return [target["name"] for target in values["targets"] if target.get("measure", True)]
+
+
+def burst_runs(target: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(endpoint path, run) of every baseline and burst run of the target."""
+    bursts = target["scenarios"].get("bursts") or {"endpoints": []}
+    return [
+        (endpoint["path"], run)
+        for endpoint in bursts["endpoints"]
+        for run in [*endpoint["baseline"], *(run for point in endpoint["points"] for run in point["runs"])]
+    ]
+
+
+def answered(target: dict[str, Any]) -> int:
+    """Requests of the target's bursts the tester recorded as answered (not failed)."""
+    return sum(run["n"] - sum(run["failures"].values()) for _, run in burst_runs(target))
+
+
+def result_problems(results: dict[str, Any], measured: list[str]) -> list[str]:
+    if results.get("schema_version") != SCHEMA_VERSION:
+        return [f"results.json has schema {results.get('schema_version')}; this check reads {SCHEMA_VERSION}"]
+    problems = []
+    if results["run"]["status"] != "complete":
+        problems.append(f"the run is {results['run']['status']}, not complete")
+    if results["missing"]:
+        problems.append(f"the run did not measure: {', '.join(results['missing'])}")
+    planned = results["run"]["settings"]["scenarios"]
+    by_name = {target["name"]: target for target in results["targets"]}
+    for name in measured:
+        target = by_name.get(name)
+        if target is None:
+            problems.append(f"{name}: not in results.json")
+            continue
+        if not target["ready"]:
+            problems.append(f"{name}: never became ready")
+        problems += [f"{name}: {error['stage']}: {error['error']}" for error in target["errors"]]
+        if target["calibration"] is None:
+            problems.append(f"{name}: not calibrated")
+        problems += [f"{name}: no {shape} results" for shape in planned if shape not in target["scenarios"]]
+        runs = burst_runs(target)
+        for path in dict.fromkeys(path for path, _ in runs):
+            if not any(not run["failures"] for endpoint, run in runs if endpoint == path):
+                problems.append(f"{name} {path}: no burst run without failures")
+    return problems
+
+
+def tester_cross_check(results: dict[str, Any], measured: list[str]) -> list[str]:
+    """Problems in the tester's own cross-check of Prometheus's counts."""
+    problems = []
+    for target in results["targets"]:
+        if target["name"] not in measured:
+            continue
+        check = target.get("prometheus")
+        if check is None:
+            problems.append(f"{target['name']}: the tester did not cross-check Prometheus")
+        elif check.get("error"):
+            problems.append(f"{target['name']}: the tester's Prometheus check failed: {check['error']}")
+        else:
+            problems += [
+                f"{target['name']} {route['route']}: Prometheus counted {route['prometheus']}, "
+                f"the server {route['server']:g}"
+                for route in check["routes"]
+                if route["prometheus"] != route["server"]
+            ]
+    return problems
+
+
+def prometheus_problems(
+    results: dict[str, Any], values: dict[str, Any], measured: list[str], query: Query
+) -> list[str]:
+    problems = []
+    up = query(UP_QUERY)
+    for target in values["targets"]:
+        if up.get(target["name"]) != 1:
+            problems.append(f"Prometheus: {target['name']} is not up (up = {up.get(target['name'])})")
+    counted = query(ANSWERED_QUERY)
+    by_name = {target["name"]: target for target in results["targets"]}
+    for name in measured:
+        if name in by_name:
+            recorded, seen = answered(by_name[name]), counted.get(name, 0)
+            if seen < recorded:
+                problems.append(
+                    f"Prometheus: {name} answered {seen:g} work requests, the tester recorded {recorded}"
+                )
+    return problems
+
+
+def prometheus_query(url: str) -> Query:
+    """Instant queries against Prometheus's HTTP API: the value of each series, by its target label."""
+
+    def query(expression: str) -> dict[str, float]:
+        address = f"{url}/api/v1/query?{urllib.parse.urlencode({'query': expression})}"
+        with urllib.request.urlopen(address, timeout=10) as response:
+            data = json.load(response)["data"]["result"]
+        return {series["metric"].get("target", ""): float(series["value"][1]) for series in data}
+
+    return query
+
+
+def main() -> None:
+    if len(sys.argv) != 4:
+        sys.exit("usage: kind_check_results.py RESULTS_JSON VALUES_YAML PROMETHEUS_URL")
+    results_path, values_path, url = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    results = json.loads(results_path.read_text())
+    values = yaml.safe_load(values_path.read_text())
+    measured = measured_targets(values)
+    problems = result_problems(results, measured)
+    if values.get("prometheus", {}).get("enabled"):
+        problems += tester_cross_check(results, measured)
+        query, deadline = prometheus_query(url), time.monotonic() + PROMETHEUS_WAIT_S
+        while found := prometheus_problems(results, values, measured, query):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(5)
+        problems += found
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        sys.exit(1)
+    counts = ", ".join(
+        f"{target['name']} {answered(target)}" for target in results["targets"] if target["name"] in measured
+    )
+    print(f"{results_path}: every measured target measured; answered requests the tester recorded: {counts}")
+
+
+if __name__ == "__main__":
+    main()
