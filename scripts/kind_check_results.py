@@ -29,8 +29,8 @@ from typing import Any
 
 import yaml
 
-# The results.json this check reads (tester/labtester/results.schema.json).
-SCHEMA_VERSION = 3
+from labtester.results import SCHEMA_VERSION  # the version this check was written for
+
 PROMETHEUS_WAIT_S = 60
 # Answered work requests per target, as Prometheus counts them (summed over workers and routes).
 WORK_ROUTES = 'route=~"/test/.*", route!~"/test/(calibrate|resmon)"'

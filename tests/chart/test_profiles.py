@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.chart.conftest import CHART, Render
-from tests.scripts.loader import load_script
+from tests.script_module import load_script
 
-run_lab = load_script("run_lab")
+run_lab = load_script("scripts/run_lab.py")
 VALUES = run_lab.values_files(CHART)
 
 

@@ -11,9 +11,9 @@ import pytest
 
 from labtester.targets import REPO_ROOT
 from tests.chart.conftest import PREFIX, find, render_chart
-from tests.scripts.loader import SCRIPTS, load_script
+from tests.script_module import SCRIPTS, load_script
 
-image_tag = load_script("image_tag")
+image_tag = load_script("scripts/image_tag.py")
 DOCKERFILE = Path("images/Dockerfile")
 REPOSITORY = "concurrency-lab/fastapi-target"
 # The shape of the lab's Dockerfiles: a build stage copying the sources and the wheelhouse, a

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from tests.chart.conftest import CHART, render_chart, tool
-from tests.scripts.loader import SCRIPTS, load_script
+from tests.script_module import SCRIPTS, load_script
 
-run_lab = load_script("run_lab")
+run_lab = load_script("scripts/run_lab.py")
 FAKE = Path(__file__).with_name("fake_cluster.py")
 SMALL = CHART / "ci" / "small-values.yaml"
 TWO_CPU = CHART / "ci" / "two-cpu-values.yaml"
