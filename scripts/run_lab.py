@@ -56,10 +56,11 @@ PROMETHEUS_URL = "http://127.0.0.1:9090"
 # -- Quantities ------------------------------------------------------------------------------
 
 _SUFFIXES = {
-    "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40,
+    "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
 }  # fmt: skip
-_QUANTITY = re.compile(r"^([0-9.]+(?:e[0-9]+)?)(m|[kMGT]i?)?$")
+# A node's allocatable memory comes in Ki ("24684084Ki"); decimal kilo is a lower-case k.
+_QUANTITY = re.compile(r"^([0-9.]+(?:[eE][0-9]+)?)(m|k|[KMGTPE]i|[MGTPE])?$")
 
 
 def cpu_cores(quantity: str | int | float) -> float:

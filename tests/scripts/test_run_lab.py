@@ -26,8 +26,8 @@ FAKE = Path(__file__).with_name("fake_cluster.py")
 SMALL = CHART / "ci" / "small-values.yaml"
 TWO_CPU = CHART / "ci" / "two-cpu-values.yaml"
 TARGETS_ONLY = CHART / "ci" / "targets-only-values.yaml"
-# A kind node of this many CPUs, with kind's own control plane on it.
-NODE_4 = {"name": "kind", "cpu": "4", "memory": "16Gi", "used_cpu": "950m", "used_memory": "300Mi"}
+# A kind node of this many CPUs (memory in Ki, as kubelet reports it), with kind's own control plane on it.
+NODE_4 = {"name": "kind", "cpu": "4", "memory": "16777216Ki", "used_cpu": "950m", "used_memory": "300Mi"}
 NODE_2 = {**NODE_4, "cpu": "2", "used_cpu": "850m"}
 NODE_16 = {**NODE_4, "cpu": "16"}
 TESTER_PENDING = "pending:0/1 nodes are available: 1 Insufficient cpu."
@@ -297,6 +297,8 @@ def test_quantities() -> None:
     assert run_lab.cpu_cores("250m") == 0.25 and run_lab.cpu_cores("2") == 2.0
     assert run_lab.memory_bytes("512Mi") == 512 * 2**20 and run_lab.memory_bytes("1G") == 10**9
     assert run_lab.memory_bytes("1048576") == 2**20
+    # As a kind node reports its allocatable memory.
+    assert run_lab.memory_bytes("24684084Ki") == 24684084 * 2**10 and run_lab.memory_bytes("3k") == 3000
 
 
 def test_placement_is_per_node_not_just_the_sum() -> None:
