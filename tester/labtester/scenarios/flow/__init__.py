@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import httpx
 from rich.table import Table
 
-from labtester import census
+from labtester import census, machine
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
@@ -40,11 +40,13 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         async with LoadClient(url, timeout_s) as client, httpx.AsyncClient(timeout=60) as control:
             alone = [await client.get(path) for _ in range(settings.baseline)]
             cpu_before = await census.cpu_seconds(control, census_url)
+            machine_before = machine.snapshot()
             client.restart_clock()
             samples, users = await ramp_users(
                 client, path, settings.users, settings.spawn_rate, settings.duration_s, settings.think_s
             )
             wall_s = client.now()
+            machine_after = machine.snapshot()
             cpu_after = await census.cpu_seconds(control, census_url)
         cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
         return [
@@ -54,6 +56,7 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
                 "wall_s": wall_s,
                 "users": users,
                 "server_cpu_s": cpu,
+                "machine": {"before": machine_before.model_dump(), "after": machine_after.model_dump()},
                 "samples": encode(samples),
             }
         ]

@@ -3,8 +3,10 @@
 A server holding at most `slots` requests at once, each for R seconds, completes at most slots / R
 requests a second; U users who send again as soon as they are answered ask for U / R. The
 prediction is the smaller of the two, and of what the server's own CPU allows (cores / CPU
-seconds per request, measured), named by which one binds. The study's 40.6 req/s is 64 threads
-held ~1.5 s each: thread-pool exhaustion, not Python speed.
+seconds per request, measured), named by which one binds. The cores are those its handling can
+use, as far as the rest of the machine left them free during the run (the tester, the downstream
+mock and any neighbour share the same CPUs; /proc/stat says how much they took). The study's
+40.6 req/s is 64 threads held ~1.5 s each: thread-pool exhaustion, not Python speed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from labtester import machine
 from labtester.info import TargetInfo
 from labtester.model import capacity
 from labtester.rawlog import Record
@@ -50,6 +53,7 @@ class Prediction(BaseModel):
     slots: float | None  # None: no limit
     cpu_per_request_s: float | None  # the server's CPU per request, measured over the run
     cores: float  # the cores the handling can use
+    cores_free: float | None  # of the machine's CPUs, what the tester, downstream and others left
     per_s: float
     binding: Binding
 
@@ -68,7 +72,11 @@ class FlowSummary(BaseModel):
 
 
 def predict(
-    settings: FlowSettings, per_request_s: float, info: TargetInfo, cpu_per_request_s: float | None
+    settings: FlowSettings,
+    per_request_s: float,
+    info: TargetInfo,
+    cpu_per_request_s: float | None,
+    cores_free: float | None = None,
 ) -> Prediction:
     endpoint = info.endpoints[FAN_OUT]
     limits = capacity(endpoint, info)
@@ -79,13 +87,15 @@ def predict(
     if slots is not None:
         candidates["slots"] = slots / per_request_s
     if cpu_per_request_s:
-        candidates["cpu"] = cores / cpu_per_request_s
+        usable = cores if cores_free is None else min(cores, cores_free)
+        candidates["cpu"] = usable / cpu_per_request_s
     binding = min(candidates, key=lambda name: candidates[name])
     return Prediction(
         per_request_s=per_request_s,
         slots=slots,
         cpu_per_request_s=cpu_per_request_s,
         cores=cores,
+        cores_free=cores_free,
         per_s=candidates[binding],
         binding=binding,
     )
@@ -113,6 +123,23 @@ def summarize(records: list[Record], info: TargetInfo | None) -> FlowSummary:
         requests_per_s=len(steady) / (wall - steady_from) if wall > steady_from else 0.0,
         steady_from_s=steady_from,
         latency_s=latency_table([s.latency_s for s in samples if s.ok], (50, 95, 99)),
-        prediction=predict(settings, per_request, info, cpu / done if cpu and done else None),
+        prediction=predict(
+            settings, per_request, info, cpu / done if cpu and done else None, _cores_free(record, cpu)
+        ),
         over_time=flow_seconds(samples, wall, record["users"]),
     )
+
+
+def _cores_free(record: Record, server_cpu_s: float | None) -> float | None:
+    """The machine's CPUs less what everything but the target used during the run, on average."""
+    if "machine" not in record or server_cpu_s is None:
+        return None
+    use = machine.between(
+        machine.CpuSnapshot.model_validate(record["machine"]["before"]),
+        machine.CpuSnapshot.model_validate(record["machine"]["after"]),
+    )
+    others = use.others_s(server_cpu_s)
+    if others is None or use.wall_s <= 0:
+        return None
+    taken = use.tester_s + others + (use.steal_s or 0.0)
+    return max(0.0, use.cpus - taken / use.wall_s)

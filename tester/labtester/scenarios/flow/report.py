@@ -13,7 +13,7 @@ from rich.table import Table
 from labtester.findings.wording import plural
 from labtester.plotting import gaps, plt
 from labtester.scenarios.common import failures_text, ms
-from labtester.scenarios.flow.analyse import FlowSummary
+from labtester.scenarios.flow.analyse import FlowSummary, Prediction
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -74,8 +74,19 @@ def target_text(target: TargetResult, f: FlowSummary) -> str:
     return (
         f"flow of {f.params.users} users: {f.requests_per_s:.1f} req/s, median {median:.0f} ms, "
         f"p99 {p99:.0f} ms; Little's law predicts {p.per_s:.1f} req/s ({slots}, "
-        f"{alone:.0f} ms per request alone, bound by {p.binding}): measured/predicted {_agreement(f):.2f}; "
+        f"{alone:.0f} ms per request alone, bound by {_binding(p)}): measured/predicted {_agreement(f):.2f}; "
         f"failures: {failures_text(f.failures)}."
+    )
+
+
+def _binding(p: Prediction) -> str:
+    if p.binding != "cpu" or p.cpu_per_request_s is None:
+        return p.binding
+    usable = p.cores if p.cores_free is None else min(p.cores, p.cores_free)
+    free = "" if p.cores_free is None else f", {p.cores_free:.2f} of the machine's CPUs left free by the rest"
+    return (
+        f"cpu: {p.cpu_per_request_s * 1000:.1f} ms of CPU per request on {usable:.2f} of its "
+        f"{p.cores:g} usable cores{free}"
     )
 
 

@@ -1,0 +1,66 @@
+"""The seed study's flow on real local targets: ASGI ahead of WSGI threads ahead of sync workers."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from labtester.info import TargetInfo
+from labtester.launcher import RunningTarget
+from labtester.scenarios import SHAPES
+from labtester.scenarios.common import SampleShape
+from labtester.scenarios.flow.analyse import FlowSettings
+from tests.conftest import StartTarget
+
+# More users than gthread's threads (2 workers x 8 here, 1 x 8 on one core), far more than the sync
+# workers: slots, not the CPU, set each target's rate, so the ordering holds on a slow machine too.
+SETTINGS = FlowSettings(users=40, spawn_rate=40, duration_s=8, k=3, wait_ms=250, call_ms=50, baseline=3)
+ORDER = ["fastapi", "flask-gthread", "flask-1x"]
+
+
+def run_flow(target: RunningTarget) -> dict[str, Any]:
+    shape = SHAPES["flow"]
+    assert isinstance(shape, SampleShape)
+    info = TargetInfo.model_validate(httpx.get(f"{target.url}/info").json())
+    records = asyncio.run(shape.measure(target.url, SETTINGS, 60, info))
+    return shape.summarize(records, info).model_dump()
+
+
+@pytest.fixture(scope="module")
+def flows(start: StartTarget, downstream: RunningTarget) -> dict[str, dict[str, Any]]:
+    # One target at a time, as the lab runs them: none shares the CPU with another's load.
+    results = {}
+    for name in ORDER:
+        target = start(name, LAB_DOWNSTREAM_URL=downstream.url)
+        results[name] = run_flow(target)
+        target.stop()
+    return results
+
+
+def test_asgi_ahead_of_wsgi_threads_ahead_of_sync_workers(flows: dict[str, dict[str, Any]]) -> None:
+    rates = [flows[name]["requests_per_s"] for name in ORDER]
+    assert rates == sorted(rates, reverse=True) and len(set(rates)) == len(rates), rates
+
+
+def test_the_prediction_names_what_binds_and_orders_the_targets(flows: dict[str, dict[str, Any]]) -> None:
+    predictions = {name: flows[name]["prediction"] for name in ORDER}
+    # The sync and gthread workers run out of slots (workers, threads) before users or CPU.
+    assert [predictions[name]["binding"] for name in ORDER[1:]] == ["slots", "slots"]
+    assert predictions["flask-gthread"]["slots"] > predictions["flask-1x"]["slots"]
+    # FastAPI has no slot limit: its users or its CPU bind, never slots.
+    assert predictions["fastapi"]["slots"] is None and predictions["fastapi"]["binding"] != "slots"
+    per_s = [predictions[name]["per_s"] for name in ORDER]
+    assert per_s == sorted(per_s, reverse=True), per_s
+    # The CPU the rest of the machine left: measured, between none and all of the machine's CPUs.
+    for prediction in predictions.values():
+        assert prediction["cores_free"] is not None and prediction["cores_free"] >= 0
+
+
+def test_every_request_is_counted_and_none_fails(flows: dict[str, dict[str, Any]]) -> None:
+    for name, flow in flows.items():
+        assert flow["failures"] == {}, name
+        answered = sum(second["requests"] for second in flow["over_time"])
+        assert answered == flow["requests"] > 0, name
