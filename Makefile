@@ -31,10 +31,10 @@ $(INSTALLED): pyproject.toml
 		"concurrency-lab-sources.pth").write_text("$(CURDIR)/services\n$(CURDIR)/tester\n")'
 	touch $@
 
-lint: install ## ruff check and format check; mypy --strict on the services and the tester
+lint: install ## ruff check and format check; mypy --strict on the services, the tester and the scripts
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy services tester/labtester
+	$(BIN)/mypy services tester/labtester scripts platform
 
 format: install ## Apply ruff's formatting and fixes
 	$(BIN)/ruff format .

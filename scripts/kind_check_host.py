@@ -17,6 +17,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 PROC_SYS = Path("/proc/sys")
 # Changes on its own with every process started.
@@ -77,17 +78,17 @@ def our_processes() -> dict[str, str]:
     return found
 
 
-def snapshot() -> dict:
+def snapshot() -> dict[str, Any]:
     return {"settings": settings(), "interfaces": interfaces(), "processes": our_processes()}
 
 
-def appeared(before: dict, after: dict) -> list[str]:
+def appeared(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """Settings that did not exist before: a kernel module the node loaded (br_netfilter, say)
     brought them. Not a setting changed, and unloading a module is not the lab's to do: reported."""
     return sorted(key.replace("/", ".") for key in set(after["settings"]) - set(before["settings"]))
 
 
-def differences(before: dict, after: dict) -> list[str]:
+def differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     found = []
     for key in sorted(before["settings"]):
         old, new = before["settings"][key], after["settings"].get(key)

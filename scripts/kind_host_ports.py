@@ -14,6 +14,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -25,7 +26,7 @@ class Mapping:
     protocol: str
 
 
-def mappings(config: dict) -> list[Mapping]:
+def mappings(config: dict[str, Any]) -> list[Mapping]:
     """Every extraPortMappings entry of every node (kind's default address is 0.0.0.0)."""
     found = []
     for node in config.get("nodes") or []:

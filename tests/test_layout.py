@@ -12,7 +12,8 @@ import pytest
 from labtester.results import Results
 from labtester.targets import REPO_ROOT
 
-SOURCES = sorted((REPO_ROOT / "tester").rglob("*.py")) + sorted((REPO_ROOT / "services").rglob("*.py"))
+# Where the project's Python lives: the lab, and the commands around it (make run-lab, cluster-check...).
+SOURCE_FOLDERS = ("tester", "services", "scripts", "platform")
 MAX_MODULE_LINES = 300
 MAX_FUNCTION_LINES = 60
 SCHEMA = REPO_ROOT / "tester" / "labtester" / "results.schema.json"
@@ -20,6 +21,25 @@ SCHEMA = REPO_ROOT / "tester" / "labtester" / "results.schema.json"
 
 def _relative(path: Path) -> str:
     return str(path.relative_to(REPO_ROOT))
+
+
+def _runs_python(path: Path) -> bool:
+    with path.open("rb") as file:
+        first_line = file.readline()
+    return first_line.startswith(b"#!") and b"python" in first_line
+
+
+def _python_sources() -> list[Path]:
+    """Every *.py file of the source folders, and every command there whose #! line runs Python."""
+    return sorted(
+        path
+        for folder in SOURCE_FOLDERS
+        for path in (REPO_ROOT / folder).rglob("*")
+        if path.is_file() and (path.suffix == ".py" or (path.suffix == "" and _runs_python(path)))
+    )
+
+
+SOURCES = _python_sources()
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=_relative)

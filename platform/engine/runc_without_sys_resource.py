@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 CAPABILITY = "CAP_SYS_RESOURCE"
 # runc's global options that take a value: the command is the first argument that is not one.
@@ -43,7 +44,7 @@ def option_value(args: list[str], *names: str) -> str | None:
     return None
 
 
-def without_capability(process: dict) -> dict:
+def without_capability(process: dict[str, Any]) -> dict[str, Any]:
     """The process spec with CAPABILITY removed from each of its capability sets."""
     capabilities = process.get("capabilities") or {}
     for name, values in capabilities.items():

@@ -13,28 +13,29 @@ from pathlib import Path
 
 import pytest
 
+from lab_release.demand import pod_demands
+from lab_release.profiles import auto_profiles, profile, values_files
+from lab_release.quantities import cpu_cores, total
 from tests.chart.conftest import CHART, Render
-from tests.script_module import load_script
 
-run_lab = load_script("scripts/run_lab.py")
-VALUES = run_lab.values_files(CHART)
+VALUES = values_files(CHART)
 
 
 @pytest.mark.parametrize("values", VALUES, ids=lambda path: path.name)
 def test_requests_and_memory_limits_fit_the_claimed_node(render: Render, values: Path) -> None:
-    profile = run_lab.profile(values, CHART)
-    demands = run_lab.pod_demands(render(values))
+    claimed = profile(values, CHART)
+    demands = pod_demands(render(values))
     names = {demand.name.split("/")[1].removeprefix("lab-concurrency-lab-") for demand in demands}
     assert {"prometheus", "downstream"} <= names or "targets-only" in values.name, names
 
-    requests = run_lab.total(d.requests for d in demands)
-    assert requests.fits_in(profile.room), (
-        f"{values.name} requests {requests}; a {profile.node.cpu:g}-CPU node leaves {profile.room}"
+    requests = total(d.requests for d in demands)
+    assert requests.fits_in(claimed.room), (
+        f"{values.name} requests {requests}; a {claimed.node.cpu:g}-CPU node leaves {claimed.room}"
     )
     memory_limits = sum(d.limits.memory for d in demands)
     assert memory_limits == requests.memory, "memory requests and limits differ: memory is overcommitted"
     for demand in demands:
-        assert demand.limits.cpu <= profile.node.cpu, f"{demand.name}: a CPU limit above the whole node"
+        assert demand.limits.cpu <= claimed.node.cpu, f"{demand.name}: a CPU limit above the whole node"
 
 
 @pytest.mark.parametrize("values", VALUES, ids=lambda path: path.name)
@@ -51,20 +52,18 @@ def test_measured_targets_may_use_at_least_one_whole_cpu(render: Render, values:
         target = manifest["metadata"]["name"]
         (container,) = manifest["spec"]["template"]["spec"]["containers"]
         limits, requests = container["resources"]["limits"], container["resources"]["requests"]
-        assert run_lab.cpu_cores(limits["cpu"]) >= 1, f"{values.name}: {target}"
-        assert run_lab.cpu_cores(requests["cpu"]) <= run_lab.cpu_cores(limits["cpu"]), (
-            f"{values.name}: {target}"
-        )
+        assert cpu_cores(limits["cpu"]) >= 1, f"{values.name}: {target}"
+        assert cpu_cores(requests["cpu"]) <= cpu_cores(limits["cpu"]), f"{values.name}: {target}"
 
 
 def test_the_auto_profiles_are_a_ladder_of_node_sizes() -> None:
     """What run-lab may pick by itself, largest first: the defaults, then smaller whole labs."""
-    ladder = [(p.path.name, p.node.cpu) for p in run_lab.auto_profiles(CHART)]
+    ladder = [(p.path.name, p.node.cpu) for p in auto_profiles(CHART)]
     assert ladder == [("values.yaml", 14), ("small-values.yaml", 4), ("two-cpu-values.yaml", 2)]
 
 
 def test_the_two_cpu_profile_fits_what_kind_leaves_on_two_cpus(render: Render) -> None:
     """kind's control plane takes 0.85-0.95 of a 2-CPU node: the lab must fit in the 1.05 left."""
-    demands = run_lab.pod_demands(render(CHART / "ci" / "two-cpu-values.yaml"))
-    requests = run_lab.total(d.requests for d in demands)
+    demands = pod_demands(render(CHART / "ci" / "two-cpu-values.yaml"))
+    requests = total(d.requests for d in demands)
     assert round(requests.cpu * 1000) <= 2000 - 950

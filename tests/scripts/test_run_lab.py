@@ -1,4 +1,5 @@
-"""scripts/run_lab.py (`make run-lab`) against a stand-in cluster (tests/scripts/fake_cluster.py).
+"""scripts/run_lab.py (`make run-lab`, the steps in scripts/lab_release) against a stand-in cluster
+(tests/scripts/fake_cluster.py).
 
 The stand-in's `helm template` is the real helm, so what the preflight sums is the real chart; its
 kubectl answers from what the run installed and a scenario of how each pod stands per poll.
@@ -18,10 +19,11 @@ from typing import Any
 
 import pytest
 
+from lab_release import main, timing
+from lab_release.demand import pod_demands
 from tests.chart.conftest import CHART, render_chart, tool
-from tests.script_module import SCRIPTS, load_script
+from tests.script_module import SCRIPTS
 
-run_lab = load_script("scripts/run_lab.py")
 FAKE = Path(__file__).with_name("fake_cluster.py")
 SMALL = CHART / "ci" / "small-values.yaml"
 TWO_CPU = CHART / "ci" / "two-cpu-values.yaml"
@@ -52,7 +54,7 @@ class Run:
 
 @pytest.fixture
 def lab(tmp_path: Path) -> dict[str, str]:
-    """Environment for run_lab.main: the Makefile's variables, pointed at the stand-in."""
+    """Environment for lab_release.main.main: the Makefile's variables, pointed at the stand-in."""
     bin_dir, state, served = tmp_path / "bin", tmp_path / "state", tmp_path / "served"
     for folder in (bin_dir, state, served / "run-1"):
         folder.mkdir(parents=True)
@@ -92,12 +94,12 @@ def scenario(
 def run_main(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], **overrides: str
 ) -> Run:
-    monkeypatch.setattr(run_lab, "POLL_S", 0.01)
+    monkeypatch.setattr(timing, "POLL_S", 0.01)
     for key, value in {**env, **overrides}.items():
         monkeypatch.setenv(key, value)  # the stand-in, a child process, reads its settings too
     code: Any
     try:
-        code = run_lab.main(dict(os.environ))
+        code = main.main(dict(os.environ))
     except SystemExit as stop:
         code = stop.code
     out, err = capsys.readouterr()
@@ -129,7 +131,7 @@ def test_a_run_installs_waits_follows_the_tester_and_copies_the_report(
         run.position("logs --follow pod/lab-concurrency-lab-tester-x1")
         > [i for i, call in enumerate(run.calls) if "get deployments" in call][-1]
     )
-    pods = len(run_lab.pod_demands(render_chart()))  # every Deployment's pod and the tester's
+    pods = len(pod_demands(render_chart()))  # every Deployment's pod and the tester's
     assert f"Pods ready 0/{pods}..." in run.out, "nothing ready at first"
     assert f"Pods ready {pods - 1}/{pods}..." in run.out, "every Deployment ready, the tester's pod not yet"
     assert f"Pods ready {pods}/{pods}." in run.out
@@ -224,7 +226,7 @@ def test_grafana_whose_image_cannot_be_pulled_is_left_out_in_one_line(
 def test_a_timeout_names_each_waiting_pod_and_its_reason(
     lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(run_lab, "READY_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(timing, "READY_TIMEOUT_S", 0.3)
     scenario(lab, [NODE_16], [{"*": "ready", "flask-2x": TESTER_PENDING, "tester": TESTER_PENDING}], job=[""])
     run = run_main(lab, monkeypatch, capsys)
     assert run.code == 1
@@ -237,7 +239,7 @@ def test_a_timeout_names_each_waiting_pod_and_its_reason(
 def test_an_image_that_cannot_be_pulled_stops_the_wait_early(
     lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(run_lab, "PULL_GRACE_S", 0.2)
+    monkeypatch.setattr(timing, "PULL_GRACE_S", 0.2)
     scenario(lab, [NODE_16], [{"*": "ready", "tester": "pull:ImagePullBackOff"}], job=[""])
     run = run_main(lab, monkeypatch, capsys)
     assert run.code == 1
@@ -291,20 +293,3 @@ def find_processes(fragment: str) -> list[int]:
             if str(FAKE) in command and fragment in command:
                 found.append(int(entry.name))
     return found
-
-
-def test_quantities() -> None:
-    assert run_lab.cpu_cores("250m") == 0.25 and run_lab.cpu_cores("2") == 2.0
-    assert run_lab.memory_bytes("512Mi") == 512 * 2**20 and run_lab.memory_bytes("1G") == 10**9
-    assert run_lab.memory_bytes("1048576") == 2**20
-    # As a kind node reports its allocatable memory.
-    assert run_lab.memory_bytes("24684084Ki") == 24684084 * 2**10 and run_lab.memory_bytes("3k") == 3000
-
-
-def test_placement_is_per_node_not_just_the_sum() -> None:
-    """Two nodes with 1 CPU free each hold two 1-CPU pods, not one 2-CPU pod."""
-    free = [run_lab.Room(name, run_lab.Resources(1.0, 2**30)) for name in ("a", "b")]
-    small = run_lab.PodDemand("small", run_lab.Resources(1.0, 2**20), run_lab.Resources(1.0, 2**20))
-    big = run_lab.PodDemand("big", run_lab.Resources(2.0, 2**20), run_lab.Resources(2.0, 2**20))
-    assert run_lab.place([small, small], free) == []
-    assert run_lab.place([big], free) == [big]
