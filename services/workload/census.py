@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 import psutil
 
 from workload.cores import CgroupCpu, cgroup_cpu_stat
+from workload.metrics_process import METRICS_SERVER_MODULE
 from workload.server import ROOT_PID_ENV, ROOT_SERVES_ENV
 
 
@@ -16,7 +17,7 @@ class ProcessInfo:
     pid: int
     ppid: int
     name: str
-    role: str  # master, reloader, worker, pool or helper
+    role: str  # master, reloader, worker, pool, helper or metrics
     threads: int
     rss_bytes: int
     cpu_seconds: float  # user + system since the process started
@@ -40,8 +41,11 @@ class Census:
 def _role(process: psutil.Process, root: psutil.Process, reload: bool, root_serves: bool) -> str:
     if process.pid == root.pid:
         return "reloader" if reload else "master"
-    cmdline = " ".join(process.cmdline())
-    if "resource_tracker" in cmdline:
+    cmdline = process.cmdline()
+    if process.ppid() == root.pid and cmdline[1:3] == ["-m", METRICS_SERVER_MODULE]:
+        # Serves no requests, so never a worker; its CPU (the scrapes) stays in the tree's total.
+        return "metrics"
+    if "resource_tracker" in " ".join(cmdline):
         return "helper"  # multiprocessing's resource tracker, started with a spawn-context pool
     if process.ppid() == root.pid and not root_serves:
         return "worker"  # gunicorn workers, uvicorn --workers children, the reloader's server

@@ -16,9 +16,13 @@ from workload.cores import cgroup_cpu_stat
 
 
 def roles(url: str) -> Counter[str]:
+    """Processes by role, less the metrics process every launched target has (LAB_METRICS_PORT):
+    exactly one, never a worker (tests/services/test_metrics_server.py looks at it)."""
     census = httpx.get(f"{url}/test/resmon", timeout=30).json()
     assert census["process_count"] == len(census["processes"])
-    return Counter(p["role"] for p in census["processes"])
+    counts = Counter(p["role"] for p in census["processes"])
+    assert counts.pop("metrics") == 1
+    return counts
 
 
 def test_uvicorn_one_worker_is_one_process(start: StartTarget) -> None:
