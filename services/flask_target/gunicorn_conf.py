@@ -16,6 +16,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from workload.metrics_process import MetricsProcess, start_metrics_process
 from workload.server import prepare_environment, remove_metrics_dir
 from workload.settings import TargetSettings
 
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from gunicorn.arbiter import Arbiter
     from gunicorn.workers.base import Worker
 
-    from workload.metrics_server import MetricsServer
 
 _settings = TargetSettings()
 prepare_environment(_settings, root_serves=False)
@@ -52,29 +52,23 @@ proc_name = _settings.name or "flask_target"
 # (~/.gunicorn/gunicorn.ctl), shared by every gunicorn of the user; the lab never uses it.
 control_socket_disable = True
 
-_metrics_server: MetricsServer | None = None
-_imported_for_metrics: set[str] = set()  # modules the arbiter imported for its metrics thread
+_metrics_process: MetricsProcess | None = None
 
 
 def when_ready(server: Arbiter) -> None:
-    # In the arbiter, which serves no requests: /metrics answers however busy the workers are.
-    # Imported here, not above: prometheus_client must first see PROMETHEUS_MULTIPROC_DIR.
-    before = set(sys.modules)
-    from workload.metrics_server import start_metrics_server
-
-    _imported_for_metrics.update(set(sys.modules) - before)
-    global _metrics_server
-    _metrics_server = start_metrics_server(_settings.host, _settings.metrics_port, _settings.reload)
+    # From the arbiter, before it forks any worker: the metrics process answers however busy the
+    # workers are, and none of them inherits its port.
+    global _metrics_process
+    _metrics_process = start_metrics_process(_settings.host, _settings.metrics_port, _settings.reload)
 
 
 def post_fork(server: Arbiter, worker: Worker) -> None:
     if worker_class == "gevent":
-        # The worker patches after this hook, before it loads the app. What the arbiter imported
-        # only for its metrics thread (prometheus_client, whose locks are made from its own copy
-        # of threading.Lock) is dropped, so the app imports it afresh, patched, as if it had
-        # patched first (tests/services/test_gevent.py holds it to that).
-        for name in _imported_for_metrics:
-            sys.modules.pop(name, None)
+        # Once a worker has died, child_exit has imported prometheus_client into the arbiter, and
+        # it keeps its own copy of threading.Lock. A worker forked after that drops it before it
+        # patches, so the app imports it afresh, patched (tests/services/test_gevent.py).
+        for name in [name for name in sys.modules if name.partition(".")[0] == "prometheus_client"]:
+            del sys.modules[name]
 
 
 def child_exit(server: Arbiter, worker: Worker) -> None:
@@ -86,6 +80,6 @@ def child_exit(server: Arbiter, worker: Worker) -> None:
 
 
 def on_exit(server: Arbiter) -> None:
-    if _metrics_server is not None:
-        _metrics_server.close()
+    if _metrics_process is not None:
+        _metrics_process.close()
     remove_metrics_dir()

@@ -120,7 +120,7 @@ def build_info(
         # Every directory the server's tree writes in: tmp_dir, the metrics folder, /dev/shm.
         "writes": written_paths(settings),
         # Where the tester finds the rest (it builds no URL by hand); metrics_port: /metrics served
-        # by a thread of the root process, which the request path cannot hold.
+        # by the metrics process, a child of the root that serves nothing else.
         "control": {**CONTROL, "metrics_port": settings.metrics_port or None},
     }
     if monkey_patch is not None:

@@ -1,33 +1,36 @@
-"""GET /metrics on its own port (LAB_METRICS_PORT), served by a thread of the server's root process.
+"""The metrics process: GET /metrics on LAB_METRICS_PORT, served by a small process of its own.
 
-The request path cannot hold this thread. When it lives beside a blocked event loop (uvicorn
-serving alone), the GIL still hands it the interpreter every switch interval (5 ms); when the root
-serves no requests (gunicorn's arbiter, uvicorn's supervisor), busy workers do not concern it at all.
+`python -m workload.metrics_server FD [--reload]`, started by the server's root process
+(workload.metrics_process), which bound the listening socket and passed it as FD. It serves
+nothing else, so no serving process's GIL is on the scrape path: a blocked event loop or every
+worker busy cannot delay a scrape. (A thread of the root could be delayed: each syscall it made
+handed the GIL back to a CPU-bound loop, which returned it only after a switch interval, 5 ms, and
+a census makes hundreds of syscalls.) The exposition reads only the multiprocess directory and
+/proc, so it is the same from here as from any process of the tree. One connection at a time.
 
-gunicorn forks its workers from the arbiter, the process this thread lives in. One lock covers a
-connection from accept to close, and a fork takes that lock first: a fork waits for the scrape in
-progress, and the child, which has no copy of this thread, closes its copy of the listening socket
-at once. So no worker holds the port open or inherits a half-answered connection. Processes
-started by spawn or exec inherit nothing: the socket is not inheritable.
+It dies with the root, even on the root's SIGKILL (PR_SET_PDEATHSIG), and stops on SIGTERM.
 """
 
 from __future__ import annotations
 
+import argparse
+import ctypes
 import os
+import signal
 import socket
-import threading
+import sys
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 from workload.exposition import exposition
+from workload.metrics_process import METRICS_SERVER_MODULE
 from workload.paths import METRICS
+from workload.server import ROOT_PID_ENV
 
 # A scraper that stops sending or reading is dropped: it cannot keep the next scrape waiting.
 CONNECTION_TIMEOUT_S = 10.0
-
-_fork_lock = threading.Lock()
-_serving: list[_MetricsHTTPServer] = []  # the servers of this process (at most one in practice)
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class _MetricsHandler(BaseHTTPRequestHandler):
@@ -53,65 +56,38 @@ class _MetricsHandler(BaseHTTPRequestHandler):
 
 
 class _MetricsHTTPServer(HTTPServer):
-    """One connection at a time, each held under the fork lock from accept to close."""
+    """Serves on a socket that is already bound and listening (the root's)."""
 
-    def __init__(self, address: tuple[str, int], reload: bool) -> None:
+    def __init__(self, listener: socket.socket, reload: bool) -> None:
         self.reload = reload
-        super().__init__(address, _MetricsHandler)
-
-    def get_request(self) -> tuple[socket.socket, Any]:
-        _fork_lock.acquire()
-        try:
-            return super().get_request()
-        except BaseException:
-            _fork_lock.release()
-            raise
-
-    def shutdown_request(self, request: Any) -> None:
-        try:
-            super().shutdown_request(request)
-        finally:
-            _fork_lock.release()
+        super().__init__(listener.getsockname()[:2], _MetricsHandler, bind_and_activate=False)
+        self.socket.close()  # the unbound one the base class made
+        self.socket = listener
 
 
-def _after_fork_in_child() -> None:
-    for server in _serving:
-        server.socket.close()
-    _serving.clear()
-    _fork_lock.release()
+def die_with_parent(parent_pid: int) -> None:
+    """SIGTERM when the parent dies, however it dies. The kernel sends it when the *thread* that
+    started this process ends: the root starts it from its main thread, which lives as long as
+    the root does."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != parent_pid:
+        sys.exit(0)  # the parent died before the signal was set: nothing would ever send it
 
 
-os.register_at_fork(
-    before=_fork_lock.acquire, after_in_parent=_fork_lock.release, after_in_child=_after_fork_in_child
-)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=f"python -m {METRICS_SERVER_MODULE}", description=__doc__)
+    parser.add_argument("fd", type=int, help="the listening socket the root process passed")
+    parser.add_argument("--reload", action="store_true", help="the root is uvicorn's reloader")
+    args = parser.parse_args(argv)
+    die_with_parent(int(os.environ[ROOT_PID_ENV]))
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever the root ignored: SIGTERM ends this
+    # Ctrl-C in a terminal reaches the whole process group: the root's shutdown stops this one.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with _MetricsHTTPServer(socket.socket(fileno=args.fd), args.reload) as httpd:
+        httpd.serve_forever()
 
 
-class MetricsServer:
-    """A started metrics server; `close()` stops its thread and frees the port."""
-
-    def __init__(self, host: str, port: int, reload: bool) -> None:
-        self._httpd = _MetricsHTTPServer((host, port), reload)
-        self.port = int(self._httpd.server_address[1])
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name=f"lab-metrics:{self.port}", daemon=True
-        )
-        _serving.append(self._httpd)
-        self._thread.start()
-
-    def close(self) -> None:
-        if self._httpd in _serving:
-            _serving.remove(self._httpd)
-        self._httpd.shutdown()
-        self._thread.join(timeout=5)
-        self._httpd.server_close()
-
-
-def start_metrics_server(host: str, port: int, reload: bool) -> MetricsServer | None:
-    """Serve /metrics on `port` (0: no metrics port, None back). A taken port ends the server's
-    start with a message, rather than a server that cannot be scraped while it is busy."""
-    if not port:
-        return None
-    try:
-        return MetricsServer(host, port, reload)
-    except OSError as error:
-        raise SystemExit(f"LAB_METRICS_PORT={port}: cannot listen on {host}:{port}: {error}") from None
+if __name__ == "__main__":
+    main()

@@ -28,7 +28,7 @@ class TargetSettings(BaseSettings):
     host: str = Field("127.0.0.1", description="Address to listen on (0.0.0.0 in a container).")
     port: int = Field(8000, ge=1, le=65535)
     metrics_port: int = Field(
-        0, ge=0, le=65535, description="Port of /metrics served by the root process's own thread; 0: none."
+        0, ge=0, le=65535, description="Port of /metrics served by a process of its own; 0: none."
     )
     workers: int | None = Field(None, ge=1, le=256, description="Explicit worker count; wins.")
     worker_multiplier: int | None = Field(

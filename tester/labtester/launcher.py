@@ -53,7 +53,7 @@ class RunningTarget:
     port: int
     process: subprocess.Popen[bytes]
     log_path: Path
-    metrics_port: int | None = None  # /metrics served by the root process's own thread
+    metrics_port: int | None = None  # /metrics served by the server's metrics process
 
     @property
     def name(self) -> str:

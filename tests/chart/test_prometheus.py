@@ -66,7 +66,7 @@ def chart_scrape_config(manifests: list[Manifest]) -> dict[str, Any]:
 
 
 def with_metrics_port(definition: TargetDefinition) -> TargetDefinition:
-    """As the chart starts it: /metrics also on a port of its own, served from its own thread."""
+    """As the chart starts it: /metrics also on a port of its own, served by its own metrics process."""
     return replace(definition, env={**definition.env, "LAB_METRICS_PORT": str(free_port())})
 
 

@@ -2,23 +2,49 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
+import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import StartTarget
 from tests.services.conftest import QuotaCgroup
+from workload.census import descendants
 from workload.cores import cgroup_cpu_stat
 
 
 def roles(url: str) -> Counter[str]:
+    """Processes by role, less the metrics process every launched target has (LAB_METRICS_PORT):
+    exactly one, never a worker (tests/services/test_metrics_server.py looks at it)."""
     census = httpx.get(f"{url}/test/resmon", timeout=30).json()
     assert census["process_count"] == len(census["processes"])
-    return Counter(p["role"] for p in census["processes"])
+    counts = Counter(p["role"] for p in census["processes"])
+    assert counts.pop("metrics") == 1
+    return counts
+
+
+def test_the_tree_walk_finds_children_and_grandchildren() -> None:
+    # sh -> (sleep, sh -> sleep): three processes below the first, on two levels.
+    shell = subprocess.Popen(["sh", "-c", "sleep 60 & sh -c 'sleep 60 & wait' & wait"])
+    try:
+        deadline = time.monotonic() + 10
+        while len(expected := psutil.Process(shell.pid).children(recursive=True)) < 3:
+            assert time.monotonic() < deadline, expected
+            time.sleep(0.05)
+        found = descendants(shell.pid)
+        assert sorted(found) == sorted(p.pid for p in expected)
+        children = {p.pid for p in psutil.Process(shell.pid).children()}
+        assert len(children) == 2 and set(found[:2]) == children  # children first, then theirs
+    finally:
+        for process in psutil.Process(shell.pid).children(recursive=True):
+            process.kill()
+        shell.kill()
+        shell.wait()
 
 
 def test_uvicorn_one_worker_is_one_process(start: StartTarget) -> None:

@@ -125,7 +125,7 @@ def test_resmon_is_a_census_of_the_server_tree(client: httpx.Client, target: Run
     assert throttling is None or throttling.keys() == THROTTLING_FIELDS
     for process in census["processes"]:
         assert process.keys() >= PROCESS_FIELDS
-        assert process["role"] in ("master", "reloader", "worker", "pool", "helper")
+        assert process["role"] in ("master", "reloader", "worker", "pool", "helper", "metrics")
 
 
 def test_metrics_follow_prometheus_conventions(client: httpx.Client) -> None:

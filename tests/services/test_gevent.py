@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
 from labtester.launcher import RunningTarget
@@ -24,7 +25,7 @@ from gevent import monkey
 monkey.patch_all()
 import json
 import gunicorn.arbiter, gunicorn.workers.ggevent, flask_target.app, workload.server
-import workload.metrics_server
+import workload.metrics_process
 from workload.green import monkey_patch_report
 print(json.dumps(monkey_patch_report()))
 """
@@ -95,6 +96,23 @@ def test_gunicorn_patches_the_worker_before_the_app_loads(gevent: RunningTarget)
         patched_first["unpatched_references"],
     )
     assert "MonkeyPatchWarning" not in gevent.log_path.read_text(errors="replace")
+
+
+def test_a_worker_forked_after_another_died_is_patched_as_cleanly(start: StartTarget) -> None:
+    # child_exit (a worker died) is where the arbiter imports prometheus_client; the worker that
+    # replaces the dead one is forked from that arbiter.
+    target = start("flask-gevent")
+    before = httpx.get(f"{target.url}/info").json()["monkey_patch"]["unpatched_references"]
+    pid = worker_pid(target.url)
+    psutil.Process(pid).kill()
+    # The one worker's replacement answers the next request (the kernel holds it until then).
+    assert worker_pid(target.url) != pid
+    after = httpx.get(f"{target.url}/info").json()["monkey_patch"]["unpatched_references"]
+    assert after == before
+
+
+def worker_pid(url: str) -> int:
+    return int(httpx.get(f"{url}/test/io-bound/0", timeout=60).json()["pid"])
 
 
 def test_downstream_calls_overlap_through_patched_sockets(start: StartTarget) -> None:

@@ -33,7 +33,8 @@ def test_info_states_workers_threads_and_slots(start: StartTarget) -> None:
     for endpoint in info["endpoints"].values():
         assert (endpoint["execution"], endpoint["slots"]) == ("threads", info["workers"] * info["threads"])
     census = httpx.get(f"{target.url}/test/resmon").json()
-    assert Counter(p["role"] for p in census["processes"]) == {"master": 1, "worker": info["workers"]}
+    roles = Counter(p["role"] for p in census["processes"])
+    assert roles == {"master": 1, "worker": info["workers"], "metrics": 1}
     assert census["serving_processes"] == info["workers"]
 
 

@@ -1,20 +1,25 @@
-"""/metrics on its own port answers while the request path is held: a blocked loop, busy workers."""
+"""/metrics on its own port, from a process of its own: it answers while the request path is held (a
+blocked loop, busy workers), and it lives exactly as long as the server's root."""
 
 from __future__ import annotations
 
+import signal
+import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from labtester.launcher import RunningTarget
-from tests.conftest import StartTarget
+from labtester.launcher import LaunchError, RunningTarget, port_in_use, start_target
+from tests.conftest import StartTarget, definition
 from tests.services.work import iterations_for
+from workload.metrics_process import METRICS_SERVER_MODULE
 
 SCRAPE_LIMIT_S = 1.0  # the issue's own figure
 SCRAPE_INTERVAL_S = 0.2
@@ -98,20 +103,77 @@ def test_metrics_port_answers_while_every_gunicorn_worker_is_busy(start: StartTa
     assert scrape(target.metrics_url or "", 0).in_flight == 0
 
 
-@pytest.mark.parametrize("name", ["fastapi", "flask-2x", "fastapi-2workers", "fastapi-reload"])
-def test_only_the_root_process_listens_on_the_metrics_port(start: StartTarget, name: str) -> None:
-    target = start(name)
-    info = httpx.get(f"{target.url}/info").json()
-    assert info["control"]["metrics_port"] == target.metrics_port
-    listeners = [
+def listeners(target: RunningTarget) -> list[int]:
+    """Pids of the server's tree listening on its metrics port."""
+    return [
         process.pid
         for process in target.tree()
         for connection in process.net_connections(kind="tcp")
         if connection.status == psutil.CONN_LISTEN and connection.laddr.port == target.metrics_port
     ]
-    assert listeners == [target.process.pid]
+
+
+def metrics_process(target: RunningTarget) -> psutil.Process:
+    """The census's one process with role "metrics"."""
+    census = httpx.get(f"{target.url}/test/resmon", timeout=30).json()
+    (pid,) = [p["pid"] for p in census["processes"] if p["role"] == "metrics"]
+    return psutil.Process(pid)
+
+
+@pytest.mark.parametrize("name", ["fastapi", "flask-2x", "fastapi-2workers", "fastapi-reload"])
+def test_only_the_metrics_process_listens_on_the_metrics_port(start: StartTarget, name: str) -> None:
+    target = start(name)
+    info = httpx.get(f"{target.url}/info").json()
+    assert info["control"]["metrics_port"] == target.metrics_port
+    metrics = metrics_process(target)
+    # One listener, the root's child of its own: not the root, not a worker, nothing the root
+    # forked or spawned later (it closed its copy of the socket before starting the server).
+    assert listeners(target) == [metrics.pid]
+    assert metrics.ppid() == target.process.pid
+    assert metrics.cmdline()[1:3] == ["-m", METRICS_SERVER_MODULE]
     # The same exposition as the main port's: the census of the whole tree, by role.
     families = {f.name: f for f in text_string_to_metric_families(httpx.get(target.metrics_url or "").text)}
-    roles = {s.labels["role"] for s in families["lab_server_processes"].samples}
+    roles = {s.labels["role"]: s.value for s in families["lab_server_processes"].samples}
+    assert roles["metrics"] == 1
     assert ("worker" in roles) == (info["workers"] > 1 or info["reload"])
     assert httpx.get(f"http://127.0.0.1:{target.metrics_port}/other").status_code == 404
+
+
+@pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
+def test_the_metrics_process_goes_with_a_killed_root(name: str) -> None:
+    target = start_target(definition(name))
+    try:
+        metrics = metrics_process(target)
+        target.process.kill()  # SIGKILL: no shutdown code runs in the root
+        target.process.wait(timeout=10)
+        _, alive = psutil.wait_procs([metrics], timeout=10)
+        assert alive == [], "the metrics process outlived its root: an orphan holding the port"
+        assert target.metrics_port is not None and not port_in_use(target.metrics_port)
+    finally:
+        target.stop(grace_s=1)
+
+
+@pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
+def test_a_clean_stop_stops_the_metrics_process(name: str) -> None:
+    target = start_target(definition(name))
+    try:
+        metrics = metrics_process(target)
+        metrics_dir = Path(metrics.environ()["PROMETHEUS_MULTIPROC_DIR"])
+        target.process.send_signal(signal.SIGTERM)
+        # The root exited by itself, not by the signal's default action, through its shutdown
+        # code: that stops the metrics process first, then removes the metrics directory.
+        assert target.process.wait(timeout=30) >= 0
+        assert not metrics_dir.exists()
+        _, alive = psutil.wait_procs([metrics], timeout=10)
+        assert alive == []
+        assert target.metrics_port is not None and not port_in_use(target.metrics_port)
+    finally:
+        target.stop(grace_s=1)
+
+
+@pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
+def test_a_taken_metrics_port_ends_the_start_with_a_message(name: str) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        with pytest.raises(LaunchError, match=f"LAB_METRICS_PORT={port}: cannot listen"):
+            start_target(definition(name), extra_env={"LAB_METRICS_PORT": str(port)}, ready_timeout_s=30)

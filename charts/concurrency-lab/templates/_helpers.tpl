@@ -118,7 +118,7 @@ resources:
 
 {{/*
 prometheus.yml: one static target per entry of .Values.targets, labelled with its name, at its
-`metrics` port: /metrics there is served by a thread the request path cannot hold, so a scrape
+`metrics` port: /metrics there is served by a process that serves nothing else, so a scrape
 answers while the target is saturated, which is when the lab's bursts happen.
 */}}
 {{- define "concurrency-lab.prometheusConfig" -}}
