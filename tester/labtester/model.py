@@ -9,7 +9,8 @@ requests in 1.5 x one, not 1 x. Threads under the GIL, greenlets and event loops
 thread per process, so on one core per process. A wait needs no core: it takes its own duration.
 
 Each job's demand is what the server measured for it: CPU seconds for CPU work (so a CPU that runs
-slower makes the jobs bigger, not the model wrong), the wait's duration for I/O work.
+slower makes the jobs bigger, not the model wrong), the wait's duration for I/O work; and, where
+the server said so, which of its processes ran it (an uneven spread is measured, not assumed).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ class Capacity:
     slots: float  # requests running at once; math.inf: no limit
     cores: float  # cores those requests' CPU work shares; math.inf for waits, which use none
     # > 0: Python runs on one thread per process, so each of these processes runs its requests'
-    # CPU work on one core at most, requests spread evenly over them; 0: they share `cores` freely.
+    # CPU work on one core at most (requests spread as measured, else evenly); 0: they share
+    # `cores` freely.
     processes: int = 0
 
     def describe(self) -> str:
@@ -55,6 +57,7 @@ class Job:
 
     seconds: float
     needs_core: bool
+    process: int | None = None  # which server process ran it (0, 1, ...), where it was measured
 
 
 def _rates(running: list[int], jobs: Sequence[Job], process: list[int], limits: Capacity) -> dict[int, float]:
@@ -72,7 +75,11 @@ def _rates(running: list[int], jobs: Sequence[Job], process: list[int], limits: 
 def completion_times(jobs: Sequence[Job], limits: Capacity) -> list[float]:
     """When each job finishes, from a common release at 0, admitted in the given order."""
     processes = max(1, limits.processes)
-    process = [i % processes for i in range(len(jobs))]  # an even spread over the processes
+    process = [i % processes for i in range(len(jobs))]  # an even spread over the processes...
+    measured = [job.process for job in jobs]
+    if limits.processes and all(p is not None for p in measured):
+        process = [p for p in measured if p is not None]  # ...unless the server said where each ran
+        processes = max(processes, len(set(process)))
     slots_each = limits.slots / processes
     remaining = [max(0.0, job.seconds) for job in jobs]
     finished = [math.nan] * len(jobs)

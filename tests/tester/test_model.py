@@ -133,6 +133,19 @@ def test_threads_under_the_gil_share_one_core_per_process() -> None:
     assert predicted_makespan(cpu(W, W, W), four) == pytest.approx(1.5 * W)
 
 
+def test_the_measured_spread_over_processes_replaces_the_even_one() -> None:
+    gthread = Capacity(16, 2, processes=2)
+    # The OS handed all 4 to one worker: one core for all four, 4 x one, not 2 x.
+    on_one = [Job(W, needs_core=True, process=0) for _ in range(4)]
+    assert predicted_makespan(on_one, gthread) == pytest.approx(4 * W)
+    # 3 on one worker, 1 on the other: the lone one ends at 1 x, the three share a core: 3 x.
+    three_one = [Job(W, needs_core=True, process=p) for p in (0, 0, 1, 0)]
+    assert predicted_makespan(three_one, gthread) == pytest.approx(3 * W)
+    # Where the server did not say, the spread stays even; and free sharing ignores processes.
+    assert predicted_makespan([Job(W, needs_core=True, process=0), *cpu(W)], gthread) == pytest.approx(W)
+    assert predicted_makespan(on_one, Capacity(4, 2)) == pytest.approx(2 * W)
+
+
 def test_greenlets_overlap_waits_but_share_one_core_per_worker() -> None:
     assert capacity(endpoint("greenlets", "io", 100), target(1, 2)) == Capacity(100, math.inf)
     assert capacity(endpoint("greenlets", "cpu", 100), target(1, 2)) == Capacity(100, 1, processes=1)

@@ -115,12 +115,15 @@ def _jobs(
         return None
     if endpoint.work == "io":
         return [Job(float(b["duration_s"]), needs_core=False) for b in bodies]
+    # The server's processes, numbered in the order they first took a request.
+    process = {pid: index for index, pid in enumerate(dict.fromkeys(b.get("pid") for b in bodies))}
     jobs = []
     for body in bodies:
         demand = body.get("cpu_s", fallback_s)
         if demand is None:
             return None
-        jobs.append(Job(float(demand), needs_core=True))
+        ran_on = process[body["pid"]] if body.get("pid") is not None else None
+        jobs.append(Job(float(demand), needs_core=True, process=ran_on))
     return jobs
 
 

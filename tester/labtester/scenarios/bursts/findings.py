@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 from labtester.findings import Finding
 from labtester.findings import cause as causes
 from labtester.findings.shape import concurrency
 from labtester.findings.wording import label, plural, times
 from labtester.info import TargetInfo
+from labtester.model import ONE_CORE_PER_PROCESS
 from labtester.scenarios.bursts.analyse import MODEL_AGREEMENT, BurstRun, EndpointBursts, Point
 
 
@@ -24,15 +27,30 @@ def _shape(name: str, info: TargetInfo, endpoint: EndpointBursts) -> Finding | N
     )
     ratio = f" (measured/model {largest.ratio:.2f})" if largest.ratio is not None else ""
     hindered = any(r.verdict == "interference" for r in largest.runs)
+    spread = _uneven_spread(info, endpoint, largest)
     return Finding(
         kind="shape",
         target=name,
         subject=endpoint.name,
         text=(
             f"{label(name, info)}: {largest.n} simultaneous {endpoint.name} requests took {times(x_single)}, "
-            f"{shape}: {how}; {model}{ratio}"
+            f"{shape}: {how}; {model}{ratio}{spread}"
             + ("; the machine slowed them (interference)." if hindered else ".")
         ),
+    )
+
+
+def _uneven_spread(info: TargetInfo, endpoint: EndpointBursts, point: Point) -> str:
+    """Where each process runs its requests on one core, how unevenly the OS handed them out."""
+    execution = info.endpoints[endpoint.name].execution
+    most = max((r.most_on_one_process or 0 for r in point.runs), default=0)
+    even = math.ceil(point.n / info.workers)
+    if info.workers < 2 or execution not in ONE_CORE_PER_PROCESS or most <= even:
+        return ""
+    return (
+        f"; one worker took {most} of the {point.n} requests where an even spread gives it {even} "
+        "(the OS hands connections to whichever worker accepts first: accept fairness), and the "
+        "model takes the spread as measured"
     )
 
 
