@@ -57,6 +57,12 @@ class Stability(BaseModel):
         """The noise band: the farther of p5 and p95 from the median, in %."""
         return max(abs(self.p5_pct - 100), abs(self.p95_pct - 100))
 
+    @property
+    def seconds_band_pct(self) -> float:
+        """The band a measurement lasting seconds falls in: it averages out the per-iteration
+        noise but not the drift, so the wider of the band and the drift between probes."""
+        return max(self.band_pct, self.drift_pct)
+
     def describe(self) -> str:
         return (
             "kernel time per iteration p5/p50/p95 = "

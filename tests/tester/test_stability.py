@@ -54,6 +54,17 @@ def test_the_calibration_check_is_judged_against_the_measured_noise() -> None:
     assert calibration_check(calibration(-14.8), None).verdict == "missed"  # no noise measured, no excuse
 
 
+def test_a_calibration_as_far_off_as_the_drift_between_probes_is_noise() -> None:
+    # Steady within each probe (a narrow per-iteration band), but the CPU's speed moved 40 % between
+    # them: a check lasting seconds can land anywhere in that drift (seen in CI: +24.5 % against a
+    # +-24 % band, with a 39 % drift).
+    drifting = summarize([probe("a", [0.010, 0.0101] * 50), probe("a", [0.014, 0.0141] * 50)])
+    assert drifting is not None and drifting.band_pct < 24.5 < drifting.drift_pct
+    check = calibration_check(calibration(24.5), drifting)
+    assert check.verdict == "noise" and check.band_pct == drifting.drift_pct
+    assert calibration_check(calibration(60.0), drifting).verdict == "missed"  # beyond even the drift
+
+
 def test_proc_stat_is_read_in_cpu_seconds(tmp_path: Path) -> None:
     stat = tmp_path / "stat"
     ticks = 1 / machine.TICK_S
