@@ -4,7 +4,9 @@
 `kind_check_host.py snapshot FILE` records the host's writable kernel settings (every writable file
 under /proc/sys: the host's network namespace and the kernel-wide ones), its network interfaces and
 the processes that could be ours: the container engine's, every process in a container, and every
-process in this check's own session (other work on the machine is none of these).
+process in this check's own process group (`make kind-check` and all it ran, also what it left
+behind when its parent exited). Other work on the machine is none of these, even work started from
+the same terminal or CI shell: a job of its own has its own group.
 `kind_check_host.py compare FILE` takes the same snapshot again and lists every difference: a
 setting changed, an interface or a process left behind (exit 1), so nothing has to be named in
 advance to be caught.
@@ -62,7 +64,7 @@ def ancestors(pid: int) -> set[int]:
 
 def our_processes() -> dict[str, str]:
     """pid -> name of every process that could be ours (see the module's docstring)."""
-    session, mine = os.getsid(0), ancestors(os.getpid())
+    group, mine = os.getpgid(0), ancestors(os.getpid())
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) in mine:
@@ -70,10 +72,10 @@ def our_processes() -> dict[str, str]:
         try:
             name = (entry / "comm").read_text().strip()
             in_container = "docker" in (entry / "cgroup").read_text()
-            in_session = os.getsid(int(entry.name)) == session
+            in_group = os.getpgid(int(entry.name)) == group
         except OSError:  # it has just exited
             continue
-        if ENGINE_PROCESSES.match(name) or in_container or in_session:
+        if ENGINE_PROCESSES.match(name) or in_container or in_group:
             found[entry.name] = name
     return found
 

@@ -57,11 +57,15 @@ def test_settings_that_appear_are_reported_not_failed():
     assert check_host.appeared(before, after) == ["net.bridge.bridge-nf-call-iptables"]
 
 
-def test_a_process_left_in_this_session_is_found():
+def test_a_process_left_in_this_process_group_is_found_and_another_groups_is_not():
     child = subprocess.Popen(["sleep", "60"])
+    # Another job of the same shell or CI runner (its own process group): not the check's.
+    other_job = subprocess.Popen(["sleep", "60"], process_group=0)
     try:
-        assert check_host.our_processes().get(str(child.pid)) == "sleep"
+        ours = check_host.our_processes()
+        assert ours.get(str(child.pid)) == "sleep" and str(other_job.pid) not in ours
     finally:
-        child.kill()
-        child.wait()
+        for process in (child, other_job):
+            process.kill()
+            process.wait()
     assert str(child.pid) not in check_host.our_processes()
