@@ -109,6 +109,32 @@ def _p(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
 
+def release_lines(runs: list[tuple[str, str, BurstRun]]) -> list[str]:
+    """The release's offset and spread, and the delivery lag, as `make bench` prints them."""
+    offsets = [r.release_offset_s * 1000 for _, _, r in runs if r.release_offset_s is not None]
+    # The release's own tightness shows in I/O bursts; in CPU bursts the servers' starts also wait
+    # for them (a gthread acceptor for the GIL, a fifth worker for one of 2 cores): shown apart.
+    spreads = {
+        work: [r.start_spread_s * 1000 for _, w, r in runs if w == work and r.start_spread_s is not None]
+        for work in ("io", "cpu")
+    }
+    by_target: dict[str, list[float]] = {}
+    for name, work, run in runs:
+        if work == "cpu" and run.start_spread_s is not None:
+            by_target.setdefault(name, []).append(run.start_spread_s * 1000)
+    lags = [r.delivery_lag_s * 1000 for _, _, r in runs if r.delivery_lag_s is not None]
+    return [
+        f"release to first server start p50/p95 {_p(offsets, 50):.2f}/{_p(offsets, 95):.2f} ms "
+        "(goal p95 <= 5); spread of the starts p50/p95 "
+        f"{_p(spreads['io'], 50):.2f}/{_p(spreads['io'], 95):.2f} ms in I/O bursts (goal p95 <= 2), "
+        f"{_p(spreads['cpu'], 50):.2f}/{_p(spreads['cpu'], 95):.2f} ms in CPU bursts",
+        "spread of the starts in CPU bursts, p95 by target: "
+        + ", ".join(f"{name} {_p(values, 95):.2f} ms" for name, values in by_target.items()),
+        f"delivery lag p50/p95/max {_p(lags, 50):.1f}/{_p(lags, 95):.1f}/"
+        f"{max(lags, default=float('nan')):.1f} ms",
+    ]
+
+
 def print_accuracy(console: Console, results: Results, title: str) -> None:
     runs = burst_runs(results)
     cpu = [r for _, work, r in runs if work == "cpu" and r.ratio is not None]
@@ -136,39 +162,8 @@ def print_accuracy(console: Console, results: Results, title: str) -> None:
         f"findings: {kinds.count('departure')} departure, {kinds.count('interference')} interference, "
         f"{kinds.count('noise')} noise, {kinds.count('failure')} failure"
     )
-    offsets = [r.release_offset_s * 1000 for _, _, r in runs if r.release_offset_s is not None]
-    # The release's own tightness shows in I/O bursts; in CPU bursts the servers' starts also wait
-    # for them (a gthread acceptor for the GIL, a fifth worker for one of 2 cores): shown apart.
-    spreads = {
-        work: [r.start_spread_s * 1000 for _, w, r in runs if w == work and r.start_spread_s is not None]
-        for work in ("io", "cpu")
-    }
-    lags = [r.delivery_lag_s * 1000 for _, _, r in runs if r.delivery_lag_s is not None]
-    say(
-        f"release to first server start p50/p95 {_p(offsets, 50):.2f}/{_p(offsets, 95):.2f} ms "
-        "(goal p95 <= 5); spread of the starts p50/p95 "
-        f"{_p(spreads['io'], 50):.2f}/{_p(spreads['io'], 95):.2f} ms in I/O bursts (goal p95 <= 2), "
-        f"{_p(spreads['cpu'], 50):.2f}/{_p(spreads['cpu'], 95):.2f} ms in CPU bursts"
-    )
-    by_target = {
-        name: _p(
-            [
-                r.start_spread_s * 1000
-                for n, w, r in runs
-                if n == name and w == "cpu" and r.start_spread_s is not None
-            ],
-            95,
-        )
-        for name in dict.fromkeys(n for n, _, _ in runs)
-    }
-    say(
-        "spread of the starts in CPU bursts, p95 by target: "
-        + ", ".join(f"{n} {v:.2f} ms" for n, v in by_target.items())
-    )
-    say(
-        f"delivery lag p50/p95/max {_p(lags, 50):.1f}/{_p(lags, 95):.1f}/"
-        f"{max(lags, default=float('nan')):.1f} ms"
-    )
+    for line in release_lines(runs):
+        say(line)
     for finding in results.findings:
         if finding.kind in ("interference", "departure"):
             console.print(f"  {finding.kind}: {finding.text}", highlight=False, markup=False)

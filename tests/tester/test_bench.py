@@ -1,0 +1,32 @@
+"""make bench's figures of the release: I/O and CPU bursts apart, and per target."""
+
+from __future__ import annotations
+
+from labtester.bench import release_lines
+from labtester.scenarios.bursts.analyse import BurstRun
+
+
+def run(spread_ms: float, offset_ms: float = 1.0) -> BurstRun:
+    unmeasured = dict.fromkeys(BurstRun.model_fields)
+    return BurstRun(
+        **{
+            **unmeasured,
+            "n": 3,
+            "repeat": 0,
+            "phase": "burst",
+            "released_at": 0.0,
+            "failures": {},
+            "verdict": "agrees",
+            "start_spread_s": spread_ms / 1000,
+            "release_offset_s": offset_ms / 1000,
+            "delivery_lag_s": 0.002,
+        }
+    )
+
+
+def test_the_spread_of_io_bursts_is_the_releases_and_cpu_bursts_are_shown_per_target() -> None:
+    runs = [("a", "io", run(1.0)), ("a", "cpu", run(0.0)), ("b", "io", run(1.5)), ("b", "cpu", run(50.0))]
+    release, per_target, lag = release_lines(runs)
+    assert "1.25/1.48 ms in I/O bursts" in release and "25.00/47.50 ms in CPU bursts" in release
+    assert per_target.endswith("a 0.00 ms, b 50.00 ms")
+    assert lag.startswith("delivery lag p50/p95/max 2.0/2.0/2.0 ms")
