@@ -44,10 +44,12 @@ def _calibration(target: TargetResult) -> list[Finding]:
         f"{check.error_pct:+.1f} % (tolerance {check.tolerance_pct:g} %)"
     )
     if check.verdict == "noise":
-        band = f"+-{check.band_pct:.0f} %"
-        text = f"{missed}, inside the machine's own noise band of {band}: noise, not a failure."
+        text = (
+            f"{missed}, inside the machine's own noise ({check.band_pct:.0f} %: the wider of its "
+            "per-iteration band and how far its speed drifted between probes): noise, not a failure."
+        )
         return [Finding(kind="noise", target=target.name, text=text)]
-    band = f"; the machine's noise band was +-{check.band_pct:.0f} %" if check.band_pct is not None else ""
+    band = f"; the machine's own noise was {check.band_pct:.0f} %" if check.band_pct is not None else ""
     return [Finding(kind="failure", target=target.name, text=f"{missed}{band}.")]
 
 

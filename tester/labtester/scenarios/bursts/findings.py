@@ -43,9 +43,11 @@ def _shape(name: str, info: TargetInfo, endpoint: EndpointBursts) -> Finding | N
 def _uneven_spread(info: TargetInfo, endpoint: EndpointBursts, point: Point) -> str:
     """Where each process runs its requests on one core, how unevenly the OS handed them out."""
     execution = info.endpoints[endpoint.name].execution
-    most = max((r.most_on_one_process or 0 for r in point.runs), default=0)
+    measured = [r for r in point.runs if r.verdict != "failed"]
+    most = max((r.most_on_one_process or 0 for r in measured), default=0)
     even = math.ceil(point.n / info.workers)
-    if info.workers < 2 or execution not in ONE_CORE_PER_PROCESS or most <= even:
+    one_core_each = endpoint.work == "cpu" and execution in ONE_CORE_PER_PROCESS
+    if info.workers < 2 or not one_core_each or most <= even:
         return ""
     return (
         f"; one worker took {most} of the {point.n} requests where an even spread gives it {even} "

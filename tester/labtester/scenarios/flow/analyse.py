@@ -5,7 +5,8 @@ requests a second; U users who send again as soon as they are answered ask for U
 prediction is the smaller of the two, and of what the server's own CPU allows (cores / CPU
 seconds per request, measured), named by which one binds. The cores are those its handling can
 use, as far as the rest of the machine left them free during the run (the tester, the downstream
-mock and any neighbour share the same CPUs; /proc/stat says how much they took). The study's
+mock and any neighbour share the same CPUs; /proc/stat says how much they took). Where that
+binds on a saturated machine, it is the share the target got: an explanation, not a check. The study's
 40.6 req/s is 64 threads held ~1.5 s each: thread-pool exhaustion, not Python speed.
 """
 

@@ -83,7 +83,13 @@ def _binding(p: Prediction) -> str:
     if p.binding != "cpu" or p.cpu_per_request_s is None:
         return p.binding
     usable = p.cores if p.cores_free is None else min(p.cores, p.cores_free)
-    free = "" if p.cores_free is None else f", {p.cores_free:.2f} of the machine's CPUs left free by the rest"
+    free = (
+        ""
+        if p.cores_free is None
+        else f", {p.cores_free:.2f} CPUs free to it: its own use plus what stayed idle, the tester, "
+        "downstream and others having taken the rest; on a saturated machine that is the share it got, "
+        "so the prediction explains the rate rather than checks it"
+    )
     return (
         f"cpu: {p.cpu_per_request_s * 1000:.1f} ms of CPU per request on {usable:.2f} of its "
         f"{p.cores:g} usable cores{free}"
