@@ -59,11 +59,13 @@ def comparison_tables(contents: Contents, width: int = NARROW) -> list[Table]:
     rows, targets = contents.rows, contents.targets
     if not rows:
         return []
+    # A column's text, its padding (1 each side, none at the table's edges) and the divider before
+    # it; the label column also carries the table's two edges: width = sum + 3 x columns - 1.
     label_width = max(len(_label(row)) for row in rows) + 2
     chunks: list[list[str]] = [[]]
     used = label_width
     for target in targets:
-        cell_width = max(len(target), *(len(cell_text(row, target)) for row in rows)) + 2
+        cell_width = max(len(target), *(len(cell_text(row, target)) for row in rows)) + 3
         if chunks[-1] and used + cell_width > width:
             chunks.append([])
             used = label_width
