@@ -12,6 +12,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -76,3 +77,13 @@ def between(before: CpuSnapshot, after: CpuSnapshot) -> CpuUse:
         steal_s=delta(before.steal_s, after.steal_s),
         tester_s=max(0.0, after.tester_s - before.tester_s),
     )
+
+
+def recorded(before: CpuSnapshot, after: CpuSnapshot) -> dict[str, Any]:
+    """Two snapshots as a raw record holds them."""
+    return {"before": before.model_dump(), "after": after.model_dump()}
+
+
+def use_recorded(pair: dict[str, Any]) -> CpuUse:
+    """Who used the CPU between the two snapshots of a raw record (see `recorded`)."""
+    return between(CpuSnapshot.model_validate(pair["before"]), CpuSnapshot.model_validate(pair["after"]))

@@ -79,8 +79,7 @@ def completion_times(jobs: Sequence[Job], limits: Capacity) -> list[float]:
     measured = [job.process for job in jobs]
     if limits.processes and all(p is not None for p in measured):
         process = [p for p in measured if p is not None]  # ...unless the server said where each ran
-        processes = max(processes, len(set(process)))
-    slots_each = limits.slots / max(1, limits.processes)  # each process's own slots, fixed
+    slots_each = limits.slots / processes  # each process's own slots, fixed
     remaining = [max(0.0, job.seconds) for job in jobs]
     finished = [math.nan] * len(jobs)
     waiting = list(range(len(jobs)))

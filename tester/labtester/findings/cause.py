@@ -50,6 +50,11 @@ def interference(taker: str, share_lost: float) -> str:
     return f"{taker} took CPU it was due: it got {pct(1 - share_lost)} of the CPU the model allows"
 
 
+def even_share(n: int, workers: int) -> int:
+    """The most requests any one of `workers` processes takes when n are spread evenly."""
+    return math.ceil(n / workers)
+
+
 def departure(
     endpoint: EndpointInfo,
     info: TargetInfo,
@@ -64,7 +69,7 @@ def departure(
 ) -> str:
     """The model's assumption that failed, among those this target's configuration can break."""
     spreads_over_processes = endpoint.execution in ("workers", "threads", "greenlets") and info.workers > 1
-    even = math.ceil(n / info.workers)
+    even = even_share(n, info.workers)
     if (
         ratio > 1
         and spreads_over_processes

@@ -32,10 +32,7 @@ class Accounting(BaseModel):
 
 
 def account(record: Record, model_s: float, makespan: float, jobs: list[Job], limits: Capacity) -> Accounting:
-    use = machine.between(
-        machine.CpuSnapshot.model_validate(record["machine"]["before"]),
-        machine.CpuSnapshot.model_validate(record["machine"]["after"]),
-    )
+    use = machine.use_recorded(record["machine"])
     before, after = record["target_cpu"]["before"], record["target_cpu"]["after"]
     target_s = after["cpu_s"] - before["cpu_s"] if before and after else None
     throttled_s = None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from labtester.findings import Finding
 from labtester.findings import cause as causes
 from labtester.findings.shape import concurrency
@@ -45,7 +43,7 @@ def _uneven_spread(info: TargetInfo, endpoint: EndpointBursts, point: Point) -> 
     execution = info.endpoints[endpoint.name].execution
     measured = [r for r in point.runs if r.verdict != "failed"]
     most = max((r.most_on_one_process or 0 for r in measured), default=0)
-    even = math.ceil(point.n / info.workers)
+    even = causes.even_share(point.n, info.workers)
     one_core_each = endpoint.work == "cpu" and execution in ONE_CORE_PER_PROCESS
     if info.workers < 2 or not one_core_each or most <= even:
         return ""

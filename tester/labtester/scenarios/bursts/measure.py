@@ -79,7 +79,7 @@ def fire(
         "n": n,
         "released_at": released_at,
         "requests": [reply.as_dict() for reply in replies],
-        "machine": {"before": machine_before.model_dump(), "after": machine_after.model_dump()},
+        "machine": machine.recorded(machine_before, machine_after),
         "target_cpu": {"before": target_before, "after": target_after},
         "census": busiest,
     }

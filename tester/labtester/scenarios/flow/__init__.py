@@ -56,7 +56,7 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
                 "wall_s": wall_s,
                 "users": users,
                 "server_cpu_s": cpu,
-                "machine": {"before": machine_before.model_dump(), "after": machine_after.model_dump()},
+                "machine": machine.recorded(machine_before, machine_after),
                 "samples": encode(samples),
             }
         ]

@@ -49,6 +49,11 @@ class FlowSettings(BaseModel):
         return f"k={self.k}&wait_ms={self.wait_ms}&call_ms={self.call_ms}"
 
 
+def usable_cores(cores: float, cores_free: float | None) -> float:
+    """The cores its handling can use, as far as the rest of the machine left them free."""
+    return cores if cores_free is None else min(cores, cores_free)
+
+
 class Prediction(BaseModel):
     per_request_s: float  # R: one request alone
     slots: float | None  # None: no limit
@@ -57,6 +62,10 @@ class Prediction(BaseModel):
     cores_free: float | None  # of the machine's CPUs, what the tester, downstream and others left
     per_s: float
     binding: Binding
+
+    @property
+    def usable_cores(self) -> float:
+        return usable_cores(self.cores, self.cores_free)
 
 
 class FlowSummary(BaseModel):
@@ -88,8 +97,7 @@ def predict(
     if slots is not None:
         candidates["slots"] = slots / per_request_s
     if cpu_per_request_s:
-        usable = cores if cores_free is None else min(cores, cores_free)
-        candidates["cpu"] = usable / cpu_per_request_s
+        candidates["cpu"] = usable_cores(cores, cores_free) / cpu_per_request_s
     binding = min(candidates, key=lambda name: candidates[name])
     return Prediction(
         per_request_s=per_request_s,
@@ -135,10 +143,7 @@ def _cores_free(record: Record, server_cpu_s: float | None) -> float | None:
     """The machine's CPUs less what everything but the target used during the run, on average."""
     if "machine" not in record or server_cpu_s is None:
         return None
-    use = machine.between(
-        machine.CpuSnapshot.model_validate(record["machine"]["before"]),
-        machine.CpuSnapshot.model_validate(record["machine"]["after"]),
-    )
+    use = machine.use_recorded(record["machine"])
     others = use.others_s(server_cpu_s)
     if others is None or use.wall_s <= 0:
         return None

@@ -82,7 +82,6 @@ def target_text(target: TargetResult, f: FlowSummary) -> str:
 def _binding(p: Prediction) -> str:
     if p.binding != "cpu" or p.cpu_per_request_s is None:
         return p.binding
-    usable = p.cores if p.cores_free is None else min(p.cores, p.cores_free)
     free = (
         ""
         if p.cores_free is None
@@ -91,7 +90,7 @@ def _binding(p: Prediction) -> str:
         "so the prediction explains the rate rather than checks it"
     )
     return (
-        f"cpu: {p.cpu_per_request_s * 1000:.1f} ms of CPU per request on {usable:.2f} of its "
+        f"cpu: {p.cpu_per_request_s * 1000:.1f} ms of CPU per request on {p.usable_cores:.2f} of its "
         f"{p.cores:g} usable cores{free}"
     )
 
