@@ -17,7 +17,11 @@ from fastapi_target.middleware import InFlightLimitMiddleware, MetricsMiddleware
 from fastapi_target.state import TargetState
 from workload.contract import Server, build_info, downstream_endpoints
 from workload.downstream import async_client
+from workload.serving import Serving, current
 from workload.settings import TargetSettings
+
+# How uvicorn, this family's own server, runs the app (fastapi_target's entrypoint).
+UVICORN = Serving(server="uvicorn", worker_class="uvicorn")
 
 
 @asynccontextmanager
@@ -35,10 +39,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def create_app() -> FastAPI:
     settings = TargetSettings()
+    serving = current(default=UVICORN)
     server = Server(
         framework="fastapi",
-        server="uvicorn",
-        worker_class="uvicorn",
+        server=serving.server,
+        worker_class=serving.worker_class,
         workers=settings.resolved_workers(default_multiplier=None),
         threads=1,
         cores=settings.cores(),
@@ -48,9 +53,11 @@ def create_app() -> FastAPI:
     endpoints = work.endpoints(server.workers, offload.size)
     if settings.downstream_url:
         endpoints += downstream_endpoints("async", None)
+    endpoints = serving.admitted(endpoints, server.workers)
 
     app = FastAPI(title="concurrency-lab FastAPI target", lifespan=lifespan)
-    app.state.lab = TargetState(settings, build_info(settings, server, endpoints), offload)
+    info = build_info(settings, server, endpoints, serving.info())
+    app.state.lab = TargetState(settings, info, offload)
     if settings.max_in_flight:
         app.add_middleware(InFlightLimitMiddleware, limit=settings.max_in_flight)
     app.add_middleware(MetricsMiddleware)  # added last, so outermost: it counts the 429s too

@@ -87,11 +87,12 @@ def build_info(
     settings: TargetSettings,
     server: Server,
     endpoints: list[Endpoint],
-    monkey_patch: dict[str, object] | None = None,
+    extra: dict[str, object] | None = None,
 ) -> dict[str, object]:
     """/info from the target's settings and what it resolved from them.
 
-    `monkey_patch`: gevent workers only, what gevent patched (workload.green).
+    `extra`: what only some servers have to say, e.g. `monkey_patch` on gevent workers (what
+    gevent patched, workload.green), the serving server's own settings (workload.serving).
     """
     info: dict[str, object] = {
         "name": settings.name or server.framework,
@@ -123,6 +124,4 @@ def build_info(
         # by the metrics process, a child of the root that serves nothing else.
         "control": {**CONTROL, "metrics_port": settings.metrics_port or None},
     }
-    if monkey_patch is not None:
-        info["monkey_patch"] = monkey_patch
-    return info
+    return {**info, **(extra or {})}

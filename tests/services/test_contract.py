@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import httpx
@@ -27,6 +28,8 @@ INFO_FIELDS = {
     "endpoints",
     "control",
     "writes",
+    "admits_per_worker",
+    "server_settings",
 }
 WORK_FIELDS = {"duration_s", "started_at", "finished_at", "pid", "cpu_s"}
 # Two readings of clocks that tick in nanoseconds but are read microseconds apart.
@@ -48,8 +51,11 @@ def test_info_describes_server_and_endpoints(client: httpx.Client, target: Runni
     assert info.keys() >= INFO_FIELDS
     assert info["name"] == target.name
     assert info["workers"] >= 1 and info["effective_cores"] >= 1
-    assert info["worker_class"] in ("uvicorn", "sync", "gevent", "gthread")
-    assert info["threads"] >= 1 and (info["threads"] > 1) <= (info["worker_class"] == "gthread")
+    executions = {endpoint["execution"] for endpoint in info["endpoints"].values()}
+    assert info["worker_class"] and isinstance(info["server_settings"], dict)
+    # Request threads per worker: only where blocking code runs on threads.
+    assert info["threads"] >= 1 and (info["threads"] > 1) <= ("threads" in executions)
+    admits = info["admits_per_worker"] or math.inf  # connections one worker takes at once
     assert info["kernel"]["max_iterations"] >= 1
     assert {"python", info["framework"], info["server"]} <= info["versions"].keys()
     assert {"sync-cpubound", "io-bound"} <= info["endpoints"].keys()
@@ -68,11 +74,14 @@ def test_info_describes_server_and_endpoints(client: httpx.Client, target: Runni
             "greenlets",
             "threads",
         )
-        # A request per sync worker; a request per thread of each gthread worker.
+        # A request per sync worker; a request per thread of each threaded worker; never more
+        # than the workers admit.
         if endpoint["execution"] == "workers":
-            assert endpoint["slots"] == info["workers"], endpoint
+            assert endpoint["slots"] == info["workers"] * min(1, admits), endpoint
         if endpoint["execution"] == "threads":
-            assert endpoint["slots"] == info["workers"] * info["threads"], endpoint
+            assert endpoint["slots"] == info["workers"] * min(info["threads"], admits), endpoint
+        if endpoint["slots"] is not None:
+            assert endpoint["slots"] <= info["workers"] * admits, endpoint
 
 
 def test_calibrate(client: httpx.Client) -> None:
