@@ -23,7 +23,8 @@ install: $(INSTALLED) ## Create .venv with the lab and its development tools
 
 # The editable install maps only the packages that exist when it runs; the sources' .pth puts
 # services/ and tester/ themselves on the path, so a new package there imports without reinstalling.
-$(INSTALLED): pyproject.toml
+# A folder's requirements.txt (setup.py reads them all) changes the dependencies: reinstall then.
+$(INSTALLED): pyproject.toml setup.py $(wildcard services/*/requirements.txt)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

@@ -28,6 +28,8 @@ IMAGE = "concurrency-lab/minimal-target"
 FAMILY_FILES = {
     "__init__.py": '"""A minimal target family (made by tests/test_family.py)."""\n',
     "__main__.py": "from fastapi_target.__main__ import main\n\nif __name__ == '__main__':\n    main()\n",
+    # Its own dependencies (one already installed here, so the suites below can run it).
+    "requirements.txt": "# the server it runs on\nuvicorn>=0.30\n",
 }
 ENTRY = {"name": NAME, "module": MODULE, "image": IMAGE, "localPort": 8099, "measure": True}
 ENTRY["env"] = {"LAB_WORKERS": "1"}
@@ -85,6 +87,10 @@ def test_a_new_family_needs_only_its_folder_and_values_entry(tmp_path: Path) -> 
         tree, "-c", f"import labtester.targets, {MODULE}; print(labtester.targets.REPO_ROOT)", timeout=60
     )
     assert where.stdout.strip() == str(tree), where.stderr
+
+    # Its requirements join the install's and the wheelhouse's dependencies (setup.py).
+    listed = run_in(tree, "-c", "import setup; print(*setup.requirement_files(), sep='\\n')", timeout=60)
+    assert str(tree / "services" / MODULE / "requirements.txt") in listed.stdout.splitlines(), listed.stderr
 
     images = run_in(tree, "scripts/image-list", timeout=60)
     assert f"{IMAGE} services/Dockerfile {MODULE}" in images.stdout.splitlines(), images.stderr

@@ -7,11 +7,14 @@ import shutil
 import subprocess
 import sys
 import uuid
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from labtester.targets import REPO_ROOT
+from tests.script_module import load_script
 
 
 @pytest.mark.parametrize("root", ["services", "tester"])
@@ -32,3 +35,28 @@ def test_a_new_package_imports_without_reinstalling(tmp_path: Path, root: str) -
         assert run.stdout.strip() == str(package / "__main__.py")
     finally:
         shutil.rmtree(package)
+
+
+def _names(requirements: list[str]) -> list[str]:
+    return sorted(str(Requirement(line)) for line in requirements)
+
+
+def test_every_folders_requirements_are_the_installs_dependencies() -> None:
+    """A family's requirements.txt is all it takes for its server to be installed (setup.py reads
+    them; `make install` reinstalls when one changes), and images' wheelhouse asks for the same."""
+    setup = load_script("setup.py")
+    files = setup.requirement_files()
+    assert REPO_ROOT / "services" / "workload" / "requirements.txt" in files
+    declared = setup.requirements()
+    assert declared and not [line for line in declared if line.startswith("#") or " #" in line]
+    installed = [r for r in metadata.requires("concurrency-lab") or [] if "extra ==" not in r]
+    assert _names(installed) == _names(declared)
+
+
+def test_a_new_folders_requirements_join_the_list(tmp_path: Path) -> None:
+    setup = load_script("setup.py")
+    (tmp_path / "services" / "new_target").mkdir(parents=True)
+    (tmp_path / "services" / "new_target" / "requirements.txt").write_text(
+        "# its server\nserver==1.0  # pinned\n"
+    )
+    assert setup.requirements(tmp_path) == ["server==1.0"]
