@@ -13,8 +13,8 @@ from types import FrameType
 
 import uvicorn
 
-from workload.metrics_process import start_metrics_process
-from workload.server import prepare_environment, remove_metrics_dir
+from workload.metrics_process import metrics_served
+from workload.server import prepare_environment
 from workload.settings import TargetSettings
 
 # Bounds how long shutdown waits for in-flight requests before it cancels them.
@@ -36,11 +36,10 @@ def main() -> None:
     workers = settings.resolved_workers(default_multiplier=None)  # production default: 1 worker
     prepare_environment(settings, root_serves=workers == 1 and not settings.reload)
     os.environ["LAB_WORKERS"] = str(workers)  # every worker process reports the same count
+    signal.signal(signal.SIGTERM, _exit_after_shutdown)
     # Started by this process, whichever role uvicorn gives it (the server itself, or the
     # supervisor of --workers / --reload children), once the environment it inherits is final.
-    metrics_process = start_metrics_process(settings.host, settings.metrics_port, settings.reload)
-    signal.signal(signal.SIGTERM, _exit_after_shutdown)
-    try:
+    with metrics_served(settings.host, settings.metrics_port, settings.reload):
         uvicorn.run(
             "fastapi_target.app:create_app",
             factory=True,
@@ -53,10 +52,6 @@ def main() -> None:
             access_log=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         )
-    finally:
-        if metrics_process is not None:
-            metrics_process.close()
-        remove_metrics_dir()
 
 
 if __name__ == "__main__":

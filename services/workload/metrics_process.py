@@ -13,6 +13,10 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from workload.server import remove_metrics_dir
 
 METRICS_SERVER_MODULE = "workload.metrics_server"  # also how the census recognises the process
 STOP_TIMEOUT_S = 5.0
@@ -51,3 +55,16 @@ def start_metrics_process(host: str, port: int, reload: bool) -> MetricsProcess 
         raise SystemExit(f"LAB_METRICS_PORT={port}: cannot listen on {host}:{port}: {error}") from None
     with listener:  # the root's copy: closed once the metrics process has its own
         return MetricsProcess(listener, reload)
+
+
+@contextmanager
+def metrics_served(host: str, port: int, reload: bool) -> Iterator[MetricsProcess | None]:
+    """The metrics process for as long as the server runs (entrypoints that run their server in
+    their own call); after it, the process stopped and the metrics directory removed."""
+    metrics_process = start_metrics_process(host, port, reload)
+    try:
+        yield metrics_process
+    finally:
+        if metrics_process is not None:
+            metrics_process.close()
+        remove_metrics_dir()
