@@ -157,8 +157,8 @@ kind-down: tools ## Delete the cluster, stop the engine kind-up started, restore
 KIND_CHECK_HELM_ARGS ?=
 
 kind-check: install tools ## kind-up, run-lab, assertions, kind-down; the machine as before (CI)
-	MAKE="$(MAKE)" KUBECTL=$(KUBECTL) CLUSTER=$(CLUSTER) NAMESPACE=$(NAMESPACE) RELEASE=$(RELEASE) \
-		PYTHON=$(BIN)/python VALUES=$(CHART)/values.yaml RESULTS_DIR=results/kind \
+	MAKE="$(MAKE)" KUBECTL=$(KUBECTL) HELM=$(HELM) CLUSTER=$(CLUSTER) NAMESPACE=$(NAMESPACE) RELEASE=$(RELEASE) \
+		PYTHON=$(BIN)/python RESULTS_DIR=results/kind \
 		CHECK_HELM_ARGS="$(KIND_CHECK_HELM_ARGS)" scripts/kind-check
 
 grafana: ## Grafana's URL and admin password (anonymous visitors can already read)

@@ -2,10 +2,12 @@
 """The assertions `make kind-check` makes about the tester's run in the cluster.
 
 Usage: kind_check_results.py RESULTS_JSON VALUES_YAML PROMETHEUS_URL
+VALUES_YAML: the release's values as installed (`helm get values --all`), whichever profile
+run-lab picked: its targets are those the profile deploys (all but its `omitTargets`).
 
 Reads results.json of schema version SCHEMA_VERSION (tester/labtester/results.schema.json):
-- The run completed, nothing it planned is missing, and every target the chart's values measure
-  (`measure`, default true) is in it: ready, without errors, calibrated, with every load shape the
+- The run completed, nothing it planned is missing, and every target the release deployed and
+  measures (`measure`, default true) is in it: ready, without errors, calibrated, with every load shape the
   run planned, and every burst endpoint answered at least one run without a failure.
 - The tester's own cross-check of Prometheus (where the chart runs one): for every measured target
   it ran without error and Prometheus's count of each route equals the server's.
@@ -30,6 +32,7 @@ from typing import Any
 import yaml
 
 from labtester.results import SCHEMA_VERSION  # the version this check was written for
+from labtester.targets import deployed_entries
 
 PROMETHEUS_WAIT_S = 60
 # Answered work requests per target, as Prometheus counts them (summed over workers and routes).
@@ -41,7 +44,8 @@ Query = Callable[[str], dict[str, float]]
 
 
 def measured_targets(values: dict[str, Any]) -> list[str]:
-    return [target["name"] for target in values["targets"] if target.get("measure", True)]
+    """The targets the release deployed and measures."""
+    return [target["name"] for target in deployed_entries(values) if target.get("measure", True)]
 
 
 def burst_runs(target: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -113,7 +117,7 @@ def prometheus_problems(
 ) -> list[str]:
     problems = []
     up = query(UP_QUERY)
-    for target in values["targets"]:
+    for target in deployed_entries(values):
         if up.get(target["name"]) != 1:
             problems.append(f"Prometheus: {target['name']} is not up (up = {up.get(target['name'])})")
     counted = query(ANSWERED_QUERY)

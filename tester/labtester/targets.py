@@ -51,6 +51,14 @@ def load_definitions(values_path: Path = DEFAULT_VALUES) -> list[TargetDefinitio
     return [_definition(entry, bool(entry.get("measure", True))) for entry in values["targets"]]
 
 
+def deployed_entries(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `targets` entries a cluster with these values deploys: all but those `omitTargets` names
+    (its node has no room for them), as the chart's `deployedTargets` helper renders them. The
+    local lab starts every entry."""
+    omitted = set(values.get("omitTargets") or [])
+    return [entry for entry in values["targets"] if entry["name"] not in omitted]
+
+
 def load_downstream(values_path: Path = DEFAULT_VALUES) -> TargetDefinition | None:
     """The mock downstream service the targets call (/test/downstream), if the values enable it."""
     entry = yaml.safe_load(values_path.read_text()).get("downstream") or {}

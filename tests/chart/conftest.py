@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from labtester.targets import REPO_ROOT
+from labtester.targets import DEFAULT_VALUES, REPO_ROOT, TargetDefinition, deployed_entries, load_definitions
 
 CHART = REPO_ROOT / "charts" / "concurrency-lab"
 CI_VALUES = sorted((CHART / "ci").glob("*-values.yaml"))
@@ -78,3 +78,23 @@ def default_manifests() -> list[Manifest]:
 
 # What the chart names each object for release "lab": "<release>-<chart>-<component>".
 PREFIX = f"{RELEASE}-concurrency-lab"
+
+
+def profile_values(values: Path = DEFAULT_VALUES) -> dict[str, Any]:
+    """The top-level values a file sets over the defaults: right for lists (`targets`,
+    `omitTargets`), which Helm replaces whole; not for maps, which it merges key by key."""
+    defaults = yaml.safe_load(DEFAULT_VALUES.read_text())
+    return {**defaults, **(yaml.safe_load(values.read_text()) or {})}
+
+
+def deployed_names(values: Path = DEFAULT_VALUES) -> set[str]:
+    """The targets a values file deploys (all but its `omitTargets`)."""
+    return {entry["name"] for entry in deployed_entries(profile_values(values))}
+
+
+def deployed_definitions(values: Path = DEFAULT_VALUES) -> list[TargetDefinition]:
+    """The launcher's definitions of the targets these values deploy (an overlay without its own
+    list deploys from the defaults')."""
+    own = "targets" in (yaml.safe_load(values.read_text()) or {})
+    names = deployed_names(values)
+    return [d for d in load_definitions(values if own else DEFAULT_VALUES) if d.name in names]

@@ -6,8 +6,7 @@ import json
 
 import yaml
 
-from labtester.targets import load_definitions
-from tests.chart.conftest import PREFIX, Manifest, find
+from tests.chart.conftest import PREFIX, Manifest, deployed_definitions, find
 from tests.chart.dashboard import DASHBOARD_JSON, committed, expressions, load_generator, panels
 
 
@@ -78,7 +77,7 @@ def test_prometheus_scrapes_every_target_with_its_name_at_its_metrics_port(
     static = [group for job in config["scrape_configs"] for group in job["static_configs"]]
     scraped = {group["labels"]["target"]: group["targets"] for group in static}
     expected = {}
-    for definition in load_definitions():
+    for definition in deployed_definitions():
         service = find(default_manifests, "Service", f"{PREFIX}-{definition.name}")
         (port,) = [port for port in service["spec"]["ports"] if port["name"] == "metrics"]
         deployment = find(default_manifests, "Deployment", f"{PREFIX}-{definition.name}")

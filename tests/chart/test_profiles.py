@@ -12,11 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from lab_release.demand import pod_demands
 from lab_release.profiles import auto_profiles, profile, values_files
 from lab_release.quantities import cpu_cores, total
-from tests.chart.conftest import CHART, Render
+from tests.chart.conftest import CHART, Render, profile_values
 
 VALUES = values_files(CHART)
 
@@ -67,3 +68,24 @@ def test_the_two_cpu_profile_fits_what_kind_leaves_on_two_cpus(render: Render) -
     demands = pod_demands(render(CHART / "ci" / "two-cpu-values.yaml"))
     requests = total(d.requests for d in demands)
     assert round(requests.cpu * 1000) <= 2000 - 950
+
+
+@pytest.mark.parametrize("values", VALUES, ids=lambda path: path.name)
+def test_a_profile_leaves_out_only_targets_its_node_has_no_room_for(
+    render: Render, values: Path, tmp_path: Path
+) -> None:
+    """Each name in `omitTargets` names a target, and deploying it as well would no longer fit the
+    claimed node: a target is left out for room, and only for room."""
+    claimed = profile(values, CHART)
+    merged = profile_values(values)
+    omitted = merged.get("omitTargets") or []
+    known = {entry["name"] for path in VALUES for entry in profile_values(path)["targets"]}
+    assert set(omitted) <= known, f"{values.name}: no target is named {set(omitted) - known}"
+    own = {entry["name"] for entry in merged["targets"]}
+    for name in [name for name in omitted if name in own]:  # an overlay's own list may lack some
+        with_it = tmp_path / f"with-{name}.yaml"
+        with_it.write_text(yaml.safe_dump({"omitTargets": [other for other in omitted if other != name]}))
+        requests = total(d.requests for d in pod_demands(render(values, with_it)))
+        assert not requests.fits_in(claimed.room), (
+            f"{values.name}: {name} fits ({requests} in {claimed.room})"
+        )

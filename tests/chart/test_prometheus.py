@@ -24,8 +24,8 @@ import pytest
 import yaml
 
 from labtester.launcher import LOCALHOST, RunningTarget, free_port, running_targets
-from labtester.targets import TargetDefinition, load_definitions
-from tests.chart.conftest import PREFIX, Manifest, find, tool
+from labtester.targets import TargetDefinition
+from tests.chart.conftest import PREFIX, Manifest, deployed_definitions, find, tool
 from tests.chart.dashboard import committed, expressions, panels
 
 SCRAPE_INTERVAL_S = 1
@@ -206,7 +206,7 @@ def has_cgroup(target: RunningTarget) -> bool:
 @pytest.fixture(scope="module")
 def lab(default_manifests: list[Manifest], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     workdir = tmp_path_factory.mktemp("prometheus")
-    definitions = [with_metrics_port(definition) for definition in load_definitions()]
+    definitions = [with_metrics_port(definition) for definition in deployed_definitions()]
     with ExitStack() as stack:
         targets = stack.enter_context(running_targets(definitions, log_dir=workdir))
         config = local_scrape_config(chart_scrape_config(default_manifests), metrics_ports(targets))
@@ -278,7 +278,7 @@ def test_a_blocked_event_loop_is_seen_at_the_charts_scrape_interval(
     The dashboard's in-flight expression, per scrape: at least one request in flight at every
     scrape during the burst, none after it (the scrape on its own port does not count itself).
     """
-    (fastapi,) = [with_metrics_port(d) for d in load_definitions() if d.name == "fastapi"]
+    (fastapi,) = [with_metrics_port(d) for d in deployed_definitions() if d.name == "fastapi"]
     chart_config = chart_scrape_config(default_manifests)
     interval_s = scrape_interval_s(chart_config)
     (in_flight,) = [e for e in expressions(committed()) if "lab_http_requests_in_flight" in e]

@@ -9,10 +9,11 @@ import pytest
 import yaml
 
 from labtester.targets import DEFAULT_VALUES, TargetDefinition, load_definitions, load_downstream
-from tests.chart.conftest import CHART, PREFIX, Manifest, Render, find
+from tests.chart.conftest import CHART, PREFIX, Manifest, Render, deployed_definitions, deployed_names, find
 from workload.settings import TargetSettings
 
 FOURTH_TARGET = CHART / "ci" / "fourth-target-values.yaml"
+SMALL = CHART / "ci" / "small-values.yaml"
 
 
 def cpus(quantity: str) -> float:
@@ -42,11 +43,15 @@ def workers_in_pod(definition: TargetDefinition, container: Manifest) -> int:
     return settings.resolved_workers(default_multiplier=None)
 
 
-SCENARIOS = {"default": DEFAULT_VALUES, "fourth target": FOURTH_TARGET}
+SCENARIOS = {"default": DEFAULT_VALUES, "fourth target": FOURTH_TARGET, "small": SMALL}
+
+
+# The local lab's targets that the default profile deploys (its node lacks room for the others).
+DEFAULT_DEPLOYED = deployed_definitions(DEFAULT_VALUES)
 CASES = [
     pytest.param(values, definition, id=f"{scenario}:{definition.name}")
     for scenario, values in SCENARIOS.items()
-    for definition in load_definitions(values)
+    for definition in deployed_definitions(values)
 ]
 
 
@@ -82,13 +87,27 @@ def test_target_renders_the_launchers_server(
         assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}
 
 
-def test_default_targets_are_the_local_labs(default_manifests: list[Manifest]) -> None:
-    deployed = {
+def deployments(manifests: list[Manifest]) -> set[str]:
+    return {
         m["metadata"]["name"].removeprefix(f"{PREFIX}-")
-        for m in default_manifests
+        for m in manifests
         if m["kind"] == "Deployment" and m["metadata"]["labels"]["app.kubernetes.io/component"] == "target"
     }
-    assert deployed == {definition.name for definition in load_definitions()}
+
+
+@pytest.mark.parametrize("values", [DEFAULT_VALUES, SMALL], ids=lambda path: path.name)
+def test_a_profile_deploys_the_local_labs_targets_but_those_it_omits(render: Render, values: Path) -> None:
+    omitted = set(yaml.safe_load(values.read_text()).get("omitTargets") or [])
+    local = {definition.name for definition in load_definitions()}
+    assert deployments(render(values)) == local - omitted == deployed_names(values)
+    # The tester measures what is deployed, no more.
+    (tester,) = find(render(values), "Job", f"{PREFIX}-tester")["spec"]["template"]["spec"]["containers"]
+    refs = [
+        ref
+        for key in ("TESTER_TARGETS", "TESTER_CENSUS_ONLY")
+        for ref in container_env(tester)[key].split(",")
+    ]
+    assert {ref.split("=")[0] for ref in refs if ref} == local - omitted
 
 
 def promised_workers(definition: TargetDefinition) -> int:
@@ -106,6 +125,7 @@ def test_workers_follow_the_multiplier_and_the_cpu_quota(default_manifests: list
         assert {"LAB_WORKERS", "LAB_WORKER_MULTIPLIER"} & definition.env.keys(), (
             f"{definition.name}: the values entry states its workers, not the family's default"
         )
+    for definition in DEFAULT_DEPLOYED:
         container = target_container(default_manifests, definition.name)
         assert workers_in_pod(definition, container) == promised_workers(definition), definition.name
 
@@ -118,7 +138,7 @@ def test_a_fourth_target_gets_its_own_worker_count(render: Render) -> None:
 
 
 def test_census_only_variants_are_deployed_small(default_manifests: list[Manifest]) -> None:
-    for definition in load_definitions():
+    for definition in DEFAULT_DEPLOYED:
         limits = target_container(default_manifests, definition.name)["resources"]["limits"]
         assert (cpus(limits["cpu"]) < 1) == (not definition.measure), definition.name
 
@@ -133,7 +153,7 @@ def test_every_target_is_pointed_at_the_downstream_mock(render: Render) -> None:
     assert container_env(target_container(manifests, mock.name)).items() >= mock.env.items()
     assert "LAB_DOWNSTREAM_URL" not in container_env(target_container(manifests, "downstream"))
     find(manifests, "Service", f"{PREFIX}-downstream")
-    for definition in load_definitions():
+    for definition in DEFAULT_DEPLOYED:
         env = container_env(target_container(manifests, definition.name))
         assert env["LAB_DOWNSTREAM_URL"] == f"http://{PREFIX}-downstream:8000"
 
@@ -149,3 +169,18 @@ def test_pods_on_a_full_node_are_replaced_not_surged(default_manifests: list[Man
     for manifest in default_manifests:
         if manifest["kind"] == "Deployment":
             assert manifest["spec"]["strategy"] == {"type": "Recreate"}, manifest["metadata"]["name"]
+
+
+def test_an_omitted_target_is_left_out_of_the_cluster_only(render: Render, tmp_path: Path) -> None:
+    """No Deployment, Service, scrape target or tester entry for it; the local lab still starts it."""
+    overlay = tmp_path / "omit.yaml"
+    overlay.write_text(yaml.safe_dump({"omitTargets": ["flask-2x"]}))
+    manifests = render(overlay)
+    names = {m["metadata"]["name"] for m in manifests}
+    assert f"{PREFIX}-flask-2x" not in names and f"{PREFIX}-flask-1x" in names
+    assert deployments(manifests) == {d.name for d in load_definitions()} - {"flask-2x"}
+    scrape = find(manifests, "ConfigMap", f"{PREFIX}-prometheus")["data"]["prometheus.yml"]
+    assert "flask-2x" not in scrape and "flask-1x" in scrape
+    (tester,) = find(manifests, "Job", f"{PREFIX}-tester")["spec"]["template"]["spec"]["containers"]
+    assert "flask-2x=" not in container_env(tester)["TESTER_TARGETS"]
+    assert "flask-2x" in {d.name for d in load_definitions()}

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from labtester.settings import TesterSettings
-from labtester.targets import DEFAULT_VALUES, load_definitions
-from tests.chart.conftest import CHART, PREFIX, Manifest, Render, find
+from labtester.targets import DEFAULT_VALUES
+from tests.chart.conftest import CHART, PREFIX, Manifest, Render, deployed_definitions, find
 
-SCENARIOS = [DEFAULT_VALUES, CHART / "ci" / "fourth-target-values.yaml"]
+SCENARIOS = [DEFAULT_VALUES, CHART / "ci" / "fourth-target-values.yaml", CHART / "ci" / "small-values.yaml"]
 
 
 def settings_in_job(job: Manifest, monkeypatch: pytest.MonkeyPatch) -> TesterSettings:
@@ -33,7 +33,7 @@ def test_tester_targets_are_every_service(
 ) -> None:
     manifests = render(values)
     settings = settings_in_job(find(manifests, "Job", f"{PREFIX}-tester"), monkeypatch)
-    definitions = load_definitions(values)
+    definitions = deployed_definitions(values)
 
     measured = {d.name: service_url(manifests, d.name) for d in definitions if d.measure}
     census_only = {d.name: service_url(manifests, d.name) for d in definitions if not d.measure}

@@ -13,7 +13,9 @@ VALUES = {
         {"name": "fastapi"},
         {"name": "flask-1x", "measure": True},
         {"name": "reload", "measure": False},
+        {"name": "granian", "measure": True},  # left out of this profile: neither measured nor scraped
     ],
+    "omitTargets": ["granian"],
     "prometheus": {"enabled": True},
 }
 
@@ -60,7 +62,7 @@ RESULTS = {
 MEASURED = ["fastapi", "flask-1x"]
 
 
-def test_measured_targets_follow_the_values_default():
+def test_measured_targets_are_those_the_profile_deployed_and_measures():
     assert check_results.measured_targets(VALUES) == MEASURED
 
 

@@ -111,13 +111,29 @@ resources:
     memory: {{ .memory | quote }}
 {{- end }}
 
+{{/*
+The targets this profile deploys, as YAML: .Values.targets less the entries `omitTargets` names
+(those its node has no room for). Every template that lists targets reads them from here; the
+local lab starts every entry. Call with the root context; read with `fromYamlArray`.
+*/}}
+{{- define "concurrency-lab.deployedTargets" -}}
+{{- $omitted := .Values.omitTargets | default list }}
+{{- $deployed := list }}
+{{- range .Values.targets }}
+{{- if not (has .name $omitted) }}
+{{- $deployed = append $deployed . }}
+{{- end }}
+{{- end }}
+{{- toYaml $deployed }}
+{{- end }}
+
 {{/* "true" when a target is load-tested; `measure` defaults to true, as in the local launcher. */}}
 {{- define "concurrency-lab.measured" -}}
 {{- if hasKey . "measure" }}{{ .measure }}{{ else }}true{{ end }}
 {{- end }}
 
 {{/*
-prometheus.yml: one static target per entry of .Values.targets, labelled with its name, at its
+prometheus.yml: one static target per deployed target, labelled with its name, at its
 `metrics` port: /metrics there is served by a process that serves nothing else, so a scrape
 answers while the target is saturated, which is when the lab's bursts happen.
 */}}
@@ -130,7 +146,7 @@ scrape_configs:
   - job_name: lab-targets
     metrics_path: /metrics
     static_configs:
-      {{- range .Values.targets }}
+      {{- range include "concurrency-lab.deployedTargets" $ | fromYamlArray }}
       - targets:
           - {{ printf "%s:%v" (include "concurrency-lab.targetName" (dict "root" $ "target" .)) $.Values.targetDefaults.metricsPort | quote }}
         labels:
