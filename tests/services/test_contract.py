@@ -135,6 +135,12 @@ def test_resmon_is_a_census_of_the_server_tree(client: httpx.Client, target: Run
     for process in census["processes"]:
         assert process.keys() >= PROCESS_FIELDS
         assert process["role"] in ("master", "reloader", "worker", "pool", "helper", "metrics")
+    # The processes that answer requests are the workers /info states: the root itself where it
+    # serves, else its children, each counted as a worker (whichever way the server started them).
+    workers = [p for p in census["processes"] if p["role"] == "worker"]
+    assert census["serving_processes"] == client.get("/info").json()["workers"]
+    assert all(p["ppid"] == census["root_pid"] for p in workers)
+    assert not workers or census["serving_processes"] == len(workers)
 
 
 def test_metrics_follow_prometheus_conventions(client: httpx.Client) -> None:

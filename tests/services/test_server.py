@@ -10,7 +10,7 @@ import psutil
 import pytest
 
 from labtester.launcher import RunningTarget
-from tests.conftest import StartTarget
+from tests.conftest import MEASURED, StartTarget
 
 # Read-write open flags (O_WRONLY | O_RDWR); fdinfo shows the flags in octal.
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR
@@ -48,7 +48,8 @@ def exercise(target: RunningTarget) -> None:
     assert httpx.get(target.metrics_url or "").status_code == 200
 
 
-@pytest.mark.parametrize("name", ["fastapi", "fastapi-2workers", "flask-2x", "flask-gevent"])
+# Every measured target, and uvicorn's spawned workers (census only).
+@pytest.mark.parametrize("name", [*MEASURED, "fastapi-2workers"])
 def test_every_file_the_tree_writes_is_in_a_listed_path(
     start: StartTarget, tmp_path: Path, name: str
 ) -> None:

@@ -1,4 +1,5 @@
-"""A stopped server leaves nothing behind: no process of its tree, no open port."""
+"""A stopped server leaves nothing behind: no process of its tree, no open port. Every target of
+the chart's values, whatever its family: its own shutdown must take its whole tree with it."""
 
 from __future__ import annotations
 
@@ -6,9 +7,13 @@ import signal
 
 import httpx
 import psutil
+import pytest
 
 from labtester.launcher import RunningTarget, port_in_use, start_target
-from tests.conftest import definition
+from tests.conftest import MEASURED, definition
+
+# The endpoints that start more processes than the idle tree has (a pool, its resource tracker).
+POOLED = ("offload-cpubound", "thread-cpubound")
 
 
 def assert_sigterm_leaves_nothing(target: RunningTarget) -> None:
@@ -21,20 +26,20 @@ def assert_sigterm_leaves_nothing(target: RunningTarget) -> None:
     assert target.metrics_port is not None and not port_in_use(target.metrics_port)
 
 
-def test_sigterm_stops_the_whole_fastapi_tree_including_the_pool() -> None:
-    target = start_target(definition("fastapi"))
+@pytest.mark.parametrize("name", MEASURED)
+def test_sigterm_stops_the_whole_tree(name: str) -> None:
+    target = start_target(definition(name))
     try:
-        assert httpx.get(f"{target.url}/test/offload-cpubound/2", timeout=30).status_code == 200
-        assert any(p["role"] == "pool" for p in httpx.get(f"{target.url}/test/resmon").json()["processes"])
-        assert_sigterm_leaves_nothing(target)
-    finally:
-        target.stop(grace_s=1)
-
-
-def test_sigterm_stops_every_gunicorn_worker() -> None:
-    target = start_target(definition("flask-2x"))
-    try:
-        assert len(target.tree()) >= 3
+        info = httpx.get(f"{target.url}/info").json()
+        for endpoint in [e for e in info["endpoints"].values() if e["name"] in POOLED]:
+            assert httpx.get(f"{target.url}{endpoint['path'].split('{')[0]}2", timeout=30).status_code == 200
+        census = httpx.get(f"{target.url}/test/resmon").json()
+        # Every serving process, and the pool where the work above started one, is in the tree.
+        assert census["serving_processes"] == info["workers"]
+        assert any(p["role"] == "pool" for p in census["processes"]) == (
+            "offload-cpubound" in info["endpoints"]
+        )
+        assert len(target.tree()) == census["process_count"]
         assert_sigterm_leaves_nothing(target)
     finally:
         target.stop(grace_s=1)
