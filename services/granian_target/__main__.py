@@ -1,0 +1,114 @@
+"""`python -m granian_target`: the lab's FastAPI app (LAB_INTERFACE=asgi) or Flask app (wsgi) on
+granian, the one definition of how this target is served.
+
+granian's root process binds the port and forks its workers (multiprocessing's fork), each a
+tokio runtime in Rust that accepts connections and parses HTTP, handing each request to Python:
+as a task on the worker's asyncio event loop (ASGI), or to one of its blocking threads, which run
+the WSGI app under the GIL. Each worker accepts up to `backpressure` connections at once, whether
+or not its Python is free; /info says so (workload.serving).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable
+from typing import Any
+
+from granian import Granian
+from granian.constants import Interfaces, RuntimeModes
+from granian.log import LogLevels
+
+from granian_target.settings import APPS, GRANIAN_BACKLOG, GranianSettings
+from workload.metrics_process import metrics_served
+from workload.server import ROOT_PID_ENV, prepare_environment
+from workload.serving import Serving, export
+
+# How long a stopping worker may finish the requests it holds before granian kills it.
+GRACEFUL_SHUTDOWN_SECONDS = 5
+# Rust threads per worker that accept connections and parse HTTP (granian's default): never the
+# ones that run Python.
+RUNTIME_THREADS = 1
+
+
+def refuse_other_families(settings: GranianSettings) -> None:
+    """Settings of the other families' servers: refused, not ignored."""
+    if settings.worker_class != "sync":
+        raise SystemExit(f"LAB_WORKER_CLASS={settings.worker_class}: a gunicorn worker class, not granian's")
+    if settings.reload:
+        raise SystemExit("LAB_RELOAD: granian's reloader needs its [reload] extra, which the lab leaves out")
+    if settings.interface == "asgi" and "threads" in settings.model_fields_set and settings.threads != 1:
+        raise SystemExit(
+            f"LAB_THREADS={settings.threads}: granian runs an ASGI app on its worker's one event loop "
+            "(blocking threads > 1 are for WSGI)"
+        )
+
+
+def serving(settings: GranianSettings, workers: int) -> Serving:
+    """What /info says about how granian runs the app: ASGI work as the app's own routes say
+    (on each worker's event loop), WSGI requests on `threads` blocking threads per worker."""
+    blocking_threads = settings.threads if settings.interface == "wsgi" else 1
+    backpressure = settings.resolved_backpressure(workers)
+    return Serving(
+        server="granian",
+        worker_class=settings.interface,
+        execution="threads" if settings.interface == "wsgi" else None,
+        per_worker=blocking_threads,
+        admits=backpressure,
+        settings={
+            "interface": settings.interface,
+            "blocking_threads": blocking_threads,
+            "backpressure": backpressure,
+            "backlog": GRANIAN_BACKLOG,
+            "runtime_threads": RUNTIME_THREADS,
+            "runtime_mode": str(RuntimeModes.mt),
+            "start_method": multiprocessing.get_start_method(),
+        },
+    )
+
+
+def load_app(target: str) -> Callable[..., Any]:
+    """Run in each worker, after the fork: die with the root, then build the app."""
+    # Imported here, in the worker: prometheus_client (which the metrics server imports) must not
+    # be loaded in the root, whose values every forked worker would otherwise share.
+    from granian._internal import load_target
+
+    from workload.metrics_server import die_with_parent
+
+    die_with_parent(int(os.environ[ROOT_PID_ENV]))
+    app: Callable[..., Any] = load_target(target, factory=True)
+    return app
+
+
+def main() -> None:
+    settings = GranianSettings()
+    refuse_other_families(settings)
+    workers = settings.resolved_workers(default_multiplier=1)
+    # Fork (granian's own default before Python 3.14): the workers share the root's in-flight
+    # counter and inherit the environment exported here, the metrics directory among it.
+    multiprocessing.set_start_method("fork")
+    prepare_environment(settings, root_serves=False)
+    os.environ["LAB_WORKERS"] = str(workers)  # every worker's app reports the same count
+    description = serving(settings, workers)
+    export(description)
+    server = Granian(
+        APPS[settings.interface],
+        address=settings.host,
+        port=settings.port,
+        interface=Interfaces(settings.interface),
+        workers=workers,
+        blocking_threads=description.per_worker,
+        backpressure=description.admits,
+        backlog=GRANIAN_BACKLOG,
+        runtime_threads=RUNTIME_THREADS,
+        runtime_mode=RuntimeModes.mt,
+        websockets=False,
+        log_level=LogLevels(settings.log_level),
+        workers_kill_timeout=GRACEFUL_SHUTDOWN_SECONDS,
+    )
+    with metrics_served(settings.host, settings.metrics_port, reload=False):
+        server.serve(target_loader=load_app)
+
+
+if __name__ == "__main__":
+    main()
