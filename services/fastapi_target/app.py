@@ -13,8 +13,9 @@ import httpx
 from fastapi import FastAPI
 
 from fastapi_target import control, downstream, work
-from fastapi_target.middleware import InFlightLimitMiddleware, MetricsMiddleware
+from fastapi_target.middleware import InFlightLimitMiddleware
 from fastapi_target.state import TargetState
+from workload.asgi_cpu import AsgiCpuMiddleware
 from workload.contract import Server, build_info, downstream_endpoints
 from workload.downstream import async_client
 from workload.settings import TargetSettings
@@ -53,7 +54,8 @@ def create_app() -> FastAPI:
     app.state.lab = TargetState(settings, build_info(settings, server, endpoints), offload)
     if settings.max_in_flight:
         app.add_middleware(InFlightLimitMiddleware, limit=settings.max_in_flight)
-    app.add_middleware(MetricsMiddleware)  # added last, so outermost: it counts the 429s too
+    # Added last, so outermost: each request's CPU, Server-Timing and metrics, the 429s' too.
+    app.add_middleware(AsgiCpuMiddleware)
     app.include_router(control.router)
     app.include_router(work.cpu_router(server.max_iterations, offload))
     app.include_router(work.waits)
