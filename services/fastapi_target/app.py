@@ -16,7 +16,7 @@ from fastapi_target import control, downstream, work
 from fastapi_target.middleware import InFlightLimitMiddleware
 from fastapi_target.state import TargetState
 from workload.asgi_cpu import AsgiCpuMiddleware
-from workload.contract import Server, build_info, downstream_endpoints
+from workload.contract import build_info, downstream_endpoints, uvicorn_server
 from workload.downstream import async_client
 from workload.settings import TargetSettings
 
@@ -36,15 +36,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def create_app() -> FastAPI:
     settings = TargetSettings()
-    server = Server(
-        framework="fastapi",
-        server="uvicorn",
-        worker_class="uvicorn",
-        workers=settings.resolved_workers(default_multiplier=None),
-        threads=1,
-        cores=settings.cores(),
-        max_iterations=settings.resolved_max_iterations(),
-    )
+    server = uvicorn_server(settings, "fastapi")
     offload = work.OffloadPool(server.cores.cores)
     endpoints = work.endpoints(server.workers, offload.size)
     if settings.downstream_url:
