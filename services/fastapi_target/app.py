@@ -13,15 +13,12 @@ import httpx
 from fastapi import FastAPI
 
 from fastapi_target import control, downstream, work
-from fastapi_target.middleware import InFlightLimitMiddleware, MetricsMiddleware
+from fastapi_target.middleware import InFlightLimitMiddleware
 from fastapi_target.state import TargetState
-from workload.contract import Server, build_info, downstream_endpoints
+from workload.asgi_cpu import AsgiCpuMiddleware
+from workload.contract import admitted, asgi_server, build_info, downstream_endpoints
 from workload.downstream import async_client
-from workload.serving import Serving, current
 from workload.settings import TargetSettings
-
-# How uvicorn, this family's own server, runs the app (fastapi_target's entrypoint).
-UVICORN = Serving(server="uvicorn", worker_class="uvicorn")
 
 
 @asynccontextmanager
@@ -39,28 +36,19 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def create_app() -> FastAPI:
     settings = TargetSettings()
-    serving = current(default=UVICORN)
-    server = Server(
-        framework="fastapi",
-        server=serving.server,
-        worker_class=serving.worker_class,
-        workers=settings.resolved_workers(default_multiplier=None),
-        threads=1,
-        cores=settings.cores(),
-        max_iterations=settings.resolved_max_iterations(),
-    )
+    server = asgi_server(settings, "fastapi")
     offload = work.OffloadPool(server.cores.cores)
     endpoints = work.endpoints(server.workers, offload.size)
     if settings.downstream_url:
         endpoints += downstream_endpoints("async", None)
-    endpoints = serving.admitted(endpoints, server.workers)
+    endpoints = admitted(endpoints, server)
 
     app = FastAPI(title="concurrency-lab FastAPI target", lifespan=lifespan)
-    info = build_info(settings, server, endpoints, serving.info())
-    app.state.lab = TargetState(settings, info, offload)
+    app.state.lab = TargetState(settings, build_info(settings, server, endpoints), offload)
     if settings.max_in_flight:
         app.add_middleware(InFlightLimitMiddleware, limit=settings.max_in_flight)
-    app.add_middleware(MetricsMiddleware)  # added last, so outermost: it counts the 429s too
+    # Added last, so outermost: each request's CPU, Server-Timing and metrics, the 429s' too.
+    app.add_middleware(AsgiCpuMiddleware)
     app.include_router(control.router)
     app.include_router(work.cpu_router(server.max_iterations, offload))
     app.include_router(work.waits)

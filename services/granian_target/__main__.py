@@ -21,8 +21,8 @@ from granian.log import LogLevels
 
 from granian_target.settings import APPS, GRANIAN_BACKLOG, GranianSettings
 from workload.metrics_process import metrics_served
+from workload.served_by import ServedBy
 from workload.server import ROOT_PID_ENV, prepare_environment
-from workload.serving import Serving, export
 
 # How long a stopping worker may finish the requests it holds before granian kills it.
 GRACEFUL_SHUTDOWN_SECONDS = 5
@@ -44,12 +44,12 @@ def refuse_other_families(settings: GranianSettings) -> None:
         )
 
 
-def serving(settings: GranianSettings, workers: int) -> Serving:
+def served_by(settings: GranianSettings, workers: int) -> ServedBy:
     """What /info says about how granian runs the app: ASGI work as the app's own routes say
     (on each worker's event loop), WSGI requests on `threads` blocking threads per worker."""
     blocking_threads = settings.threads if settings.interface == "wsgi" else 1
     backpressure = settings.resolved_backpressure(workers)
-    return Serving(
+    return ServedBy(
         server="granian",
         worker_class=settings.interface,
         execution="threads" if settings.interface == "wsgi" else None,
@@ -89,8 +89,8 @@ def main() -> None:
     multiprocessing.set_start_method("fork")
     prepare_environment(settings, root_serves=False)
     os.environ["LAB_WORKERS"] = str(workers)  # every worker's app reports the same count
-    description = serving(settings, workers)
-    export(description)
+    description = served_by(settings, workers)
+    description.export()
     server = Granian(
         APPS[settings.interface],
         address=settings.host,

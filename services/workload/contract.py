@@ -6,9 +6,11 @@ its concurrency without knowing which framework it talks to.
 
 from __future__ import annotations
 
+import dataclasses
 import platform
-from dataclasses import asdict, dataclass
-from importlib.metadata import version
+from contextlib import suppress
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Literal
 
 from workload.cores import EffectiveCores
@@ -17,6 +19,7 @@ from workload.io import MAX_IO_MILLISECONDS
 from workload.kernel import KERNEL_NAME, LOOPS_PER_ITERATION, MAX_CALIBRATE_SAMPLES
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS
 from workload.paths import CONTROL, FAN_OUT, MIXED, cpu_path, io_path
+from workload.served_by import ServedBy, served_by
 from workload.server import written_paths
 from workload.settings import TargetSettings
 
@@ -27,7 +30,10 @@ from workload.settings import TargetSettings
 # running `threads` requests on threads whose waits overlap while their CPU parts share the
 # worker's one core (the GIL).
 Execution = Literal["event_loop", "workers", "process_pool", "thread_pool", "async", "greenlets", "threads"]
-Work = Literal["cpu", "io", "mixed"]
+# app: the team's own code (app_target), its CPU and waits measured per request, not declared.
+Work = Literal["cpu", "io", "mixed", "app"]
+# How each gunicorn worker class runs requests: what /info calls it.
+GUNICORN_EXECUTION: dict[str, Execution] = {"sync": "workers", "gevent": "greenlets", "gthread": "threads"}
 
 
 @dataclass(frozen=True)
@@ -61,15 +67,91 @@ def downstream_endpoints(execution: Execution, slots: int | None) -> list[Endpoi
 
 @dataclass(frozen=True)
 class Server:
-    """What a target resolved from its settings: /info's description of the server."""
+    """What a target resolved from its settings and the server serving it: /info's description."""
 
     framework: str  # distribution names, so their versions come from the installed packages
     server: str
-    worker_class: str  # "uvicorn", or gunicorn's worker class
+    worker_class: str  # "uvicorn", gunicorn's worker class, granian's interface
     workers: int
-    threads: int  # request threads per worker: gthread's; 1 for the others
+    threads: int  # request threads per worker: gthread's, granian's WSGI blocking threads; else 1
     cores: EffectiveCores
     max_iterations: int
+    admits: int | None = None  # connections one worker admits at once; None: no limit
+    server_settings: dict[str, object] = field(default_factory=dict)
+
+
+# uvicorn, the ASGI apps' own server (fastapi_target's, app_target's): one event loop per worker.
+UVICORN = ServedBy(server="uvicorn", worker_class="uvicorn")
+
+
+def gunicorn(settings: TargetSettings) -> ServedBy:
+    """gunicorn, the WSGI apps' own server: one request per sync worker, its threads (gthread) or
+    its greenlets (gevent) at once."""
+    return ServedBy(
+        server="gunicorn",
+        worker_class=settings.worker_class,
+        execution=GUNICORN_EXECUTION[settings.worker_class],
+        per_worker={"gevent": settings.worker_connections, "gthread": settings.threads}.get(
+            settings.worker_class, 1
+        ),
+    )
+
+
+def _server(
+    settings: TargetSettings, framework: str, served: ServedBy, default_multiplier: int | None
+) -> Server:
+    return Server(
+        framework=framework,
+        server=served.server,
+        worker_class=served.worker_class,
+        workers=settings.resolved_workers(default_multiplier),
+        threads=served.threads,
+        cores=settings.cores(),
+        max_iterations=settings.resolved_max_iterations(),
+        admits=served.admits,
+        server_settings=served.settings,
+    )
+
+
+def asgi_server(settings: TargetSettings, framework: str) -> Server:
+    """The server of an ASGI app: as its entrypoint says, else uvicorn (one worker by default)."""
+    return _server(settings, framework, served_by(UVICORN), default_multiplier=None)
+
+
+def wsgi_server(settings: TargetSettings, framework: str) -> Server:
+    """The server of a WSGI app: as its entrypoint says, else gunicorn (1 x cores by default)."""
+    return _server(settings, framework, served_by(gunicorn(settings)), default_multiplier=1)
+
+
+def wsgi_execution(settings: TargetSettings, workers: int) -> tuple[Execution, int]:
+    """How the server runs every request of a WSGI app, and how many at once (/info's execution,
+    slots; `admitted` caps them by what the workers admit)."""
+    served = served_by(gunicorn(settings))
+    assert served.execution is not None, "a server of WSGI apps says how its workers run them"
+    return served.execution, workers * served.per_worker
+
+
+def requests_per_worker(settings: TargetSettings) -> int:
+    """Requests one worker process of a WSGI app holds at once: its greenlets, its threads, or one."""
+    return served_by(gunicorn(settings)).per_worker
+
+
+def admitted(endpoints: list[Endpoint], server: Server) -> list[Endpoint]:
+    """The endpoints with their slots capped by the connections the workers admit at once."""
+    if server.admits is None:
+        return endpoints
+    cap = server.workers * server.admits
+    return [dataclasses.replace(e, slots=cap if e.slots is None else min(e.slots, cap)) for e in endpoints]
+
+
+def monkey_patch(settings: TargetSettings) -> dict[str, object] | None:
+    """What gevent patched, on gevent workers; None on the others."""
+    if settings.worker_class != "gevent":
+        return None
+    # Imported here: only a gevent worker (patched before it loaded the app) may import gevent.
+    from workload.green import monkey_patch_report
+
+    return monkey_patch_report()
 
 
 def _limits(settings: TargetSettings) -> dict[str, object]:
@@ -83,16 +165,24 @@ def _limits(settings: TargetSettings) -> dict[str, object]:
     }
 
 
+def _versions(server: Server) -> dict[str, str]:
+    """Python's, the server's, and the framework's where it is a distribution (a bare ASGI or
+    WSGI callable's framework is "asgi" or "wsgi")."""
+    versions = {"python": platform.python_version(), server.server: version(server.server)}
+    with suppress(PackageNotFoundError):
+        versions[server.framework] = version(server.framework)
+    return versions
+
+
 def build_info(
     settings: TargetSettings,
     server: Server,
     endpoints: list[Endpoint],
-    extra: dict[str, object] | None = None,
+    monkey_patch: dict[str, object] | None = None,
 ) -> dict[str, object]:
     """/info from the target's settings and what it resolved from them.
 
-    `extra`: what only some servers have to say, e.g. `monkey_patch` on gevent workers (what
-    gevent patched, workload.green), the serving server's own settings (workload.serving).
+    `monkey_patch`: gevent workers only, what gevent patched (workload.green).
     """
     info: dict[str, object] = {
         "name": settings.name or server.framework,
@@ -112,16 +202,18 @@ def build_info(
             "work_cap_seconds": settings.work_cap_seconds,
         },
         "limits": _limits(settings),
-        "versions": {
-            "python": platform.python_version(),
-            server.framework: version(server.framework),
-            server.server: version(server.server),
-        },
+        "versions": _versions(server),
         "endpoints": {endpoint.name: endpoint.as_dict() for endpoint in endpoints},
         # Every directory the server's tree writes in: tmp_dir, the metrics folder, /dev/shm.
         "writes": written_paths(settings),
         # Where the tester finds the rest (it builds no URL by hand); metrics_port: /metrics served
         # by the metrics process, a child of the root that serves nothing else.
         "control": {**CONTROL, "metrics_port": settings.metrics_port or None},
+        # What the serving server says of itself (workload.served_by): the connections one worker
+        # admits at once (null: no limit of its own), its settings behind the slots above.
+        "admits_per_worker": server.admits,
+        "server_settings": server.server_settings,
     }
-    return {**info, **(extra or {})}
+    if monkey_patch is not None:
+        info["monkey_patch"] = monkey_patch
+    return info

@@ -1,64 +1,63 @@
-"""How the server in front of an app runs its requests: the server's entrypoint says, the app reads.
-
-An app describes its own routes (work on the event loop, in a pool, blocking code); the server
-that serves it decides the rest of /info: its name and worker class, how each worker runs
-blocking (WSGI) code and how many such requests at once, and how many connections one worker
-admits at once whatever the app does. The same FastAPI or Flask app served by uvicorn, gunicorn
-or granian thus states its slots honestly. The entrypoint exports its description (LAB_SERVING)
-before any worker loads the app, as it exports LAB_WORKERS; an app run without one describes the
-server of its own family.
+"""How a target's entrypoint hands over to its server: uvicorn in this process, or gunicorn in
+place of it (the same pid, so the launcher's process is the arbiter). Every setting comes from the
+LAB_* environment (workload.settings); gunicorn reads its own through workload.gunicorn_conf.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
-from dataclasses import dataclass, field
+import signal
+import sys
+from types import FrameType
 
-from workload.contract import Endpoint, Execution
+from workload.metrics_process import metrics_served
+from workload.server import prepare_environment
+from workload.settings import TargetSettings
 
-SERVING_ENV = "LAB_SERVING"
-
-
-@dataclass(frozen=True)
-class Serving:
-    server: str  # distribution name: /info shows its version
-    worker_class: str  # the server's name for how its workers run
-    # How one worker runs blocking (WSGI) code, and how many such requests at once: one per sync
-    # worker, its threads, its greenlets. None for a server of async (ASGI) apps.
-    execution: Execution | None = None
-    per_worker: int = 1
-    # Connections one worker admits at once, whatever the app does; None: no limit of the server's.
-    admits: int | None = None
-    # The server's own settings behind the above, as /info shows them (`server_settings`).
-    settings: dict[str, object] = field(default_factory=dict)
-
-    @property
-    def threads(self) -> int:
-        """Request threads per worker, as /info counts them: the threads blocking code runs on."""
-        return self.per_worker if self.execution == "threads" else 1
-
-    def info(self) -> dict[str, object]:
-        """What /info adds: the connections one worker admits at once, the server's own settings."""
-        return {"admits_per_worker": self.admits, "server_settings": self.settings}
-
-    def admitted(self, endpoints: list[Endpoint], workers: int) -> list[Endpoint]:
-        """The endpoints with their slots capped by what the workers admit at once."""
-        if self.admits is None:
-            return endpoints
-        cap = workers * self.admits
-        return [
-            dataclasses.replace(e, slots=cap if e.slots is None else min(e.slots, cap)) for e in endpoints
-        ]
+# Bounds how long shutdown waits for in-flight requests before it cancels them.
+GRACEFUL_SHUTDOWN_SECONDS = 5
+GUNICORN_CONFIG = "python:workload.gunicorn_conf"
 
 
-def export(serving: Serving) -> None:
-    """Tell every process of the tree, before any loads the app, how this server runs it."""
-    os.environ[SERVING_ENV] = json.dumps(dataclasses.asdict(serving))
+def exec_gunicorn(app: str) -> None:
+    """Replace this process with gunicorn serving `app` (gunicorn's `module:callable` or
+    `module:factory()`), configured from the environment. Nothing imported here survives: a gevent
+    worker imports the app after it patched itself."""
+    os.execv(sys.executable, [sys.executable, "-m", "gunicorn", "--config", GUNICORN_CONFIG, app])
 
 
-def current(default: Serving) -> Serving:
-    """The description the serving entrypoint exported, else `default` (the app's own family's)."""
-    exported = os.environ.get(SERVING_ENV)
-    return Serving(**json.loads(exported)) if exported else default
+def _exit_after_shutdown(signum: int, frame: FrameType | None) -> None:
+    # uvicorn serving alone re-raises the SIGTERM it shut down on, under the handler it found. The
+    # default action would end this process there, before `finally` stops the metrics process and
+    # removes the metrics directory; this exits as a SIGTERM death reports (128 + 15) after both.
+    raise SystemExit(128 + signum)
+
+
+def serve_uvicorn(factory: str, reload_dirs: list[str]) -> None:
+    """Serve uvicorn's app `factory` (`module:function`, called once per worker) until stopped.
+    `reload_dirs`: what LAB_RELOAD watches."""
+    import uvicorn  # here: a gunicorn target never needs it before its exec
+
+    settings = TargetSettings()
+    if settings.worker_class != "sync":
+        # gevent and gthread are gunicorn's worker classes: refused, not ignored.
+        raise SystemExit(f"LAB_WORKER_CLASS={settings.worker_class}: uvicorn has no such worker class")
+    workers = settings.resolved_workers(default_multiplier=None)  # production default: 1 worker
+    prepare_environment(settings, root_serves=workers == 1 and not settings.reload)
+    os.environ["LAB_WORKERS"] = str(workers)  # every worker process reports the same count
+    signal.signal(signal.SIGTERM, _exit_after_shutdown)
+    # Started by this process, whichever role uvicorn gives it (the server itself, or the
+    # supervisor of --workers / --reload children), once the environment it inherits is final.
+    with metrics_served(settings.host, settings.metrics_port, settings.reload):
+        uvicorn.run(
+            factory,
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=workers,
+            reload=settings.reload,
+            reload_dirs=reload_dirs if settings.reload else None,
+            log_level=settings.log_level,
+            access_log=False,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        )
