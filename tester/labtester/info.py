@@ -70,6 +70,9 @@ class TargetInfo(BaseModel):
     kernel: KernelInfo
     control: ControlPaths = ControlPaths()
     endpoints: dict[str, EndpointInfo]
+    # Connections one worker takes at once, whatever it runs (granian's backpressure); None: no
+    # limit of the server's own, or a target that does not say.
+    admits_per_worker: int | None = None
 
     def label(self, name: str) -> str:
         """`flask-2x (gunicorn, 4 workers)`: how reports name a target."""

@@ -1,8 +1,9 @@
 """What a burst should take, predicted from the work its own requests measured.
 
-A target runs at most `slots` requests of an endpoint at once (1 for code that blocks an event
-loop, w for gunicorn's sync workers, w x threads for gthread, w x worker_connections for gevent,
-the pool size for a process pool, unbounded for async waits). Requests are admitted in the order
+A target runs at most `slots` requests of an endpoint at once (1 per event loop for code that
+blocks it, w for gunicorn's sync workers, w x threads for threaded workers, w x worker_connections
+for gevent, the pool size for a process pool, unbounded for async waits unless the server admits
+only so many connections per worker). Requests are admitted in the order
 the server took them (its own start times) as slots free. Running CPU work shares the cores it can
 use equally (processor sharing, with unequal jobs): 4 gunicorn workers on 2 cores finish 3 equal
 requests in 1.5 x one, not 1 x. Threads under the GIL, greenlets and event loops run Python on one
@@ -21,8 +22,10 @@ from dataclasses import dataclass
 
 from labtester.info import EndpointInfo, TargetInfo
 
-# Executions whose Python runs on one thread per server process, so on at most one core each.
-ONE_CORE_PER_PROCESS = frozenset({"thread_pool", "greenlets", "async", "threads"})
+# Executions whose Python runs on one thread per server process, so on at most one core each, and
+# whose requests stay with the process that took them: an event loop (one per worker) takes every
+# connection that reaches it while it is free, and queues them when its code blocks.
+ONE_CORE_PER_PROCESS = frozenset({"event_loop", "thread_pool", "greenlets", "async", "threads"})
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class Capacity:
 
 def capacity(endpoint: EndpointInfo, info: TargetInfo) -> Capacity:
     """From the endpoint's execution and slots and the target's workers and effective cores."""
-    slots = math.inf if endpoint.slots is None or endpoint.execution == "async" else float(endpoint.slots)
+    slots = math.inf if endpoint.slots is None else float(endpoint.slots)
     if endpoint.work == "io":
         return Capacity(slots, math.inf)
     if endpoint.execution in ONE_CORE_PER_PROCESS:

@@ -10,14 +10,19 @@ import pytest
 from labtester.findings import cause
 from labtester.info import TargetInfo
 from labtester.model import capacity
-from labtester.scenarios.bursts.analyse import burst_run
+from labtester.scenarios.bursts.analyse import CapacityView, EndpointBursts, Point, burst_run
+from labtester.scenarios.bursts.findings import endpoint_findings
+from labtester.stats import spread
 
 RELEASE = 1_000.0
 
 
-def info(execution: str = "workers", workers: int = 4, cores: int = 2, work: str = "cpu") -> TargetInfo:
+def info(
+    execution: str = "workers", workers: int = 4, cores: int = 2, work: str = "cpu", admits: int | None = None
+) -> TargetInfo:
     return TargetInfo.model_validate(
         {
+            "admits_per_worker": admits,
             "name": "t",
             "framework": "flask",
             "server": "gunicorn",
@@ -142,6 +147,8 @@ def test_accept_fairness_is_blamed_only_where_several_worker_processes_take_requ
         assert "accept fairness" not in departure_for(
             info(execution, workers=workers), n=3, most_on_one_process=3
         )
+    # Two event loops: each keeps the requests it took.
+    assert "accept fairness" in departure_for(info("event_loop", workers=2), n=5, most_on_one_process=5)
     # A process pool spreads work itself: never the OS's accept.
     assert "accept fairness" not in departure_for(info("process_pool", workers=1), n=3, most_on_one_process=3)
 
@@ -158,3 +165,36 @@ def test_release_offset_spread_and_delivery_lag_come_from_the_servers_clocks() -
     assert run.release_offset_s == pytest.approx(0.001)
     assert run.start_spread_s == pytest.approx(0.002)  # three starts, 1 ms apart, all before a finish
     assert run.delivery_lag_s == pytest.approx(0.001)
+
+
+def test_a_worker_that_keeps_what_it_took_is_named_in_the_shape_not_a_departure() -> None:
+    """Two event loops, one of which took 4 of 5 requests: the model runs them where they ran (4 x
+    one, not 3 x), and the shape says why they waited there: a worker admits more connections
+    than its loop runs, where the server says so."""
+    target = info("event_loop", workers=2, admits=512)
+    pids = [1, 1, 2, 1, 1]
+    runs = [judge(record([0.5] * 5, 2.02, pids=pids), target) for _ in range(3)]
+    assert {r.verdict for r in runs} == {"agrees"} and runs[0].model_s == pytest.approx(2.0)
+    point = Point(
+        n=5, runs=runs, makespan=spread([2.02] * 3), model_s=2.0, ratio=1.01, ratio_unhindered=1.01, overlap=2
+    )
+    endpoint = EndpointBursts(
+        name="e",
+        path="/e/{n}",
+        work="cpu",
+        execution="event_loop",
+        slots=2,
+        capacity=CapacityView(slots=2, cores=2, description=""),
+        argument=1,
+        single_s=0.5,
+        baseline=[],
+        points=[point],
+        metrics=None,
+        failures={},
+    )
+    (shape,) = endpoint_findings("t", target, endpoint)  # no departure beside it
+    assert shape.kind == "shape"
+    assert "one worker took 4 of the 5 requests where an even spread gives it 3" in shape.text
+    assert "each worker admits up to 512 connections while it runs 1 request at a time" in shape.text
+    (unsaid,) = endpoint_findings("t", info("event_loop", workers=2), endpoint)
+    assert "accept fairness" in unsaid.text and "admits" not in unsaid.text

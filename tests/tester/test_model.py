@@ -110,11 +110,29 @@ def target(workers: int, cores: int, threads: int = 1) -> TargetInfo:
 
 
 def test_capacity_from_info() -> None:
-    assert capacity(endpoint("event_loop", "cpu", 1), target(1, 2)) == Capacity(1, 2)
+    assert capacity(endpoint("event_loop", "cpu", 1), target(1, 2)) == Capacity(1, 1, processes=1)
     assert capacity(endpoint("workers", "cpu", 4), target(4, 2)) == Capacity(4, 2)
     assert capacity(endpoint("workers", "io", 4), target(4, 2)) == Capacity(4, math.inf)
     assert capacity(endpoint("async", "io", None), target(1, 2)) == Capacity(math.inf, math.inf)
     assert capacity(endpoint("process_pool", "cpu", 2), target(1, 2)) == Capacity(2, 2)
+
+
+def test_event_loops_keep_the_requests_they_took() -> None:
+    # 2 workers, one event loop each: a request runs on the loop of the worker that accepted it.
+    loops = capacity(endpoint("event_loop", "cpu", 2), target(2, 2))
+    assert loops == Capacity(2, 2, processes=2)
+    # 3 and 2 on the two loops: the busier one ends at 3 x, where any free loop taking the next
+    # request would end at 3 x as well; 4 and 1 end at 4 x.
+    spread = [Job(W, needs_core=True, process=p) for p in (0, 1, 0, 1, 0)]
+    assert predicted_makespan(spread, loops) == pytest.approx(3 * W)
+    uneven = [Job(W, needs_core=True, process=p) for p in (0, 0, 1, 0, 0)]
+    assert predicted_makespan(uneven, loops) == pytest.approx(4 * W)
+
+
+def test_async_waits_are_bounded_only_where_the_server_admits_so_many() -> None:
+    assert capacity(endpoint("async", "io", None), target(2, 2)) == Capacity(math.inf, math.inf)
+    assert capacity(endpoint("async", "io", 1024), target(2, 2)) == Capacity(1024, math.inf)
+    assert predicted_makespan([Job(W, needs_core=False)] * 3, Capacity(2, math.inf)) == pytest.approx(2 * W)
 
 
 def test_threads_under_the_gil_share_one_core_per_process() -> None:

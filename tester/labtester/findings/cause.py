@@ -10,6 +10,7 @@ import math
 
 from labtester.findings.wording import pct, plural
 from labtester.info import EndpointInfo, TargetInfo
+from labtester.model import ONE_CORE_PER_PROCESS
 
 # Above this, a finished response waiting for delivery is worth naming.
 DELIVERY_SHARE = 0.1
@@ -68,7 +69,7 @@ def departure(
     makespan_s: float,
 ) -> str:
     """The model's assumption that failed, among those this target's configuration can break."""
-    spreads_over_processes = endpoint.execution in ("workers", "threads", "greenlets") and info.workers > 1
+    spreads_over_processes = endpoint.execution in {*ONE_CORE_PER_PROCESS, "workers"} and info.workers > 1
     even = even_share(n, info.workers)
     if (
         ratio > 1

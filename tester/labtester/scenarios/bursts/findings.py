@@ -47,10 +47,23 @@ def _uneven_spread(info: TargetInfo, endpoint: EndpointBursts, point: Point) -> 
     one_core_each = endpoint.work == "cpu" and execution in ONE_CORE_PER_PROCESS
     if info.workers < 2 or not one_core_each or most <= even:
         return ""
+    held = _held(info, endpoint)
     return (
         f"; one worker took {most} of the {point.n} requests where an even spread gives it {even} "
-        "(the OS hands connections to whichever worker accepts first: accept fairness), and the "
-        "model takes the spread as measured"
+        f"(the OS hands connections to whichever worker accepts first: accept fairness{held}), "
+        "and the model takes the spread as measured"
+    )
+
+
+def _held(info: TargetInfo, endpoint: EndpointBursts) -> str:
+    """Where the server says its workers admit more connections than they run requests: why the
+    others wait on the busy worker rather than go to a free one."""
+    runs_each = (endpoint.slots or 0) / info.workers
+    if info.admits_per_worker is None or info.admits_per_worker <= runs_each:
+        return ""
+    return (
+        f"; each worker admits up to {info.admits_per_worker} connections while it runs "
+        f"{plural(runs_each, 'request')} at a time, so the rest wait on the worker that took them"
     )
 
 
