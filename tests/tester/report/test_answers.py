@@ -17,6 +17,7 @@ from labtester.report.console import NARROW, answer_lines, comparison_tables
 from labtester.report.contents import Contents, gather
 from labtester.results import Results, RunInfo, TargetResult
 from labtester.scenarios import SHAPES
+from labtester.scenarios.bursts import answers as answers_module
 from labtester.scenarios.bursts.curves import curves
 from labtester.scenarios.common import encode
 from labtester.scenarios.flow.analyse import FlowSettings, FlowSummary
@@ -58,6 +59,22 @@ def test_each_number_comes_from_the_measured_curve(contents: Contents) -> None:
         assert (by_key[key].caveat is not None) == hit, by_key[key].caveat
 
 
+def test_every_server_appears_where_its_answer_applies(contents: Contents) -> None:
+    """Every target's event loops in the async answer, every server whose workers run CPU work
+    themselves in the workers answer, every target's waits in the I/O answer: from /info, by name
+    of nobody."""
+    by_key = {a.key: a for a in contents.answers}
+    measured = curves(contents.results)
+    loops = {c.target.name for c in measured if c.endpoint.execution == "event_loop"}
+    assert loops and all(f"on {name}'s " in by_key["async-cpu"].evidence for name in loops)
+    in_workers = {c.target.name for c in measured if answers_module._in_workers(c)}
+    several = {c.target.name for c in measured if c.target.info and c.target.info.workers > 1}
+    assert in_workers >= several
+    assert all(f"on {name}'s " in by_key["workers"].evidence for name in in_workers)
+    waits = {c.target.name for c in measured if c.endpoint.work == "io"}
+    assert all(f"on {name}'s " in by_key["io-bound"].evidence for name in waits)
+
+
 def test_the_console_opens_with_the_answers_in_about_30_lines(lab_run: LabRun, contents: Contents) -> None:
     lines = answer_lines(contents.answers)
     assert len(lines) <= 30 and max(len(line) for line in lines) <= NARROW
@@ -78,7 +95,7 @@ def test_the_comparison_fits_100_columns_with_a_column_per_target(contents: Cont
 
 
 def fan_out_info(
-    worker_class: str, workers: int, threads: int, execution: str, slots: int | None
+    worker_class: str, workers: int, threads: int, execution: str, slots: int | None, server: str = "s"
 ) -> TargetInfo:
     endpoint = {
         "name": "fan-out",
@@ -91,7 +108,7 @@ def fan_out_info(
         {
             "name": worker_class,
             "framework": "f",
-            "server": "s",
+            "server": server,
             "worker_class": worker_class,
             "workers": workers,
             "threads": threads,
@@ -118,14 +135,8 @@ def flow_record(users: int, latency_s: float, duration_s: float = 10.0) -> dict[
     }
 
 
-def test_the_flow_answers_asgi_against_wsgi_threads_beside_littles_law_and_the_study() -> None:
-    # 20 users, 0.8 s a request alone: no limit on the event loop; 2 x 8 threads hold 16 at once,
-    # so each request there waits its turn: 20 / 16 x 0.8 s = 1.0 s.
+def flow_results(sides: list[tuple[str, TargetInfo, float]]) -> Results:
     flow = SHAPES["flow"]
-    sides = [
-        ("fastapi", fan_out_info("uvicorn", 1, 1, "async", None), 0.8),
-        ("flask-gthread", fan_out_info("gthread", 2, 8, "threads", 16), 1.0),
-    ]
     targets = [
         TargetResult(
             name=name,
@@ -137,11 +148,23 @@ def test_the_flow_answers_asgi_against_wsgi_threads_beside_littles_law_and_the_s
         )
         for name, info, latency in sides
     ]
-    results = Results(
+    return Results(
         run=RunInfo(id="r", started_at=0, finished_at=1, status="complete", settings={}),
         stability=None,
         targets=targets,
     )
+
+
+def test_the_flow_answers_asgi_against_wsgi_threads_beside_littles_law_and_the_study() -> None:
+    # 20 users, 0.8 s a request alone: no limit on the event loop; 2 x 8 threads hold 16 at once,
+    # so each request there waits its turn: 20 / 16 x 0.8 s = 1.0 s.
+    flow = SHAPES["flow"]
+    sides = [
+        ("fastapi", fan_out_info("uvicorn", 1, 1, "async", None), 0.8),
+        ("flask-gthread", fan_out_info("gthread", 2, 8, "threads", 16), 1.0),
+    ]
+    results = flow_results(sides)
+    targets = list(results.targets)
     ((_, a), (_, w)) = results.summaries(FlowSummary)
     (answer,) = flow.answers(results)
     assert answer.key == "asgi-wsgi" and w.prediction.binding == "slots"
@@ -156,3 +179,35 @@ def test_the_flow_answers_asgi_against_wsgi_threads_beside_littles_law_and_the_s
     # Only the study's two sides make the comparison: without the threads there is no answer.
     results.targets = targets[:1]
     assert flow.answers(results) == []
+
+
+def test_a_server_that_runs_both_kinds_of_app_is_compared_with_itself_too() -> None:
+    """The study's pair by how /info says each runs the fan-out (async waits, threads), on
+    different servers; then a server serving an ASGI and a WSGI app: only the interface differs."""
+    study = [
+        ("fastapi", fan_out_info("uvicorn", 1, 1, "async", None, "uvicorn"), 0.8),
+        ("flask-gthread", fan_out_info("gthread", 2, 8, "threads", 16, "gunicorn"), 1.0),
+    ]
+    granian = [
+        ("granian-asgi", fan_out_info("asgi", 2, 1, "async", 1024, "granian"), 0.8),
+        ("granian-wsgi", fan_out_info("wsgi", 2, 8, "threads", 16, "granian"), 1.0),
+    ]
+    flow = SHAPES["flow"]
+    results = flow_results(study + granian)
+    (answer,) = flow.answers(results)
+    assert answer.answer.startswith("fastapi (ASGI) came out ahead")
+    rates = {t.name: f.requests_per_s for t, f in results.summaries(FlowSummary)}
+    same = f"{rates['granian-asgi'] / rates['granian-wsgi']:.1f}x the requests/s of granian-wsgi"
+    assert f"On granian alone, granian-asgi (ASGI) served {same}" in answer.evidence
+    assert answer.chart and [line.label for line in answer.chart.lines] == [
+        "fastapi",
+        "flask-gthread",
+        "granian-asgi",
+        "granian-wsgi",
+    ]
+    # granian alone: its own pair is the comparison.
+    (alone,) = flow.answers(flow_results(granian))
+    assert (
+        alone.answer.startswith("granian-asgi (ASGI) came out ahead")
+        and "On granian alone" not in alone.evidence
+    )

@@ -27,12 +27,14 @@ def _how(curve: Curve) -> str:
     workers = info.workers if info else 0
     match endpoint.execution:
         case "event_loop":
-            return "event loop"
+            return "event loop" if workers == 1 else f"{workers} event loops"
         case "process_pool":
             return f"pool of {plural(endpoint.slots or 0, 'process', 'processes')}"
         case "workers":
             return plural(workers, "worker")
-        case "threads" | "thread_pool":
+        case "threads":
+            return f"{workers} x {info.threads} threads" if info and info.threads > 1 else "threads"
+        case "thread_pool":
             return "threads"
         case "greenlets":
             return "greenlets"
@@ -81,7 +83,9 @@ def async_cpu(curves: list[Curve]) -> Answer | None:
     if not blocked or (point := blocked[0].largest) is None:
         return None
     loop, n = blocked[0], point.n
-    others = [c for c in cpu if c.endpoint.execution in ("process_pool", "workers") and _at(c, n)]
+    # Every server's event loops (one per worker), then what runs CPU work in processes.
+    loops = [c for c in blocked[1:] if _at(c, n)]
+    others = [*loops, *(c for c in cpu if c.endpoint.execution in ("process_pool", "workers") and _at(c, n))]
     alone = point.overlap == 1
     answer = (
         "No: CPU work in an async def blocks the event loop, which serves one request at a time; only "
@@ -103,15 +107,25 @@ def async_cpu(curves: list[Curve]) -> Answer | None:
     )
 
 
+def _in_workers(curve: Curve) -> bool:
+    """CPU work the server's worker processes run themselves (no pool): sync workers, and the event
+    loops, threads or greenlets of a server with several workers."""
+    info, execution = curve.target.info, curve.endpoint.execution
+    several = info is not None and info.workers > 1 and execution in ("event_loop", "threads", "greenlets")
+    return curve.endpoint.work == "cpu" and (execution == "workers" or several)
+
+
 def workers(curves: list[Curve]) -> Answer | None:
-    on_workers = [c for c in curves if c.endpoint.execution == "workers" and c.target.info]
-    cpu = [c for c in on_workers if c.endpoint.work == "cpu" and c.largest]
-    io = [c for c in on_workers if c.endpoint.work == "io" and c.largest]
+    measured = [c for c in curves if c.target.info and c.largest]
+    cpu = _first_per_target([c for c in measured if _in_workers(c)])
+    io = [c for c in measured if c.endpoint.execution == "workers" and c.endpoint.work == "io"]
     if not cpu and not io:
         return None
-    info = on_workers[0].target.info
+    info = (cpu or io)[0].target.info
     assert info is not None
     cores = info.effective_cores
+    servers = list(dict.fromkeys(c.target.info.server for c in cpu + io if c.target.info))
+    whose = f"{servers[0]} " if len(servers) == 1 else ""
     parts = []
     if cpu:
         n = min(c.largest.n for c in cpu if c.largest)
@@ -126,14 +140,14 @@ def workers(curves: list[Curve]) -> Answer | None:
     return Answer(
         order=20,
         key="workers",
-        question=f"How many {info.server} workers?",
+        question=f"How many {whose}workers?",
         answer=(
             f"For CPU work, about one per core: more share the same {plural(cores, 'core')}; for waits, "
             "one per request waiting at once (or threads or greenlets instead)."
         ),
         evidence=". ".join(parts) + ".",
         caveat=caveat(cpu + io),
-        chart=_chart("workers", f"{info.server} sync workers: CPU work and waits", cpu + io),
+        chart=_chart("workers", f"{' and '.join(servers)} workers: CPU work and waits", cpu + io),
     )
 
 

@@ -13,7 +13,8 @@ from labtester.scenarios.flow.report import (
     STUDY_ASGI_PER_S,
     STUDY_WSGI_MEDIAN_S,
     STUDY_WSGI_PER_S,
-    asgi_wsgi,
+    asgi_wsgi_pairs,
+    same_server,
 )
 from labtester.views import Answer, Cell, Chart, ComparisonRow, Line
 
@@ -50,10 +51,10 @@ def _why(wsgi: TargetResult, w: FlowSummary) -> str:
 
 
 def answer(results: Results) -> Answer | None:
-    pair = asgi_wsgi(results)
-    if pair is None:
+    pairs = asgi_wsgi_pairs(results)
+    if not pairs:
         return None
-    (asgi, a), (wsgi, w) = pair
+    (asgi, a), (wsgi, w) = pairs[0]
     if not w.requests_per_s or not a.requests_per_s:
         return None
     measured = a.requests_per_s / w.requests_per_s
@@ -70,6 +71,7 @@ def answer(results: Results) -> Answer | None:
             f"requests/s ({beside}the study: {STUDY_ASGI_PER_S / STUDY_WSGI_PER_S:.1f}x), median "
             f"{a.latency_s.get('p50', 0):.2f} s against {w.latency_s.get('p50', 0):.2f} s (the study: "
             f"{STUDY_ASGI_MEDIAN_S} s against {STUDY_WSGI_MEDIAN_S} s)."
+            + "".join(f" {same_server(pair)}" for pair in pairs[1:])
         ),
         chart=Chart(
             name="answer-asgi-wsgi",
@@ -78,7 +80,7 @@ def answer(results: Results) -> Answer | None:
             y_label="requests / s",
             reference="Little's law",
             integer_x=False,
-            lines=[_line(asgi, a), _line(wsgi, w)],
+            lines=[_line(target, summary) for pair in pairs for target, summary in pair],
         ),
     )
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from labtester.findings.wording import plural
 from labtester.plotting import gaps, plt
 from labtester.scenarios.common import failures_text, ms
-from labtester.scenarios.flow.analyse import FlowSummary, Prediction
+from labtester.scenarios.flow.analyse import FAN_OUT, FlowSummary, Prediction
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -95,12 +95,35 @@ def _binding(p: Prediction) -> str:
     )
 
 
+def _sides(results: Results, execution: str) -> list[Side]:
+    """The targets whose fan-out ran as `execution` says (/info): async waits (ASGI), or threads
+    held for the whole request (WSGI threads)."""
+    return [
+        (t, f)
+        for t, f in results.summaries(FlowSummary)
+        if t.info and FAN_OUT in t.info.endpoints and t.info.endpoints[FAN_OUT].execution == execution
+    ]
+
+
+def asgi_wsgi_pairs(results: Results) -> list[tuple[Side, Side]]:
+    """The study's two sides, ASGI against WSGI threads, wherever both ran: first the first of each
+    on different servers (the study's uvicorn against gunicorn gthread), then each server that ran
+    both itself (granian), the one comparison that changes only the interface."""
+    asgi, wsgi = _sides(results, "async"), _sides(results, "threads")
+
+    def server(side: Side) -> str | None:
+        return side[0].info.server if side[0].info else None
+
+    same = [(a, w) for a in asgi for w in wsgi if server(a) == server(w)]
+    paired = {id(side) for pair in same for side in pair}
+    across = [(a, w) for a in asgi for w in wsgi if id(a) not in paired and id(w) not in paired][:1]
+    return across + same
+
+
 def asgi_wsgi(results: Results) -> tuple[Side, Side] | None:
-    """The study's two sides, where both ran: ASGI (uvicorn) and WSGI threads (gunicorn gthread)."""
-    by_class = {t.info.worker_class: (t, f) for t, f in results.summaries(FlowSummary) if t.info}
-    if "uvicorn" not in by_class or "gthread" not in by_class:
-        return None
-    return by_class["uvicorn"], by_class["gthread"]
+    """The first of those pairs: the one the answer and the comparison lead with."""
+    pairs = asgi_wsgi_pairs(results)
+    return pairs[0] if pairs else None
 
 
 def comparison(results: Results) -> str | None:
@@ -123,7 +146,20 @@ def comparison(results: Results) -> str | None:
         "They differ because the study had 8 CPUs, 8 x 8 threads and up to 1,000 users, where here "
         f"{wsgi.name} has {info.workers} x {info.threads} threads on {info.effective_cores} cores and "
         f"{w.params.users} users, and the downstream mock shares this host: the ratio follows users / slots, "
-        "as Little's law says."
+        "as Little's law says." + "".join(f" {same_server(pair)}" for pair in asgi_wsgi_pairs(results)[1:])
+    )
+
+
+def same_server(pair: tuple[Side, Side]) -> str:
+    """The same comparison on one server that runs both kinds of app: only the interface differs."""
+    (asgi, a), (wsgi, w) = pair
+    server = asgi.info.server if asgi.info else "one server"
+    measured = a.requests_per_s / w.requests_per_s if w.requests_per_s else float("nan")
+    predicted = a.prediction.per_s / w.prediction.per_s if w.prediction.per_s else float("nan")
+    return (
+        f"On {server} alone, {asgi.name} (ASGI) served {measured:.1f}x the requests/s of {wsgi.name} "
+        f"(WSGI threads; Little's law here: {predicted:.1f}x), median {a.latency_s.get('p50', 0):.2f} s "
+        f"against {w.latency_s.get('p50', 0):.2f} s."
     )
 
 
