@@ -30,6 +30,12 @@ FAMILY_FILES = {
     "__main__.py": "from fastapi_target.__main__ import main\n\nif __name__ == '__main__':\n    main()\n",
     # Its own dependencies (one already installed here, so the suites below can run it).
     "requirements.txt": "# the server it runs on\nuvicorn>=0.30\n",
+    # Its own tests, of what the shared suites do not see: collected by `make test` from here.
+    "test_minimal.py": (
+        "from labtester.targets import load_definitions\n\n\n"
+        "def test_its_entry_names_it() -> None:\n"
+        "    assert 'minimal_target' in {d.module for d in load_definitions()}\n"
+    ),
 }
 ENTRY = {"name": NAME, "module": MODULE, "image": IMAGE, "localPort": 8099, "measure": True}
 ENTRY["env"] = {"LAB_WORKERS": "1"}
@@ -91,6 +97,12 @@ def test_a_new_family_needs_only_its_folder_and_values_entry(tmp_path: Path) -> 
     # Its requirements join the install's and the wheelhouse's dependencies (setup.py).
     listed = run_in(tree, "-c", "import setup; print(*setup.requirement_files(), sep='\\n')", timeout=60)
     assert str(tree / "services" / MODULE / "requirements.txt") in listed.stdout.splitlines(), listed.stderr
+
+    # Its own tests join the suite's (pytest's testpaths), and pass there.
+    own = run_in(
+        tree, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-k", "its_entry_names_it", timeout=300
+    )
+    assert "1 passed" in own.stdout, own.stdout[-3000:] + own.stderr[-2000:]
 
     images = run_in(tree, "scripts/image-list", timeout=60)
     assert f"{IMAGE} services/Dockerfile {MODULE}" in images.stdout.splitlines(), images.stderr
