@@ -104,6 +104,10 @@ def test_a_new_family_needs_only_its_folder_and_values_entry(tmp_path: Path) -> 
     )
     assert "1 passed" in own.stdout, own.stdout[-3000:] + own.stderr[-2000:]
 
+    # Linted as first-party code with no list to extend (ruff's src folders).
+    lint = run_in(tree, "-m", "ruff", "check", "--select", "I,F", f"services/{MODULE}", timeout=60)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
     images = run_in(tree, "scripts/image-list", timeout=60)
     assert f"{IMAGE} services/Dockerfile {MODULE}" in images.stdout.splitlines(), images.stderr
 
