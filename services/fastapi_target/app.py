@@ -17,6 +17,7 @@ from fastapi_target.middleware import InFlightLimitMiddleware, MetricsMiddleware
 from fastapi_target.state import TargetState
 from workload.contract import Server, build_info, downstream_endpoints
 from workload.downstream import async_client
+from workload.lifetime import end_with_root
 from workload.settings import TargetSettings
 
 
@@ -34,6 +35,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app() -> FastAPI:
+    end_with_root()  # a --workers or --reload child ends with the root, however the root ends
     settings = TargetSettings()
     server = Server(
         framework="fastapi",

@@ -78,7 +78,9 @@ def run_local_lab(inputs: Inputs, console: Console, **knobs: Any) -> Results:
                 for variant in variants:
                     variant.stop()
 
-            return _run_and_report(settings, console, stop_variants, inputs.earlier)
+            results = _run_and_report(settings, console, stop_variants, inputs.earlier)
+            started.keep_logs = bool(results.failed_checks)  # a failed run keeps the targets' logs
+            return results
     except LaunchError as error:
         raise SystemExit(f"error: {error}") from None
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from rich.console import Console
 
-from labtester.launcher import running_targets
+from labtester.launcher import dying_with_tester, running_targets
 from labtester.loadclient import LoadClient, Sample
 from labtester.results import Results
 from labtester.scenarios.bursts.analyse import BurstRun, BurstsSummary
@@ -190,7 +190,7 @@ def print_accuracy(console: Console, results: Results, title: str) -> None:
 def run_bench(inputs: Inputs, console: Console, local_lab: LocalLab) -> int:
     print_capacity(console, inputs.targets)
     idle = local_lab(inputs, console)
-    hog = subprocess.Popen([sys.executable, "-c", HOG])
+    hog = subprocess.Popen(dying_with_tester([sys.executable, "-c", HOG]))
     try:
         loaded = local_lab(inputs, console, **HOG_SETTINGS)
     finally:
