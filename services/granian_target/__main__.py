@@ -20,9 +20,10 @@ from granian.constants import Interfaces, RuntimeModes
 from granian.log import LogLevels
 
 from granian_target.settings import APPS, GRANIAN_BACKLOG, GranianSettings
+from workload.lifetime import end_with_root
 from workload.metrics_process import metrics_served
 from workload.served_by import ServedBy
-from workload.server import ROOT_PID_ENV, prepare_environment
+from workload.server import prepare_environment
 
 # How long a stopping worker may finish the requests it holds before granian kills it.
 GRACEFUL_SHUTDOWN_SECONDS = 5
@@ -68,14 +69,11 @@ def served_by(settings: GranianSettings, workers: int) -> ServedBy:
 
 
 def load_app(target: str) -> Callable[..., Any]:
-    """Run in each worker, after the fork: die with the root, then build the app."""
-    # Imported here, in the worker: prometheus_client (which the metrics server imports) must not
-    # be loaded in the root, whose values every forked worker would otherwise share.
+    """Run in each worker, after the fork: end with the root (the parent-death signal is not
+    inherited, workload.lifetime), then build the app."""
     from granian._internal import load_target
 
-    from workload.metrics_server import die_with_parent
-
-    die_with_parent(int(os.environ[ROOT_PID_ENV]))
+    end_with_root()  # granian forks its workers from its main thread, which lives as long as it
     app: Callable[..., Any] = load_target(target, factory=True)
     return app
 

@@ -1,11 +1,10 @@
-"""What granian does that the lab's contract suite does not see: its settings, how its workers go,
-and what its backpressure counts. Collected with the rest of `make test` (a family's tests live in
+"""What granian does that the shared suites do not see: its settings, what its backpressure
+counts, its blocking threads. Collected with the rest of `make test` (a family's tests live in
 its folder); every server is real, on 127.0.0.1."""
 
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -14,10 +13,9 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-import psutil
 import pytest
 
-from labtester.launcher import RunningTarget, port_in_use, start_target
+from labtester.launcher import RunningTarget, start_target
 from labtester.stats import max_overlap
 from labtester.targets import TargetDefinition, load_definitions
 
@@ -51,20 +49,6 @@ def test_settings_of_the_other_servers_are_refused_with_a_message(env: dict[str,
         [sys.executable, "-m", "granian_target"], env=environment, capture_output=True, text=True, timeout=60
     )
     assert run.returncode != 0 and named in run.stderr and "Traceback" not in run.stderr, run.stderr
-
-
-def test_every_worker_goes_with_a_killed_root(started: list[RunningTarget]) -> None:
-    """SIGKILL: no shutdown code runs in the root, so each worker dies by its own parent-death
-    signal (set when it loaded the app), the metrics process by its own."""
-    target = start_target(wsgi())
-    started.append(target)
-    tree = target.tree()
-    assert len(tree) >= 3  # root, metrics process, workers
-    target.process.send_signal(signal.SIGKILL)
-    target.process.wait(timeout=10)
-    _, alive = psutil.wait_procs(tree[1:], timeout=15)
-    assert alive == [], "granian's workers outlived their root, serving on its port"
-    assert not port_in_use(target.port)
 
 
 def test_backpressure_counts_connections_not_requests(started: list[RunningTarget]) -> None:
