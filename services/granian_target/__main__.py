@@ -5,7 +5,7 @@ granian's root process binds the port and forks its workers (multiprocessing's f
 tokio runtime in Rust that accepts connections and parses HTTP, handing each request to Python:
 as a task on the worker's asyncio event loop (ASGI), or to one of its blocking threads, which run
 the WSGI app under the GIL. Each worker accepts up to `backpressure` connections at once, whether
-or not its Python is free; /info says so (workload.serving).
+or not its Python is free; /info says so (workload.served_by).
 """
 
 from __future__ import annotations

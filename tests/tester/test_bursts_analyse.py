@@ -198,3 +198,7 @@ def test_a_worker_that_keeps_what_it_took_is_named_in_the_shape_not_a_departure(
     assert "each worker admits up to 512 connections while it runs 1 request at a time" in shape.text
     (unsaid,) = endpoint_findings("t", info("event_loop", workers=2), endpoint)
     assert "accept fairness" in unsaid.text and "admits" not in unsaid.text
+    # Threads that run all 4 at once: none waited on the worker, they shared its core.
+    on_threads = endpoint.model_copy(update={"execution": "threads", "slots": 16})
+    (shared,) = endpoint_findings("t", info("threads", workers=2, admits=512), on_threads)
+    assert "accept fairness" in shared.text and "admits" not in shared.text

@@ -47,7 +47,7 @@ def _uneven_spread(info: TargetInfo, endpoint: EndpointBursts, point: Point) -> 
     one_core_each = endpoint.work == "cpu" and execution in ONE_CORE_PER_PROCESS
     if info.workers < 2 or not one_core_each or most <= even:
         return ""
-    held = _held(info, endpoint)
+    held = _held(info, endpoint, most)
     return (
         f"; one worker took {most} of the {point.n} requests where an even spread gives it {even} "
         f"(the OS hands connections to whichever worker accepts first: accept fairness{held}), "
@@ -55,11 +55,11 @@ def _uneven_spread(info: TargetInfo, endpoint: EndpointBursts, point: Point) -> 
     )
 
 
-def _held(info: TargetInfo, endpoint: EndpointBursts) -> str:
-    """Where the server says its workers admit more connections than they run requests: why the
-    others wait on the busy worker rather than go to a free one."""
+def _held(info: TargetInfo, endpoint: EndpointBursts, most: int) -> str:
+    """Where the busiest worker took more requests than it runs at once, and the server says its
+    workers admit that many connections: why they waited there rather than go to a free worker."""
     runs_each = (endpoint.slots or 0) / info.workers
-    if info.admits_per_worker is None or info.admits_per_worker <= runs_each:
+    if info.admits_per_worker is None or info.admits_per_worker <= runs_each or most <= runs_each:
         return ""
     return (
         f"; each worker admits up to {info.admits_per_worker} connections while it runs "
