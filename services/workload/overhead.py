@@ -5,8 +5,7 @@ many times in alternating rounds, so both meet the same machine. Each round is t
 thread's CPU clock, so a neighbour that takes the core between calls does not count. The figure is
 the median wrapped call minus the median bare call, in microseconds of CPU, with the metrics
 written as the servers write them (prometheus_client's multiprocess files); `metrics_us` is what
-recording them costs alone, which the middleware does once the response is out (the request's
-own time is the rest).
+recording them costs alone (the lab's targets recorded all but the CPU histogram before too).
 
 Each app gives up its thread once per request, as one that waits for its body or a database does:
 an `await asyncio.sleep(0)` on the event loop, a greenlet switch under gevent (the switch tracer is

@@ -106,7 +106,7 @@ def print_middleware_overhead(console: Console) -> None:
     for interface, figure in json.loads(measured.stdout).items():
         console.print(
             f"BENCH CPU middleware on {interface}: +{figure['overhead_us']:.1f} µs of CPU per request, "
-            f"{figure['metrics_us']:.1f} µs of it the metrics, recorded once the response is out "
+            f"{figure['metrics_us']:.1f} µs of it the Prometheus metrics "
             f"(the bare app: {figure['bare_us']:.1f} µs)",
             highlight=False,
         )
