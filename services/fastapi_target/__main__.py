@@ -49,6 +49,7 @@ def main() -> None:
             workers=workers,
             reload=settings.reload,
             reload_dirs=[str(Path(__file__).parent)] if settings.reload else None,
+            http="fastapi_target.protocol:BoundedHttpToolsProtocol",  # gunicorn's limits on a head
             log_level=settings.log_level,
             access_log=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
