@@ -1,4 +1,4 @@
-"""gunicorn settings for the Flask target, from the LAB_* environment.
+"""gunicorn settings for every gunicorn target (flask_target, app_target), from the LAB_* environment.
 
 Runs in the arbiter before any worker imports the app, so the exported environment (iteration
 cap, tree root, metrics directory) reaches every worker.
@@ -49,7 +49,7 @@ worker_tmp_dir = str(_settings.tmp_dir)
 reload = _settings.reload
 loglevel = _settings.log_level
 accesslog = None
-proc_name = _settings.name or "flask_target"
+proc_name = _settings.name or "concurrency-lab"
 
 
 # The lab's limits on a request's head, written out where every target reads them (they are

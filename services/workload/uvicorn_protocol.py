@@ -1,4 +1,5 @@
-"""uvicorn's httptools protocol with the lab's limits on a request's head (workload.head_limits).
+"""uvicorn's httptools protocol with the lab's limits on a request's head (workload.head_limits),
+for every target uvicorn serves (workload.serving).
 
 httptools buffers a request line or a header of any size. This counts what arrives until a head
 is complete and refuses, as gunicorn does, a longer request line (414), a longer header field or
