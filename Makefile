@@ -21,12 +21,16 @@ help: ## List the targets
 
 install: $(INSTALLED) ## Create .venv with the lab and its development tools
 
+# pip --quiet, and without the one warning setuptools' editable build prints to everyone (a box
+# about folders named like the package): any other warning or error still shows.
+PIP_INSTALL = PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet
+
 # The editable install maps only the packages that exist when it runs; the sources' .pth puts
 # services/ and tester/ themselves on the path, so a new package there imports without reinstalling.
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(PIP_INSTALL) --upgrade pip
+	$(PIP_INSTALL) -e '.[dev]'
 	$(BIN)/python -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), \
 		"concurrency-lab-sources.pth").write_text("$(CURDIR)/services\n$(CURDIR)/tester\n")'
 	touch $@
