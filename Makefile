@@ -80,10 +80,13 @@ LAB_BIN := $(LAB_CACHE)/bin
 HELM := $(LAB_BIN)/helm
 KIND := $(LAB_BIN)/kind
 # What a running cluster leaves to undo (the dockerd started for it, the kernel settings recorded
-# before it): on tmpfs, like the processes it describes.
-LAB_STATE_DIR ?= $(if $(filter 0,$(shell id -u)),/run,$(or $(XDG_RUNTIME_DIR),/tmp))/concurrency-lab
-# 1: this machine has internet, let kind and Docker pull what is missing instead of building it.
-LAB_PULL_IMAGES ?= 0
+# before it): on tmpfs, like the processes it describes, and private to the user (0700, refused if
+# another user owns it: platform/private-dir), as kind-down acts on it as root.
+LAB_UID := $(shell id -u)
+LAB_STATE_DIR ?= $(if $(filter 0,$(LAB_UID)),/run/concurrency-lab,$(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/concurrency-lab,/tmp/concurrency-lab-$(LAB_UID)))
+# auto: kind-up pulls what the engine lacks where the registry's host name resolves, and builds
+# it here where it does not (scripts/pull-or-build); 1 always pulls, 0 always builds.
+LAB_PULL_IMAGES ?= auto
 # A kind node image to use as it is (empty: kind's own where it can be had, else one built here).
 KIND_NODE_IMAGE ?=
 KUBECTL ?= kubectl
