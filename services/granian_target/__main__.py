@@ -17,9 +17,12 @@ from typing import Any
 
 from granian import Granian
 from granian.constants import Interfaces, RuntimeModes
+from granian.http import HTTP1Settings
 from granian.log import LogLevels
 
+from granian_target.heads import bounded_asgi, bounded_wsgi
 from granian_target.settings import APPS, GRANIAN_BACKLOG, GranianSettings
+from workload.head_limits import HEAD_BYTES
 from workload.lifetime import end_with_root
 from workload.metrics_process import metrics_served
 from workload.served_by import ServedBy
@@ -70,12 +73,12 @@ def served_by(settings: GranianSettings, workers: int) -> ServedBy:
 
 def load_app(target: str) -> Callable[..., Any]:
     """Run in each worker, after the fork: end with the root (the parent-death signal is not
-    inherited, workload.lifetime), then build the app."""
+    inherited, workload.lifetime), then build the app, behind the lab's limits on a request's head."""
     from granian._internal import load_target
 
     end_with_root()  # granian forks its workers from its main thread, which lives as long as it
     app: Callable[..., Any] = load_target(target, factory=True)
-    return app
+    return bounded_asgi(app) if target == APPS["asgi"] else bounded_wsgi(app)
 
 
 def main() -> None:
@@ -101,6 +104,8 @@ def main() -> None:
         runtime_threads=RUNTIME_THREADS,
         runtime_mode=RuntimeModes.mt,
         websockets=False,
+        # The most a request's head may take, as gunicorn's buffer (granian_target.heads).
+        http1_settings=HTTP1Settings(max_buffer_size=HEAD_BYTES),
         log_level=LogLevels(settings.log_level),
         workers_kill_timeout=GRACEFUL_SHUTDOWN_SECONDS,
     )
