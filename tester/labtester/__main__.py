@@ -1,6 +1,7 @@
 """Command line: `python -m labtester {lab,run,bench,report,targets,schema}`.
 
-lab      start the targets locally (from the chart's target list), run the lab, stop them
+lab      start the targets locally (from the chart's target list), run the lab, stop them;
+         with --app module:app --paths /a,/b: a team's app in every server configuration
 run      run the lab against running targets (TESTER_* env vars: how the Job is configured)
 bench    the figures the lab's accuracy rests on (see bench.py)
 report   rebuild a results folder's reports from its raw log
@@ -23,6 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 
+from labtester.applab import AppError, check_app, running_configurations
 from labtester.lab import run_lab, terminate
 from labtester.launcher import LaunchError, running_targets
 from labtester.progress import LabProgress
@@ -31,7 +33,7 @@ from labtester.report import write_reports
 from labtester.report.console import make_console
 from labtester.results import Results
 from labtester.settings import LabSettings, TargetRef, TesterSettings
-from labtester.targets import DEFAULT_VALUES, load_definitions, load_downstream
+from labtester.targets import DEFAULT_VALUES, load_app_configurations, load_definitions, load_downstream
 
 # The knobs a flag can set; each flag's help shows the one default, from TesterSettings.
 LAB_FLAGS = {
@@ -40,6 +42,8 @@ LAB_FLAGS = {
     "repeats": "--repeats",
     "scenarios": "--scenarios",
     "output_dir": "--output",
+    "app": "--app",
+    "paths": "--paths",
 }
 
 
@@ -66,13 +70,31 @@ def _settings(args: argparse.Namespace, **extra: Any) -> LabSettings:
     return TesterSettings.load(args.config, **overrides)
 
 
+def one_line(error: ValidationError) -> str:
+    """A settings error as one line: each field and what is wrong with it."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in e['loc']) or 'settings'}: {e['msg'].removeprefix('Value error, ')}"
+        for e in error.errors()
+    )
+
+
+def refuse(reason: str) -> int:
+    """Bad input: one clear line, exit 2, nothing started."""
+    print(f"error: {reason}", file=sys.stderr)
+    return 2
+
+
 def _run_and_report(
-    settings: LabSettings, console: Console, after_census: Any = None, compare: Path | None = None
+    settings: LabSettings,
+    console: Console,
+    after_census: Any = None,
+    compare: Path | None = None,
+    not_started: dict[str, str] | None = None,
 ) -> Results:
     run_dir = settings.output_dir / time.strftime("%Y%m%d-%H%M%S")
     try:  # readiness and census; each target adds its own plan once its /info is known
         with LabProgress(console, 2 + len(settings.targets) + len(settings.census_only)) as progress:
-            run_lab(settings, progress, run_dir, after_census)
+            run_lab(settings, progress, run_dir, after_census, not_started)
     finally:
         results = write_reports(run_dir, console, compare)  # also after a crash: what was measured is kept
     return results
@@ -87,8 +109,7 @@ def command_run(args: argparse.Namespace) -> int:
     try:
         settings = _settings(args)
     except ValidationError as error:
-        console.print(f"invalid settings:\n{error}", markup=False)
-        return 2
+        return refuse(f"invalid settings: {one_line(error)}")
     if not settings.targets:
         console.print("no targets: set TESTER_TARGETS=name=url,... or use `lab` to start them locally")
         return 2
@@ -118,8 +139,35 @@ def run_local_lab(args: argparse.Namespace, console: Console, **extra: Any) -> R
         raise SystemExit(f"invalid settings:\n{error}") from None
 
 
+def run_app_lab(args: argparse.Namespace, console: Console, settings: LabSettings, interface: str) -> Results:
+    """A team's app in every configuration of its interface that starts; the others are findings."""
+    assert settings.app is not None
+    definitions = load_app_configurations(args.values, interface)
+    try:
+        with running_configurations(
+            definitions, settings.app, settings.paths, load_downstream(args.values)
+        ) as launched:
+            targets = [TargetRef(name=t.name, url=t.url) for t in launched.started]
+            measured = _settings(args, targets=targets)
+            return _run_and_report(measured, console, compare=args.compare, not_started=launched.failed)
+    except LaunchError as error:
+        raise SystemExit(f"error: {error}") from None
+
+
 def command_lab(args: argparse.Namespace) -> int:
-    return _exit_code(run_local_lab(args, make_console()))
+    """Every setting is checked, and a team's app imported once, before anything starts."""
+    try:
+        settings = _settings(args)
+        interface = check_app(settings.app, settings.paths) if settings.app else None
+    except ValidationError as error:
+        return refuse(f"invalid settings: {one_line(error)}")
+    except AppError as error:
+        return refuse(str(error))
+    if interface is None:
+        return _exit_code(run_local_lab(args, make_console()))
+    if not load_app_configurations(args.values, interface):
+        return refuse(f"{args.values} has no app configuration for {interface} apps (app.configurations)")
+    return _exit_code(run_app_lab(args, make_console(), settings, interface))
 
 
 def command_bench(args: argparse.Namespace) -> int:
@@ -174,8 +222,9 @@ def _add_lab_options(parser: argparse.ArgumentParser) -> None:
         default = field.get_default(call_default_factory=True)
         shown = ",".join(default) if isinstance(default, list) else default
         kind = {"work_seconds": float, "burst_max": int, "repeats": int, "output_dir": Path}.get(name, str)
+        about = (field.description or name).rstrip(".")
         parser.add_argument(
-            flag, dest=name, type=kind, help=f"{(field.description or name).rstrip('.')} (default: {shown})"
+            flag, dest=name, type=kind, help=f"{about} (default: {shown})" if default else about
         )
 
 

@@ -1,4 +1,5 @@
-"""Target definitions, read from the one place that holds them: the chart's `targets` list.
+"""Target definitions, read from the one place that holds them: the chart's `targets` list, and
+the server configurations a team's app is measured in (its `app.configurations`).
 
 The tester itself knows a target only by name and URL; only the local launcher needs to know how
 to start one, and it starts exactly what the chart deploys. The images the chart deploys derive
@@ -19,6 +20,8 @@ DEFAULT_VALUES = REPO_ROOT / "charts" / "concurrency-lab" / "values.yaml"
 # Every Python target's image: one Dockerfile, told which module to run (build arg MODULE).
 PYTHON_TARGET_DOCKERFILE = "services/Dockerfile"
 TESTER_DOCKERFILE = "tester/Dockerfile"
+# The family that serves a team's app by name (LAB_APP) in each of the app's configurations.
+APP_TARGET_MODULE = "app_target"
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,21 @@ def load_downstream(values_path: Path = DEFAULT_VALUES) -> TargetDefinition | No
     """The mock downstream service the targets call (/test/downstream), if the values enable it."""
     entry = yaml.safe_load(values_path.read_text()).get("downstream") or {}
     return _definition(entry, measure=False) if entry.get("enabled") else None
+
+
+def load_app_configurations(
+    values_path: Path = DEFAULT_VALUES, interface: str | None = None
+) -> list[TargetDefinition]:
+    """The server configurations a team's app is compared in (`app.configurations`), those of
+    `interface` (asgi, wsgi) where it is given; each is the app target family with its settings."""
+    app = yaml.safe_load(values_path.read_text()).get("app") or {}
+    return [
+        _definition(
+            {"module": APP_TARGET_MODULE, "image": app.get("image", ""), "localPort": 0, **entry}, True
+        )
+        for entry in app.get("configurations") or []
+        if interface is None or entry.get("interface") == interface
+    ]
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,9 @@ def _section(contents: Contents, section: Section) -> str:
     if figures:
         parts.append(f'<div class="plots">{"".join(figures)}</div>')
     if section.id == "findings":
-        parts.append(_findings(contents, ("shape", "interference", "departure", "noise")) or "<p>None.</p>")
+        parts.append(
+            _findings(contents, ("answer", "shape", "interference", "departure", "noise")) or "<p>None.</p>"
+        )
     if section.id == "failures":
         failures = _findings(contents, ("failure",))
         missing = "".join(f"<li>{escape(m)}</li>" for m in contents.results.missing)

@@ -23,22 +23,24 @@ WARMUP_ARGUMENT = 1  # one iteration or one millisecond: starts pools and connec
 CONTROL_TIMEOUT_S = 30
 
 
-def arguments(ctx: ShapeContext) -> dict[str, int]:
-    """The argument of each kind of work: calibrated iterations for CPU, N in ms for waits."""
-    cpu = ctx.calibration.iterations if ctx.calibration else 1
-    return {"cpu": cpu, "io": round(ctx.settings.work_seconds * 1000)}
+def argument_of(ctx: ShapeContext, endpoint: EndpointInfo) -> int | None:
+    """The path's argument: calibrated iterations for CPU, N in ms for waits; none for the other
+    paths (a team's app, mixed work), which do what they do."""
+    if endpoint.work == "cpu":
+        return ctx.calibration.iterations if ctx.calibration else 1
+    return round(ctx.settings.work_seconds * 1000) if endpoint.work == "io" else None
 
 
 def measure_bursts(ctx: ShapeContext) -> None:
-    work = arguments(ctx)
     with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
         for name in ctx.settings.planned_endpoints(ctx.info):
             ctx.probe(f"before {name}")
-            _measure_endpoint(ctx, control, ctx.info.endpoints[name], work[ctx.info.endpoints[name].work])
+            endpoint = ctx.info.endpoints[name]
+            _measure_endpoint(ctx, control, endpoint, argument_of(ctx, endpoint))
 
 
 def _measure_endpoint(
-    ctx: ShapeContext, control: httpx.Client, endpoint: EndpointInfo, argument: int
+    ctx: ShapeContext, control: httpx.Client, endpoint: EndpointInfo, argument: int | None
 ) -> None:
     base, settings = ctx.target.url, ctx.settings
     metrics_url = base + ctx.info.control.metrics
@@ -90,7 +92,7 @@ def _fire(
     control: httpx.Client,
     endpoint: EndpointInfo,
     url: str,
-    argument: int,
+    argument: int | None,
     phase: str,
     n: int,
     repeat: int,
@@ -100,7 +102,10 @@ def _fire(
     """One burst, recorded; returns how many requests it sent."""
     census_url = ctx.target.url + ctx.info.control.census
     burst = fire(control, url, n, census_url, ctx.settings.request_timeout_s, sample_census)
-    ctx.record("burst", endpoint=endpoint.name, phase=phase, argument=argument, repeat=repeat, **burst)
+    path = url.removeprefix(ctx.target.url)
+    ctx.record(
+        "burst", endpoint=endpoint.name, path=path, phase=phase, argument=argument, repeat=repeat, **burst
+    )
     ctx.check_alive([request["error"] for request in burst["requests"]])
     return n
 
