@@ -1,4 +1,4 @@
-"""gunicorn settings for the Flask target, from the LAB_* environment.
+"""gunicorn settings for every gunicorn target (flask_target, app_target), from the LAB_* environment.
 
 Runs in the arbiter before any worker imports the app, so the exported environment (iteration
 cap, tree root, metrics directory) reaches every worker.
@@ -45,7 +45,7 @@ worker_tmp_dir = str(_settings.tmp_dir)
 reload = _settings.reload
 loglevel = _settings.log_level
 accesslog = None
-proc_name = _settings.name or "flask_target"
+proc_name = _settings.name or "concurrency-lab"
 
 
 # gunicorn's control socket (for gunicornc) would be one more file outside /tmp
