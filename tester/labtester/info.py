@@ -44,6 +44,10 @@ class ControlPaths(BaseModel):
     metrics: str = "/metrics"
     metrics_port: int | None = None
 
+    def paths(self) -> frozenset[str]:
+        """Every control path: the lab's own, never one of an app's."""
+        return frozenset(value for value in self.model_dump().values() if isinstance(value, str))
+
 
 class KernelInfo(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)

@@ -21,7 +21,7 @@ MARKERS = {
     "departure": "model departs",
     "interference": "interference",
     "noise": "noise",
-    "answer": "the app answered",
+    "answer": "app",
 }
 
 

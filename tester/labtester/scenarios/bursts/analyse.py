@@ -199,7 +199,8 @@ def endpoint_bursts(name: str, records: list[Record], info: TargetInfo) -> Endpo
     single_s = statistics.median(r["received_at"] - r["sent_at"] for r in singles) if singles else None
     alone = [a for a in map(served, singles) if a is not None]
     fallback = _median([a.app_s for a in alone])
-    wait_s = path_wait(singles)
+    # Every request sent alone tells the path's wait: the baseline's and the bursts of one.
+    wait_s = path_wait([r["requests"][0] for r in fired if r["n"] == 1 and not r["requests"][0]["error"]])
     runs = [burst_run(r, endpoint, limits, fallback, wait_s) for r in fired]
     by_n: dict[int, list[BurstRun]] = {}
     for run in (r for r in runs if r.phase == "burst"):

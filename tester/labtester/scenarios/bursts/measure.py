@@ -17,7 +17,7 @@ from labtester import census, machine
 from labtester.info import EndpointInfo
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.bursts.release import Reply, release
-from labtester.scrape import delta, scrape
+from labtester.scrape import Counted
 
 WARMUP_ARGUMENT = 1  # one iteration or one millisecond: starts pools and connections, costs nothing
 CONTROL_TIMEOUT_S = 30
@@ -46,7 +46,11 @@ def _measure_endpoint(
     metrics_url = base + ctx.info.control.metrics
     url = endpoint.url(base, argument)
     asyncio.run(release(endpoint.url(base, WARMUP_ARGUMENT), settings.burst_max, CONTROL_TIMEOUT_S))
-    before = scrape(control, metrics_url)
+    # A team's path is counted under its framework's route template: every route but the lab's.
+    counts = Counted(
+        control, metrics_url, endpoint.path, ctx.info.control.paths() if endpoint.work == "app" else None
+    )
+    before = counts.settled()
     sent = 0
     ctx.progress.step(f"{ctx.target.name}: {endpoint.name} baseline")
     for repeat in range(settings.repeats):
@@ -60,8 +64,7 @@ def _measure_endpoint(
             sent += _fire(
                 ctx, control, endpoint, url, argument, "burst", n, repeat, sample_census=largest_first
             )
-    counted = delta(before, scrape(control, metrics_url), endpoint.path, sent)
-    ctx.record("metrics", endpoint=endpoint.name, **counted.as_dict())
+    ctx.record("metrics", endpoint=endpoint.name, **counts.since(before, sent).as_dict())
 
 
 def fire(

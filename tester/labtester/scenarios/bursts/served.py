@@ -48,12 +48,12 @@ def accounts(requests: list[dict[str, Any]]) -> list[Served]:
     return sorted(found, key=lambda account: account.started_at)
 
 
-def path_wait(baseline: list[dict[str, Any]]) -> float | None:
+def path_wait(alone: list[dict[str, Any]]) -> float | None:
     """The wait the path showed alone: the app's time less its CPU, median over the requests sent
     one at a time (None without the header's figures: the body's endpoints say their work)."""
     waits = [
         a.app_s - a.cpu_s
-        for a in map(served, (r for r in baseline if not r["error"]))
+        for a in map(served, (r for r in alone if not r["error"]))
         if a is not None and a.source == "server-timing" and a.cpu_s is not None
     ]
     return max(0.0, statistics.median(waits)) if waits else None

@@ -17,7 +17,7 @@ from labtester.findings import Finding
 from labtester.findings.answered import Counts, app_answers
 from labtester.findings.wording import label
 from labtester.info import EndpointInfo, TargetInfo
-from labtester.loadclient import LoadClient
+from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.common import SampleShape, encode, errors, ramp_users
@@ -74,6 +74,8 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         path, census_url = settings.path(endpoint), url + info.control.census
         async with LoadClient(url, timeout_s) as client, httpx.AsyncClient(timeout=60) as control:
             alone = [await client.get(path) for _ in range(settings.baseline)]
+            if endpoint.work == "app" and not any(sample.ok for sample in alone):
+                return _unloaded(settings, alone)  # a path that only errs: its answers are the result
             cpu_before = await census.cpu_seconds(control, census_url)
             machine_before = machine.snapshot()
             client.restart_clock()
@@ -139,6 +141,19 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
 
     def comparison(self, results: Results) -> list[ComparisonRow]:
         return answers.comparison(results)
+
+
+def _unloaded(settings: FlowSettings, alone: list[Sample]) -> Record:
+    """A path none of whose requests alone succeeded: not loaded, its answers kept as its samples."""
+    return {
+        "params": settings.model_dump(),
+        "baseline": encode(alone),
+        "wall_s": 0.0,
+        "users": [],
+        "server_cpu_s": None,
+        "samples": encode(alone),
+        "unloaded": True,
+    }
 
 
 SHAPE = Flow()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from labtester.findings.wording import plural
+from labtester.findings.wording import milliseconds, plural
 from labtester.scenarios.flow.analyse import flows
 from labtester.scenarios.flow.answers import flow_line
 from labtester.scenarios.flow.conclude import AppConclusion, Configuration, PathServed
@@ -22,15 +22,11 @@ def _s(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds:.2f} s"
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.1f} ms" if seconds < 0.01 else f"{seconds * 1000:.0f} ms"
-
-
 def cost(path: PathServed) -> str:
     """`/search used 38 ms of CPU and waited 120 ms`: one request alone, as the server measured it."""
     if path.cpu_s is None or path.wait_s is None:
         return f"{path.path} (its CPU unmeasured: no Server-Timing header)"
-    return f"{path.path} used {_ms(path.cpu_s)} of CPU and waited {_ms(path.wait_s)}"
+    return f"{path.path} used {milliseconds(path.cpu_s)} of CPU and waited {milliseconds(path.wait_s)}"
 
 
 def _agrees(served: Configuration) -> bool:

@@ -113,6 +113,7 @@ class PathFlow(BaseModel):
     latency_s: dict[str, float]
     prediction: Prediction
     over_time: list[FlowSecond]
+    loaded: bool = True  # False: every request alone erred, so no users were ramped against it
     cpu_s: float | None = None  # CPU of one request alone (its header; median of the baseline)
     wait_s: float | None = None  # what it waited alone: the app's time less its CPU (median)
 
@@ -190,6 +191,7 @@ def path_flow(record: Record, info: TargetInfo) -> PathFlow:
         latency_s=latency_table([s.latency_s for s in samples if s.ok], (50, 95, 99)),
         prediction=predict(settings, per_request, info, cpu, _cores_free(record, server_cpu), name),
         over_time=flow_seconds(samples, wall, record["users"]),
+        loaded=not record.get("unloaded", False),
         **_alone(alone),
     )
 

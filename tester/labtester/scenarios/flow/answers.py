@@ -88,7 +88,8 @@ def comparison(results: Results) -> list[ComparisonRow]:
     paths also the p99 the recommendation weighs."""
     by_path: dict[str, list[tuple[TargetResult, PathFlow]]] = {}
     for target, flow in flows(results):
-        by_path.setdefault(flow.endpoint, []).append((target, flow))
+        if flow.latency_s:  # a flow with no success has no figure to set beside another
+            by_path.setdefault(flow.endpoint, []).append((target, flow))
     return [row for endpoint, pairs in by_path.items() for row in _rows(endpoint, pairs)]
 
 

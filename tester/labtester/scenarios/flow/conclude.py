@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel
 
 from labtester.findings.answered import is_answer
-from labtester.findings.wording import plural
+from labtester.findings.wording import milliseconds, plural
 from labtester.scenarios.flow.analyse import FAN_OUT, Binding, PathFlow, Prediction, flows
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class Configuration(BaseModel):
 class PathServed(BaseModel):
     path: str
     cpu_s: float | None  # CPU one request used alone (median over the configurations)
-    wait_s: float | None  # what it waited alone: the app's time less its CPU
+    wait_s: float | None  # what it waited alone: the app's time less its CPU (least over configurations)
     best_p99_s: float | None
     configurations: list[Configuration]  # by rate, highest first
     best: str | None  # the highest rate at an acceptable p99 on this path
@@ -92,9 +92,9 @@ def _why(prediction: Prediction, binding: Binding | None) -> str:
     """`its 16 slots, each held 160 ms a request`: what limits the configuration, and by how much."""
     p = prediction
     if binding == "slots" and p.slots is not None:
-        return f"its {plural(p.slots, 'slot')}, each held {p.per_request_s * 1000:.0f} ms a request"
+        return f"its {plural(p.slots, 'slot')}, each held {milliseconds(p.per_request_s)} a request"
     if binding == "cpu" and p.cpu_per_request_s:
-        cpu = f"{p.cpu_per_request_s * 1000:.1f} ms of CPU a request"
+        cpu = f"{milliseconds(p.cpu_per_request_s)} of CPU a request"
         return f"its {plural(p.cores, 'core')} at {cpu}"
     return "neither slots nor CPU: no limit was found below the load"
 
@@ -113,7 +113,7 @@ def _path(path: str, pairs: list[tuple[TargetResult, PathFlow]], within: float) 
     return PathServed(
         path=path,
         cpu_s=statistics.median(cpu) if cpu else None,
-        wait_s=statistics.median(wait) if wait else None,
+        wait_s=min(wait) if wait else None,  # a busy machine only adds to a wait: the least is the path's
         best_p99_s=best_p99,
         configurations=served,
         best=next((s.target for s in served if s.acceptable), None),

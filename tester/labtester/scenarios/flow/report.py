@@ -55,6 +55,8 @@ def table(results: Results) -> Table:
         left = column in ("target", "path", "bound by", "fails")
         result.add_column(column, justify="left" if left else "right")
     for target, f in flows(results):
+        if not f.latency_s:
+            continue  # no success to time: its failures are in the findings
         latency = f.latency_s
         result.add_row(
             target.name,
@@ -75,6 +77,9 @@ def target_text(target: TargetResult, f: PathFlow) -> str:
     slots = "no limit" if p.slots is None else plural(p.slots, "slot")
     alone, median, p99 = p.per_request_s * 1000, latency.get("p50", 0) * 1000, latency.get("p99", 0) * 1000
     against = "" if f.endpoint == FAN_OUT else f" on {f.endpoint}"
+    if not f.latency_s:
+        ramped = "no answer was a success" if f.loaded else "not loaded: every request alone erred"
+        return f"flow of {f.params.users} users{against}: {ramped} (failures: {failures_text(f.failures)})."
     return (
         f"flow of {f.params.users} users{against}: {f.requests_per_s:.1f} req/s, median {median:.0f} ms, "
         f"p99 {p99:.0f} ms; Little's law predicts {p.per_s:.1f} req/s ({slots}, "
