@@ -1,0 +1,221 @@
+"""A team's own app, as a new user brings it: a bare WSGI callable and a bare ASGI callable in a
+module of their own, with a CPU path, a waiting path, a path mixing both, a path that is not there
+and one that raises. Every assertion holds on a shared machine: counts, orderings, floors the app
+itself sets (a sleep is never shorter than asked; CPU burnt on the thread's clock is at least what
+was burnt), and ratios between configurations measured side by side.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.tester.app_lab import QUICK, QUICK_FLOW, app_lab, csv_rows, raw_records, results_of, values_with
+
+CPU_S, WAIT_S = 0.04, 0.1
+APP = f'''
+import asyncio, json, time
+
+
+def burn(seconds):
+    """CPU work on this thread's clock; returns what it burnt."""
+    start = time.thread_time()
+    while time.thread_time() - start < seconds:
+        sum(range(200))
+    return time.thread_time() - start
+
+
+def answer(path, burned):
+    return json.dumps({{"path": path, "burned_s": burned}}).encode()
+
+
+def wsgi(environ, start_response):
+    path, burned = environ["PATH_INFO"], 0.0
+    if path == "/cpu":
+        burned = burn({CPU_S})
+    elif path == "/wait":
+        time.sleep({WAIT_S})
+    elif path == "/mixed":
+        burned = burn({CPU_S / 2})
+        time.sleep({WAIT_S / 2})
+        burned += burn({CPU_S / 2})
+    elif path == "/boom":
+        raise RuntimeError("the team's bug")
+    else:
+        start_response("404 Not Found", [("Content-Type", "text/plain")])
+        return [b"not found"]
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [answer(path, burned)]
+
+
+async def asgi(scope, receive, send):
+    path, burned, status = scope["path"], 0.0, 200
+    if path == "/cpu":
+        burned = burn({CPU_S})
+    elif path == "/wait":
+        await asyncio.sleep({WAIT_S})
+    elif path == "/mixed":
+        burned = burn({CPU_S / 2})
+        await asyncio.sleep({WAIT_S / 2})
+        burned += burn({CPU_S / 2})
+    else:
+        status = 404
+    body = answer(path, burned) if status == 200 else b"not found"
+    headers = [(b"content-type", b"application/json")]
+    await send({{"type": "http.response.start", "status": status, "headers": headers}})
+    await send({{"type": "http.response.body", "body": body}})
+'''
+GOOD = ["/cpu", "/wait", "/mixed"]
+WSGI_CONFIGURATIONS = ["sync-1x", "sync-2x", "gthread", "gevent"]
+ASGI_CONFIGURATIONS = ["uvicorn", "uvicorn-cores"]
+Run = tuple[subprocess.CompletedProcess[str], Path]
+
+
+def team_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    directory = tmp_path_factory.mktemp(name)
+    (directory / "teamapp.py").write_text(APP)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def wsgi_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    directory = team_dir(tmp_path_factory, "wsgi")
+    values = values_with(directory, WSGI_CONFIGURATIONS)
+    paths = [*GOOD, "/missing", "/boom"]
+    completed, run_dir = app_lab(directory, "teamapp:wsgi", paths, values, *QUICK, env=QUICK_FLOW)
+    assert run_dir is not None, completed.stdout + completed.stderr
+    return completed, run_dir
+
+
+@pytest.fixture(scope="module")
+def asgi_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    directory = team_dir(tmp_path_factory, "asgi")
+    values = values_with(directory, ASGI_CONFIGURATIONS)
+    completed, run_dir = app_lab(directory, "teamapp:asgi", GOOD, values, *QUICK, env=QUICK_FLOW)
+    assert run_dir is not None, completed.stdout + completed.stderr
+    return completed, run_dir
+
+
+def flows_by(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each (configuration, path)'s flow."""
+    return {
+        (t["name"], f["endpoint"]): f
+        for t in results["targets"]
+        for f in t["scenarios"].get("flow", {"flows": []})["flows"]
+    }
+
+
+def bursts_by(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {
+        (t["name"], e["name"]): e
+        for t in results["targets"]
+        for e in t["scenarios"].get("bursts", {"endpoints": []})["endpoints"]
+    }
+
+
+@pytest.mark.parametrize(("run", "app"), [("wsgi_run", "teamapp:wsgi"), ("asgi_run", "teamapp:asgi")])
+def test_the_run_passes_and_answers_about_the_app_with_a_recommendation(
+    run: str, app: str, request: pytest.FixtureRequest
+) -> None:
+    completed, run_dir = request.getfixturevalue(run)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert f"How should {app} be served?" in completed.stdout
+    for path in GOOD:
+        assert (
+            f"What does {path} cost, and what does each configuration serve? {path} used " in completed.stdout
+        )
+    results = results_of(run_dir)
+    conclusion = results["conclusions"]["flow"]
+    configurations = {t["name"] for t in results["targets"]}
+    assert conclusion["recommendation"]["target"] in configurations
+    assert [p["path"] for p in conclusion["paths"]] == GOOD
+    html = (run_dir / "report.html").read_text()
+    assert f"How should {app} be served?" in html and conclusion["recommendation"]["label"] in html
+
+
+@pytest.mark.parametrize("run", ["wsgi_run", "asgi_run"])
+def test_every_request_row_carries_its_path_and_the_cpu_the_app_burnt(
+    run: str, request: pytest.FixtureRequest
+) -> None:
+    _, run_dir = request.getfixturevalue(run)
+    bursts = [r for r in csv_rows(run_dir / "requests.csv") if r["status"] == "200"]
+    assert {r["path"] for r in bursts} == set(GOOD)
+    assert all(r["account"] == "server-timing" and float(r["cpu_s"]) >= 0 for r in bursts)
+    flows = [r for r in csv_rows(run_dir / "scenario-requests.csv") if r["status"] == "200"]
+    assert {r["path"] for r in flows} == set(GOOD) and all(float(r["cpu_s"]) >= 0 for r in flows)
+    # The header's CPU is what the app burnt on its thread's clock, plus a little framework.
+    replies = [
+        reply
+        for record in raw_records(run_dir)
+        if record.get("kind") == "burst"
+        for reply in record["requests"]
+        if reply["body"] and reply["body"].get("burned_s")
+    ]
+    assert len(replies) > 20
+    for reply in replies:
+        burned = reply["body"]["burned_s"]
+        assert burned <= reply["cpu_s"] <= burned * 1.05 + 0.002, reply
+
+
+def test_a_waiting_path_is_served_by_threads_and_greenlets_a_cpu_path_by_cores(wsgi_run: Run) -> None:
+    flows = flows_by(results_of(wsgi_run[1]))
+    rate = {key: flow["requests_per_s"] for key, flow in flows.items()}
+    # Waits hold a sync worker, not a thread's or a greenlet's: more slots, more requests served.
+    assert (
+        rate["gthread", "/wait"] > rate["sync-1x", "/wait"]
+        and rate["gevent", "/wait"] > rate["sync-1x", "/wait"]
+    )
+    # Twice the sync workers: twice the waits served, but not twice the CPU (the same cores).
+    waits, cpu = (rate["sync-2x", p] / rate["sync-1x", p] for p in ("/wait", "/cpu"))
+    assert waits > 1.5 > cpu, (waits, cpu)
+    # Little's law says why: sync workers run out of slots on waits, every configuration of cores on CPU.
+    assert flows["sync-1x", "/wait"]["prediction"]["binding"] == "slots"
+    ceilings = {
+        c["target"]: c
+        for p in results_of(wsgi_run[1])["conclusions"]["flow"]["paths"]
+        if p["path"] == "/cpu"
+        for c in p["configurations"]
+    }
+    assert {c["ceiling_binding"] for c in ceilings.values()} == {"cpu"}
+
+
+def test_an_event_loop_runs_cpu_one_request_at_a_time_and_overlaps_the_waits(asgi_run: Run) -> None:
+    bursts = bursts_by(results_of(asgi_run[1]))
+    largest = {key: e["points"][-1] for key, e in bursts.items()}
+    assert largest["uvicorn", "/cpu"]["overlap"] == 1 and largest["uvicorn", "/wait"]["overlap"] == 3
+    conclusion = results_of(asgi_run[1])["conclusions"]["flow"]
+    cpu = {c["target"]: c for p in conclusion["paths"] if p["path"] == "/cpu" for c in p["configurations"]}
+    # One event loop has one core for the CPU; a worker per core, every core.
+    assert cpu["uvicorn-cores"]["ceiling_per_s"] > 1.5 * cpu["uvicorn"]["ceiling_per_s"]
+
+
+@pytest.mark.parametrize("run", ["wsgi_run", "asgi_run"])
+def test_a_mixed_path_is_its_measured_cpu_and_the_wait_it_showed_alone(
+    run: str, request: pytest.FixtureRequest
+) -> None:
+    bursts = bursts_by(results_of(request.getfixturevalue(run)[1]))
+    for (_, path), endpoint in bursts.items():
+        if path == "/mixed":
+            # Floors the app sets: it burnt CPU_S on its thread's clock, and slept WAIT_S / 2.
+            assert endpoint["cpu_s"] >= CPU_S and endpoint["wait_s"] >= WAIT_S / 2
+            assert endpoint["account"] == "server-timing"
+            assert all(p["model_s"] for p in endpoint["points"])
+
+
+def test_a_404_and_a_500_are_findings_and_the_other_paths_are_still_measured(wsgi_run: Run) -> None:
+    completed, run_dir = wsgi_run
+    results = results_of(run_dir)
+    answers = [f["text"] for f in results["findings"] if f["kind"] == "answer"]
+    requests = len(WSGI_CONFIGURATIONS) * (1 + 3 + 2 + 1)  # each: a baseline and bursts of 1, 2, 3
+    assert f"/missing answered HTTP 404 on {requests} of {requests} burst requests" in " ".join(answers)
+    assert f"/boom answered HTTP 500 on {requests} of {requests} burst requests" in " ".join(answers)
+    assert results["failed_checks"] == [] and results["missing"] == []
+    bursts = bursts_by(results)
+    for name in WSGI_CONFIGURATIONS:
+        for path in GOOD:
+            assert all(run["verdict"] != "failed" for p in bursts[name, path]["points"] for run in p["runs"])
+    assert results["conclusions"]["flow"]["unanswered"] == ["/missing", "/boom"]
+    assert "app /missing answered HTTP 404" in completed.stdout
