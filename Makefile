@@ -35,7 +35,7 @@ $(INSTALLED): pyproject.toml
 lint: install ## ruff check and format check; mypy --strict on the services, the tester and the scripts
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy services tester/labtester scripts platform
+	$(BIN)/mypy services tester/labtester scripts platform examples
 
 format: install ## Apply ruff's formatting and fixes
 	$(BIN)/ruff format .

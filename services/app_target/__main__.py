@@ -39,7 +39,8 @@ def checked(settings: AppSettings) -> LoadedApp:
         )
     if server == "uvicorn" and settings.worker_class != "sync":
         raise AppError(
-            f"LAB_WORKER_CLASS={settings.worker_class} is gunicorn's: uvicorn serves {settings.app}"
+            f"LAB_WORKER_CLASS={settings.worker_class} is a gunicorn worker class, and "
+            f"LAB_APP={settings.app} is an ASGI app, served by uvicorn"
         )
     return loaded
 
