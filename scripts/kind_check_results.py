@@ -44,11 +44,13 @@ Query = Callable[[str], dict[str, float]]
 
 
 def app_configurations(values: dict[str, Any]) -> list[str] | None:
-    """With `app.enabled`, the configurations the tester measures (those of the app's interface)."""
+    """With `app.enabled`, the configurations the tester measures (those of the app's interface),
+    by the names the chart gives their Services (`app-<name>`, concurrency-lab.appServers)."""
     app = values.get("app") or {}
     if not app.get("enabled"):
         return None
-    return [c["name"] for c in app.get("configurations") or [] if c.get("interface") == app.get("interface")]
+    configurations = app.get("configurations") or []
+    return [f"app-{c['name']}" for c in configurations if c.get("interface") == app.get("interface")]
 
 
 def measured_targets(values: dict[str, Any]) -> list[str]:

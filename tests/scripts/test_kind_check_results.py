@@ -143,8 +143,8 @@ APP_VALUES = {
 
 
 def test_with_an_app_the_measured_targets_are_its_configurations():
-    assert check_results.measured_targets(APP_VALUES) == ["sync-1x", "gthread"]
-    assert check_results.scraped_targets(APP_VALUES) == ["sync-1x", "gthread"]
+    assert check_results.measured_targets(APP_VALUES) == ["app-sync-1x", "app-gthread"]
+    assert check_results.scraped_targets(APP_VALUES) == ["app-sync-1x", "app-gthread"]
     assert check_results.scraped_targets(VALUES) == ["fastapi", "flask-1x", "reload"]
 
 

@@ -37,14 +37,20 @@ def values_with(directory: Path, configurations: list[str], broken: dict[str, An
 
 
 def app_lab(
-    directory: Path, app: str, paths: list[str], values: Path, *extra: str, env: dict[str, str] | None = None
+    workdir: Path,
+    output: Path,
+    app: str,
+    paths: list[str],
+    values: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], Path | None]:
-    """The command a team types, run where its app lives; the run's folder, if it made one."""
-    output = directory / "results"
+    """The command a team types, run where its app lives (`workdir`); the run's folder under
+    `output`, if it made one."""
     command = [sys.executable, "-m", "labtester", "lab", "--app", app, "--paths", ",".join(paths)]
     command += ["--values", str(values), "--output", str(output), *extra]
     completed = subprocess.run(
-        command, cwd=directory, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=900
+        command, cwd=workdir, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=900
     )
     runs = list(output.iterdir()) if output.exists() else []
     assert len(runs) <= 1

@@ -8,6 +8,7 @@ was burnt), and ratios between configurations measured side by side.
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,9 @@ def wsgi_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     directory = team_dir(tmp_path_factory, "wsgi")
     values = values_with(directory, WSGI_CONFIGURATIONS)
     paths = [*GOOD, "/missing", "/boom"]
-    completed, run_dir = app_lab(directory, "teamapp:wsgi", paths, values, *QUICK, env=QUICK_FLOW)
+    completed, run_dir = app_lab(
+        directory, directory / "results", "teamapp:wsgi", paths, values, *QUICK, env=QUICK_FLOW
+    )
     assert run_dir is not None, completed.stdout + completed.stderr
     return completed, run_dir
 
@@ -94,7 +97,9 @@ def wsgi_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
 def asgi_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     directory = team_dir(tmp_path_factory, "asgi")
     values = values_with(directory, ASGI_CONFIGURATIONS)
-    completed, run_dir = app_lab(directory, "teamapp:asgi", GOOD, values, *QUICK, env=QUICK_FLOW)
+    completed, run_dir = app_lab(
+        directory, directory / "results", "teamapp:asgi", GOOD, values, *QUICK, env=QUICK_FLOW
+    )
     assert run_dir is not None, completed.stdout + completed.stderr
     return completed, run_dir
 
@@ -219,3 +224,57 @@ def test_a_404_and_a_500_are_findings_and_the_other_paths_are_still_measured(wsg
             assert all(run["verdict"] != "failed" for p in bursts[name, path]["points"] for run in p["runs"])
     assert results["conclusions"]["flow"]["unanswered"] == ["/missing", "/boom"]
     assert "app /missing answered HTTP 404" in completed.stdout
+
+
+def test_a_configuration_that_does_not_start_is_a_finding_and_the_others_are_measured(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "teamapp.py").write_text(APP)
+    broken = {
+        "name": "broken",
+        "interface": "wsgi",
+        "env": {"LAB_SERVER": "gunicorn", "LAB_WORKER_CLASS": "nonsense"},
+    }
+    values = values_with(tmp_path, ["sync-1x"], broken)
+    completed, run_dir = app_lab(
+        tmp_path,
+        tmp_path / "results",
+        "teamapp:wsgi",
+        ["/wait"],
+        values,
+        "--scenarios",
+        "bursts",
+        "--burst-max",
+        "2",
+        "--repeats",
+        "1",
+    )
+    assert completed.returncode == 1 and run_dir is not None, completed.stdout + completed.stderr
+    results = results_of(run_dir)
+    (failure,) = results["failed_checks"]
+    assert failure.startswith("broken: start failed: broken exited before it was ready")
+    assert results["missing"] == ["broken: not measured (did not start)"]
+    (measured,) = [t for t in results["targets"] if t["ready"]]
+    assert measured["name"] == "sync-1x" and len(bursts_by(results)["sync-1x", "/wait"]["points"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (["--app", "teamapp:nothing", "--paths", "/cpu"], "nothing"),
+        (["--app", "nosuchmodule:app", "--paths", "/cpu"], "nosuchmodule"),
+        (["--app", "teamapp:wsgi", "--paths", "/cpu,/healthz"], "/healthz"),
+        (["--app", "teamapp:wsgi", "--paths", "cpu"], "'cpu' does not start with /"),
+        (["--app", "teamapp:wsgi"], "paths"),
+    ],
+)
+def test_a_bad_app_or_path_is_one_line_and_exit_2_with_nothing_started(
+    tmp_path: Path, arguments: list[str], said: str
+) -> None:
+    (tmp_path / "teamapp.py").write_text(APP)
+    command = [sys.executable, "-m", "labtester", "lab", *arguments, "--output", str(tmp_path / "results")]
+    completed = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 2 and completed.stdout == "", completed.stdout
+    (line,) = completed.stderr.splitlines()
+    assert line.startswith("error: ") and said in line
+    assert not (tmp_path / "results").exists()

@@ -146,7 +146,7 @@ def test_the_recommendation_is_the_first_answer_with_its_numbers() -> None:
         "gthread"
     )
     assert (
-        "/a: gthread 48.0/s at p99 0.30 s (best p99 0.30 s, gthread); predicted ceiling 50.0/s"
+        "/a: gthread 48.0/s at p99 0.30 s (the best); predicted ceiling 50.0/s, bound by its 2 cores"
         in recommendation.evidence
     )
     assert path.answer.startswith(

@@ -58,9 +58,10 @@ def recommendation(conclusion: AppConclusion) -> Answer | None:
         served = next((s for s in path.configurations if s.target == name), None)
         if served is not None:
             best = min((s for s in path.configurations if s.p99_s is not None), key=lambda s: s.p99_s or 0.0)
+            beside = "the best" if best.target == name else f"the best {_s(path.best_p99_s)} on {best.target}"
             evidence.append(
-                f"{path.path}: {name} {number(served.requests_per_s)}/s at p99 {_s(served.p99_s)} (best "
-                f"p99 {_s(path.best_p99_s)}, {best.target}); {_ceiling(served)}"
+                f"{path.path}: {name} {number(served.requests_per_s)}/s at p99 {_s(served.p99_s)} "
+                f"({beside}); {_ceiling(served)}"
             )
     return Answer(
         order=1,
