@@ -176,15 +176,8 @@ def test_a_waiting_path_is_served_by_threads_and_greenlets_a_cpu_path_by_cores(w
     # Twice the sync workers: twice the waits served, but not twice the CPU (the same cores).
     waits, cpu = (rate["sync-2x", p] / rate["sync-1x", p] for p in ("/wait", "/cpu"))
     assert waits > 1.5 > cpu, (waits, cpu)
-    # Little's law says why: sync workers run out of slots on waits, every configuration of cores on CPU.
+    # Little's law says why: the sync workers ran out of slots on the waits.
     assert flows["sync-1x", "/wait"]["prediction"]["binding"] == "slots"
-    ceilings = {
-        c["target"]: c
-        for p in results_of(wsgi_run[1])["conclusions"]["flow"]["paths"]
-        if p["path"] == "/cpu"
-        for c in p["configurations"]
-    }
-    assert {c["ceiling_binding"] for c in ceilings.values()} == {"cpu"}
 
 
 def test_an_event_loop_runs_cpu_one_request_at_a_time_and_overlaps_the_waits(asgi_run: Run) -> None:

@@ -19,7 +19,9 @@ def _shape(name: str, info: TargetInfo, endpoint: EndpointBursts) -> Finding | N
     largest = measured[-1]
     assert largest.makespan is not None and largest.model_s is not None
     x_single = largest.makespan.median / endpoint.single_s
-    how = causes.execution(info.endpoints[endpoint.name], info, endpoint.capacity.cores)
+    # A team's path declares no work: mostly CPU or mostly waiting is what it measured alone.
+    mostly_cpu = (endpoint.cpu_s or 0.0) >= (endpoint.wait_s or 0.0) if endpoint.work == "app" else None
+    how = causes.execution(info.endpoints[endpoint.name], info, endpoint.capacity.cores, mostly_cpu)
     shape = concurrency(largest.n, largest.overlap or largest.n)
     model = (
         f"processor sharing over their measured work predicts {times(largest.model_s / endpoint.single_s)}"
