@@ -110,6 +110,13 @@ class Results(BaseModel):
     def lab_settings(self) -> LabSettings:
         return TesterSettings.model_validate(self.run.settings)
 
+    def measured(self) -> str:
+        """What the run measured, for its headline: a team's app on its paths, or N's CPU work."""
+        settings = self.run.settings
+        if settings.get("app"):
+            return f"the app {settings['app']} on {', '.join(settings.get('paths') or [])}"
+        return f"N = {settings['work_seconds']:g} s of CPU per request"
+
 
 def build_results(records: list[Record]) -> Results:
     """Aggregate the raw records into the results document."""

@@ -93,7 +93,7 @@ def _run_line(contents: Contents) -> str:
             f" The machine was {state} (CV {stability.cv_pct:.0f} %, band +-{stability.band_pct:.0f} %)."
         )
     return (
-        f"Run {escape(run.id)}, {escape(run.status)}: N = {settings['work_seconds']:g} s of CPU per request, "
+        f"Run {escape(run.id)}, {escape(run.status)}: {escape(contents.results.measured())}, "
         f"bursts of n = 1..{settings['burst_max']}, {plural(settings['repeats'], 'repeat')}, load shapes "
         f"{escape(', '.join(settings['scenarios']))}; {len(contents.targets)} targets side by side.{machine}"
     )
