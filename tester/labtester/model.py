@@ -12,7 +12,10 @@ Each job is what the server measured for it: its CPU seconds (so a CPU that runs
 jobs bigger, not the model wrong) and the wait its path showed alone (the app's time less its CPU,
 median over requests sent one at a time), so mixed work is modelled, not only pure CPU or pure
 waits; and, where the server said so, which of its processes ran it (an uneven spread is
-measured, not assumed).
+measured, not assumed). An endpoint that declares its work (the lab's own) waits what it declares:
+a CPU endpoint nothing, a wait endpoint each request's own wait. A path's time alone also holds
+any time its CPU waited for a core some other process held: on a busy machine a team's CPU path
+seems to wait, and the stability probes say when the machine was busy.
 
 The assumption about order: a request computes first and waits after (all its CPU, then all its
 waits), and holds its slot throughout. For requests alike the order moves no makespan (they keep

@@ -62,8 +62,13 @@ def path_wait(alone: list[dict[str, Any]]) -> float | None:
 def jobs(
     requests: list[dict[str, Any]], endpoint: EndpointInfo, wait_s: float | None, fallback_s: float | None
 ) -> list[Job] | None:
-    """Each request's demand, in the order the server took them: its measured CPU, then the wait
-    its path showed alone; without the header, a wait's own duration or the work's CPU seconds."""
+    """Each request's demand, in the order the server took them: its measured CPU, then its wait.
+
+    Where the path declares its work (the lab's own endpoints) the wait is what it declares: a CPU
+    endpoint does not wait (what its time adds to its CPU alone is overhead, or a core it waited
+    for), a wait endpoint's wait is each request's own. A team's path, or mixed work, waits what
+    the path showed alone (`wait_s`).
+    """
     taken = accounts(requests)
     if len(taken) != len(requests):
         return None
@@ -72,12 +77,13 @@ def jobs(
     demands = []
     for account in taken:
         ran_on = process[account.pid] if account.pid is not None else None
-        if wait_s is not None and account.cpu_s is not None:
-            demands.append(Job(account.cpu_s, wait_s, process=ran_on))
-        elif endpoint.work == "io":
-            demands.append(Job(0.0, account.app_s))
-        elif (cpu := account.cpu_s if account.cpu_s is not None else fallback_s) is not None:
-            demands.append(Job(cpu, process=ran_on))
-        else:
+        if endpoint.work == "io":
+            used = account.cpu_s if account.source == "server-timing" and account.cpu_s is not None else 0.0
+            demands.append(Job(used, account.app_s - used))
+            continue
+        cpu = account.cpu_s if account.cpu_s is not None else fallback_s
+        if cpu is None:
             return None
+        wait = (wait_s or 0.0) if endpoint.work in ("app", "mixed") else 0.0
+        demands.append(Job(cpu, wait, process=ran_on))
     return demands
