@@ -13,9 +13,11 @@ it against a process patched first thing).
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import TYPE_CHECKING
 
+from workload.lifetime import die_with_parent
 from workload.metrics_process import MetricsProcess, start_metrics_process
 from workload.server import prepare_environment, remove_metrics_dir
 from workload.settings import TargetSettings
@@ -63,6 +65,9 @@ def when_ready(server: Arbiter) -> None:
 
 
 def post_fork(server: Arbiter, worker: Worker) -> None:
+    # Killed with the arbiter, even a SIGKILLed one: a worker alone would finish its request and
+    # notice the arbiter gone only at its next check (sync: up to `timeout` / 2 later).
+    die_with_parent(server.pid, signal.SIGKILL)
     if worker_class == "gevent":
         # Once a worker has died, child_exit has imported prometheus_client into the arbiter, and
         # it keeps its own copy of threading.Lock. A worker forked after that drops it before it

@@ -1,9 +1,9 @@
-"""A team's app on 127.0.0.1: checked before anything starts, then served in every configuration of
-its interface (the chart's `app.configurations`), each told the app, its paths and the downstream.
+"""A team's app on 127.0.0.1: checked before anything starts (`python -m app_target check`), then
+served in every configuration of its interface (the chart's `app.configurations`), each told the
+app and its paths (app_env) beside the downstream mock's URL.
 
 The app is imported from the working directory or PYTHONPATH, so the working directory goes on
-the servers' PYTHONPATH. A configuration that does not start is recorded with its log's tail and
-the others are measured: one server that cannot run the app is a finding, not the end of the run.
+the servers' PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -12,13 +12,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from labtester.launcher import LaunchError, RunningTarget, start_target
-from labtester.targets import APP_TARGET_MODULE, TargetDefinition
+from labtester.targets import APP_TARGET_MODULE
 
 CHECK_TIMEOUT_S = 120  # importing an app can take a while (its framework, its data)
 
@@ -54,43 +49,3 @@ def check_app(app: str, paths: list[str]) -> str:
     except (ValueError, IndexError, KeyError, TypeError):
         raise AppError(f"the app check of {app} said {done.stdout.strip()!r}, not its interface") from None
     return str(interface)
-
-
-@dataclass
-class Launched:
-    started: list[RunningTarget] = field(default_factory=list)
-    failed: dict[str, str] = field(default_factory=dict)  # name: why it did not start
-
-
-@contextmanager
-def running_configurations(
-    definitions: list[TargetDefinition],
-    app: str,
-    paths: list[str],
-    downstream: TargetDefinition | None,
-    log_dir: Path | None = None,
-) -> Iterator[Launched]:
-    """The downstream mock, then each configuration; all stopped on exit. The mock must start (the
-    app's paths may call it); a configuration that does not is recorded and skipped."""
-    with ExitStack() as stack:
-        launched, env = Launched(), app_env(app, paths)
-        if downstream is not None:
-            mock = start_target(downstream, log_dir=log_dir)
-            stack.callback(mock.stop)
-            env["LAB_DOWNSTREAM_URL"] = mock.url
-        for definition in definitions:
-            try:
-                target = start_target(definition, extra_env=env, log_dir=log_dir)
-            except LaunchError as error:
-                launched.failed[definition.name] = _one_line(str(error))
-                continue
-            stack.callback(target.stop)
-            launched.started.append(target)
-        yield launched
-
-
-def _one_line(error: str, tail: int = 3) -> str:
-    """A launch error on one line: what happened, then the last lines its server logged."""
-    first, *log = error.splitlines()
-    logged = [line.strip() for line in log if line.strip()][-tail:]
-    return f"{first} {' | '.join(logged)}".strip()

@@ -269,5 +269,5 @@ def test_a_bad_app_or_path_is_one_line_and_exit_2_with_nothing_started(
     completed = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 2 and completed.stdout == "", completed.stdout
     (line,) = completed.stderr.splitlines()
-    assert line.startswith("error: ") and said in line
+    assert line.startswith("labtester lab: ") and said in line
     assert not (tmp_path / "results").exists()
