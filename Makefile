@@ -49,7 +49,7 @@ targets: install ## Start the measured targets (and the downstream mock) on thei
 
 lab: install ## Run the whole lab locally (targets on 127.0.0.1), report in results/; APP=module:app PATHS=/a,/b
 	$(BIN)/python -m labtester lab $(LAB_FLAGS) $(if $(COMPARE),--compare $(COMPARE)) \
-		$(if $(APP),--app $(APP)) $(if $(PATHS),--paths $(PATHS))
+		$(if $(APP),--app '$(APP)') $(if $(PATHS),--paths '$(PATHS)')
 
 bench: install /usr/bin/wrk ## Kernel CV, calibration error, measured/model ratios, client vs wrk
 	$(BIN)/python -m labtester bench $(LAB_FLAGS)
