@@ -16,17 +16,11 @@ from examples.shop.pages import PRODUCTS_LIMIT, TEMPLATES
 from examples.shop.report import category_trend, sales_report
 
 app = Flask(__name__, template_folder=str(TEMPLATES))
-_clients: dict[str, httpx.Client] = {}
-
-
-def _client() -> httpx.Client | None:
-    """One pooled client per worker process for the downstream services; None where unset."""
-    url = downstream.base_url()
-    if url is None:
-        return None
-    if url not in _clients:
-        _clients[url] = httpx.Client(base_url=url, timeout=downstream.TIMEOUT_S)
-    return _clients[url]
+# One pooled client per worker process (the app is imported in each), made once: making one loads
+# the CA certificates, which is no request's work.
+_client = (
+    httpx.Client(base_url=_url, timeout=downstream.TIMEOUT_S) if (_url := downstream.base_url()) else None
+)
 
 
 def _product_or_404(product_id: int | None) -> dict[str, Any]:
@@ -51,7 +45,7 @@ def show_product(product_id: int) -> Response:
 def product_page(product_id: int) -> Response | tuple[Response, int] | str:
     """Mixed: a call to the inventory service, queries, the category's trend, a rendered page."""
     found = _product_or_404(product_id)
-    client = _client()
+    client = _client
     if client is None:
         return jsonify(downstream.UNSET), 503
     client.get(downstream.stock_path()).raise_for_status()
@@ -74,7 +68,7 @@ def report() -> str:
 def checkout() -> Response | tuple[Response, int]:
     """Mostly waiting: the payment provider takes its time."""
     found = _product_or_404(request.args.get("product", type=int))
-    client = _client()
+    client = _client
     if client is None:
         return jsonify(downstream.UNSET), 503
     client.get(downstream.payment_path()).raise_for_status()

@@ -42,6 +42,11 @@ def checked(settings: AppSettings) -> LoadedApp:
             f"LAB_WORKER_CLASS={settings.worker_class} is a gunicorn worker class, and "
             f"LAB_APP={settings.app} is an ASGI app, served by uvicorn"
         )
+    if settings.max_in_flight is not None:
+        raise AppError(
+            f"LAB_MAX_IN_FLIGHT={settings.max_in_flight}: app_target does not limit the requests in flight "
+            f"of LAB_APP={settings.app}"
+        )
     return loaded
 
 

@@ -17,6 +17,7 @@ INTERFACES = {"flask": "wsgi", "fastapi": "asgi"}
 PATHS = ["/report", "/checkout?product=7", "/products/7/page", "/products?category=lamps", "/products/7"]
 PAYMENT_S, STOCK_S = 0.150, 0.040  # examples/shop/downstream.py
 TIMER_TICK_S = 0.001
+REPEATS = 6
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +55,12 @@ def test_both_versions_answer_alike(shops: dict[str, RunningTarget], path: str) 
 @pytest.mark.parametrize("version", list(VERSIONS))
 def test_the_paths_are_cpu_waiting_and_both(shops: dict[str, RunningTarget], version: str) -> None:
     target = shops[version]
-    for path in PATHS:  # the first requests pay one-time costs (templates compiled, clients made)
-        answers(target, path)
-    report, checkout, page = (answers(target, path)[2] for path in PATHS[:3])
+    # A worker's first requests pay one-time costs (templates compiled, connections made): the
+    # least of several requests of each path is the path's own.
+    report, checkout, page = (
+        min((answers(target, path)[2] for _ in range(REPEATS)), key=lambda timing: timing.cpu_s)
+        for path in PATHS[:3]
+    )
     # CPU seconds do not depend on how busy the machine is; wall times only grow with it.
     assert report.cpu_s > 2 * page.cpu_s > 10 * checkout.cpu_s  # the report is the CPU path
     assert checkout.app_s >= PAYMENT_S - TIMER_TICK_S > 20 * checkout.cpu_s  # checkout mostly waits

@@ -83,6 +83,7 @@ BAD = [
     (f"{BARE_MODULE}:asgi", {"LAB_SERVER": "gunicorn"}, "LAB_SERVER=gunicorn serves only WSGI apps"),
     (f"{BARE_MODULE}:wsgi", {"LAB_SERVER": "uvicorn"}, "LAB_SERVER=uvicorn serves only ASGI apps"),
     (f"{BARE_MODULE}:asgi", {"LAB_WORKER_CLASS": "gthread"}, "LAB_WORKER_CLASS=gthread is a gunicorn worker"),
+    (f"{BARE_MODULE}:wsgi", {"LAB_MAX_IN_FLIGHT": "5"}, "LAB_MAX_IN_FLIGHT=5: app_target does not limit"),
     ("no colon here", {}, "expected package.module:attribute"),
     ("", {}, "LAB_APP is not set"),
     (f"{BARE_MODULE}:wsgi", {"LAB_APP_PATHS": "/a,b"}, "LAB_APP_PATHS"),
