@@ -119,7 +119,11 @@ def print_middleware_overhead(console: Console) -> None:
     """The CPU middleware's cost per request, wrapped against bare app called in-process many times
     (`python -m workload.overhead`, a process of its own: the tester imports nothing of the targets)."""
     measured = subprocess.run(
-        [sys.executable, "-m", "workload.overhead"], capture_output=True, text=True, check=True, timeout=600
+        dying_with_tester([sys.executable, "-m", "workload.overhead"]),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
     )
     for interface, figure in json.loads(measured.stdout).items():
         console.print(

@@ -134,7 +134,8 @@ def image_builds(values_path: Path = DEFAULT_VALUES, root: Path = REPO_ROOT) -> 
     if downstream is not None:
         servers.append((downstream.image, downstream.module))
     app = _values(values_path).get("app") or {}
-    if app.get("image"):  # the app's configurations all run app_target from the app's image
+    # The app's configurations all run app_target from the app's image.
+    if isinstance(app, dict) and app.get("image"):
         servers.append((app["image"], APP_TARGET_MODULE))
     modules: dict[str, str] = {}
     for image, module in servers:

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.launcher import RunningTarget
 from tests.services.apps import BARE_MODULE, bare_app_dir, configurations, serve_app, serving_pids
 from tests.services.servertiming import agrees, burst, parse
+from tests.tester.test_orphans import left_after
 
 PATHS = ["/cpu?ms=120", "/wait?ms=200", "/mixed?cpu_ms=120&wait_ms=200", "/boom"]
 WAIT_S = 0.2
@@ -106,3 +108,22 @@ def test_a_path_that_raises_is_a_measured_500(served: tuple[RunningTarget, dict[
     assert httpx.get(f"{target.url}/cpu?ms=5", timeout=30).status_code == 200
     assert target.process.poll() is None
     assert "RuntimeError: the app failed" in target.log_path.read_text(errors="replace")
+
+
+@pytest.mark.parametrize(
+    "configuration",
+    [c for c in configurations("asgi") + configurations("wsgi") if c["name"] in ("uvicorn-cores", "sync-2x")],
+    ids=lambda c: c["name"],
+)
+def test_a_sigkilled_root_takes_the_apps_whole_tree(app_dir: Path, configuration: dict[str, Any]) -> None:
+    """uvicorn's --workers children and gunicorn's workers serving the app end with the root."""
+    interface = configuration["interface"]
+    target = serve_app(f"{BARE_MODULE}:{interface}", configuration, PATHS, pythonpath=app_dir)
+    try:
+        tree = target.tree()
+        assert len(tree) >= 3  # the root, its workers and the metrics process
+        left, ports = left_after(psutil.Process(target.process.pid), tree)
+        target.process.wait(timeout=10)
+    finally:
+        target.stop(grace_s=1)
+    assert left == [] and ports == set()
