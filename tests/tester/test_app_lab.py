@@ -17,59 +17,11 @@ import pytest
 from tests.tester.app_lab import QUICK, QUICK_FLOW, app_lab, csv_rows, raw_records, results_of, values_with
 
 CPU_S, WAIT_S = 0.04, 0.1
-APP = f'''
-import asyncio, json, time
-
-
-def burn(seconds):
-    """CPU work on this thread's clock; returns what it burnt."""
-    start = time.thread_time()
-    while time.thread_time() - start < seconds:
-        sum(range(200))
-    return time.thread_time() - start
-
-
-def answer(path, burned):
-    return json.dumps({{"path": path, "burned_s": burned}}).encode()
-
-
-def wsgi(environ, start_response):
-    path, burned = environ["PATH_INFO"], 0.0
-    if path == "/cpu":
-        burned = burn({CPU_S})
-    elif path == "/wait":
-        time.sleep({WAIT_S})
-    elif path == "/mixed":
-        burned = burn({CPU_S / 2})
-        time.sleep({WAIT_S / 2})
-        burned += burn({CPU_S / 2})
-    elif path == "/boom":
-        raise RuntimeError("the team's bug")
-    else:
-        start_response("404 Not Found", [("Content-Type", "text/plain")])
-        return [b"not found"]
-    start_response("200 OK", [("Content-Type", "application/json")])
-    return [answer(path, burned)]
-
-
-async def asgi(scope, receive, send):
-    path, burned, status = scope["path"], 0.0, 200
-    if path == "/cpu":
-        burned = burn({CPU_S})
-    elif path == "/wait":
-        await asyncio.sleep({WAIT_S})
-    elif path == "/mixed":
-        burned = burn({CPU_S / 2})
-        await asyncio.sleep({WAIT_S / 2})
-        burned += burn({CPU_S / 2})
-    else:
-        status = 404
-    body = answer(path, burned) if status == 200 else b"not found"
-    headers = [(b"content-type", b"application/json")]
-    await send({{"type": "http.response.start", "status": status, "headers": headers}})
-    await send({{"type": "http.response.body", "body": body}})
-'''
-GOOD = ["/cpu", "/wait", "/mixed"]
+# The bare callables the services' own tests serve (tests/services/bare_app.py), as a team's module.
+APP = (Path(__file__).parents[1] / "services" / "bare_app.py").read_text()
+CPU, WAIT = f"/cpu?ms={CPU_S * 1000:.0f}", f"/wait?ms={WAIT_S * 1000:.0f}"
+MIXED = f"/mixed?cpu_ms={CPU_S * 1000:.0f}&wait_ms={WAIT_S * 500:.0f}"
+GOOD = [CPU, WAIT, MIXED]
 WSGI_CONFIGURATIONS = ["sync-1x", "sync-2x", "gthread", "gevent"]
 ASGI_CONFIGURATIONS = ["uvicorn", "uvicorn-cores"]
 Run = tuple[subprocess.CompletedProcess[str], Path]
@@ -127,11 +79,10 @@ def test_the_run_passes_and_answers_about_the_app_with_a_recommendation(
 ) -> None:
     completed, run_dir = request.getfixturevalue(run)
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert f"How should {app} be served?" in completed.stdout
+    said = " ".join(completed.stdout.split())  # the console wraps its answers
+    assert f"How should {app} be served?" in said
     for path in GOOD:
-        assert (
-            f"What does {path} cost, and what does each configuration serve? {path} used " in completed.stdout
-        )
+        assert f"What does {path} cost, and what does each configuration serve? {path} used " in said
     results = results_of(run_dir)
     conclusion = results["conclusions"]["flow"]
     configurations = {t["name"] for t in results["targets"]}
@@ -157,11 +108,11 @@ def test_every_request_row_carries_its_path_and_the_cpu_the_app_burnt(
         for record in raw_records(run_dir)
         if record.get("kind") == "burst"
         for reply in record["requests"]
-        if reply["body"] and reply["body"].get("burned_s")
+        if reply["body"] and reply["body"].get("cpu_s")
     ]
     assert len(replies) > 20
     for reply in replies:
-        burned = reply["body"]["burned_s"]
+        burned = reply["body"]["cpu_s"]
         assert burned <= reply["cpu_s"] <= burned * 1.05 + 0.002, reply
 
 
@@ -169,23 +120,20 @@ def test_a_waiting_path_is_served_by_threads_and_greenlets_a_cpu_path_by_cores(w
     flows = flows_by(results_of(wsgi_run[1]))
     rate = {key: flow["requests_per_s"] for key, flow in flows.items()}
     # Waits hold a sync worker, not a thread's or a greenlet's: more slots, more requests served.
-    assert (
-        rate["gthread", "/wait"] > rate["sync-1x", "/wait"]
-        and rate["gevent", "/wait"] > rate["sync-1x", "/wait"]
-    )
+    assert rate["gthread", WAIT] > rate["sync-1x", WAIT] and rate["gevent", WAIT] > rate["sync-1x", WAIT]
     # Twice the sync workers: twice the waits served, but not twice the CPU (the same cores).
-    waits, cpu = (rate["sync-2x", p] / rate["sync-1x", p] for p in ("/wait", "/cpu"))
+    waits, cpu = (rate["sync-2x", p] / rate["sync-1x", p] for p in (WAIT, CPU))
     assert waits > 1.5 > cpu, (waits, cpu)
     # Little's law says why: the sync workers ran out of slots on the waits.
-    assert flows["sync-1x", "/wait"]["prediction"]["binding"] == "slots"
+    assert flows["sync-1x", WAIT]["prediction"]["binding"] == "slots"
 
 
 def test_an_event_loop_runs_cpu_one_request_at_a_time_and_overlaps_the_waits(asgi_run: Run) -> None:
     bursts = bursts_by(results_of(asgi_run[1]))
     largest = {key: e["points"][-1] for key, e in bursts.items()}
-    assert largest["uvicorn", "/cpu"]["overlap"] == 1 and largest["uvicorn", "/wait"]["overlap"] == 3
+    assert largest["uvicorn", CPU]["overlap"] == 1 and largest["uvicorn", WAIT]["overlap"] == 3
     conclusion = results_of(asgi_run[1])["conclusions"]["flow"]
-    cpu = {c["target"]: c for p in conclusion["paths"] if p["path"] == "/cpu" for c in p["configurations"]}
+    cpu = {c["target"]: c for p in conclusion["paths"] if p["path"] == CPU for c in p["configurations"]}
     # One event loop has one core for the CPU; a worker per core, every core.
     assert cpu["uvicorn-cores"]["ceiling_per_s"] > 1.5 * cpu["uvicorn"]["ceiling_per_s"]
 
@@ -196,7 +144,7 @@ def test_a_mixed_path_is_its_measured_cpu_and_the_wait_it_showed_alone(
 ) -> None:
     bursts = bursts_by(results_of(request.getfixturevalue(run)[1]))
     for (_, path), endpoint in bursts.items():
-        if path == "/mixed":
+        if path == MIXED:
             # Floors the app sets: it burnt CPU_S on its thread's clock, and slept WAIT_S / 2.
             assert endpoint["cpu_s"] >= CPU_S and endpoint["wait_s"] >= WAIT_S / 2
             assert endpoint["account"] == "server-timing"
@@ -233,7 +181,7 @@ def test_a_configuration_that_does_not_start_is_a_finding_and_the_others_are_mea
         tmp_path,
         tmp_path / "results",
         "teamapp:wsgi",
-        ["/wait"],
+        [WAIT],
         values,
         "--scenarios",
         "bursts",
@@ -248,14 +196,14 @@ def test_a_configuration_that_does_not_start_is_a_finding_and_the_others_are_mea
     assert failure.startswith("broken: start failed: broken exited before it was ready")
     assert results["missing"] == ["broken: not measured (did not start)"]
     (measured,) = [t for t in results["targets"] if t["ready"]]
-    assert measured["name"] == "sync-1x" and len(bursts_by(results)["sync-1x", "/wait"]["points"]) == 2
+    assert measured["name"] == "sync-1x" and len(bursts_by(results)["sync-1x", WAIT]["points"]) == 2
 
 
 @pytest.mark.parametrize(
     ("arguments", "said"),
     [
-        (["--app", "teamapp:nothing", "--paths", "/cpu"], "nothing"),
-        (["--app", "nosuchmodule:app", "--paths", "/cpu"], "nosuchmodule"),
+        (["--app", "teamapp:nothing", "--paths", CPU], "nothing"),
+        (["--app", "nosuchmodule:app", "--paths", CPU], "nosuchmodule"),
         (["--app", "teamapp:wsgi", "--paths", "/cpu,/healthz"], "/healthz"),
         (["--app", "teamapp:wsgi", "--paths", "cpu"], "'cpu' does not start with /"),
         (["--app", "teamapp:wsgi"], "paths"),

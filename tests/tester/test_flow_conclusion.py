@@ -152,3 +152,22 @@ def test_the_recommendation_is_the_first_answer_with_its_numbers() -> None:
     assert path.answer.startswith(
         "/a used 40 ms of CPU and waited 120 ms alone: it was served at gthread 48.0/s, sync-1x 12.0/s"
     )
+
+
+def test_where_none_is_acceptable_everywhere_the_one_acceptable_on_most_paths_is_named_with_a_caveat() -> (
+    None
+):
+    found = results(
+        {
+            "sync-2x": [flow("/a", 24, 0.5, slots=4), flow("/b", 40, 0.3, slots=4)],  # /b beyond 2x
+            "gthread": [flow("/a", 19, 2.0, slots=16), flow("/b", 119, 0.2, slots=16)],  # /a beyond 2x
+            "gevent": [flow("/a", 10, 4.0, slots=200), flow("/b", 116, 0.1, slots=200)],  # /a beyond
+        }
+    )
+    conclusion = conclude(found)
+    # Each is acceptable on one path: gthread's rates are the best mean of rate over best rate.
+    assert conclusion.recommendation is not None and conclusion.recommendation.target == "gthread"
+    assert conclusion.recommendation.beyond == ["/a"]
+    found.conclusions = {"flow": conclusion}
+    (answer, *_) = SHAPES["flow"].answers(found)
+    assert answer.answer.startswith("gthread, with a caveat:") and answer.answer.endswith("but not on /a.")

@@ -41,27 +41,26 @@ def _ceiling(served: Configuration) -> str:
 
 
 def recommendation(conclusion: AppConclusion) -> Answer | None:
-    if not conclusion.paths:
-        return None
-    app, within = conclusion.app or "the app", f"{conclusion.acceptable_p99:g}x"
     chosen = conclusion.recommendation
     if chosen is None:
+        return None
+    app, within = conclusion.app or "the app", f"{conclusion.acceptable_p99:g}x"
+    answer = f"{chosen.label}: the highest rate with a p99 within {within} of the best on every path."
+    if chosen.beyond:
         answer = (
-            f"No configuration kept its p99 within {within} of the best on every path; the best on each: "
-            + (", ".join(f"{p.path} {p.best or 'none'}" for p in conclusion.paths) + ".")
+            f"{chosen.label}, with a caveat: no configuration kept its p99 within {within} of the best "
+            f"on every path; this one did on the most, at the highest rate, but not on "
+            f"{', '.join(chosen.beyond)}."
         )
-    else:
-        answer = f"{chosen.label}: the highest rate with a p99 within {within} of the best on every path."
     evidence = []
     for path in conclusion.paths:
-        name = chosen.target if chosen else path.best
-        served = next((s for s in path.configurations if s.target == name), None)
+        served = next((s for s in path.configurations if s.target == chosen.target), None)
+        best = next((s.target for s in path.configurations if s.p99_s == path.best_p99_s), None)
         if served is not None:
-            best = min((s for s in path.configurations if s.p99_s is not None), key=lambda s: s.p99_s or 0.0)
-            beside = "the best" if best.target == name else f"the best {_s(path.best_p99_s)} on {best.target}"
+            beside = "the best" if best == chosen.target else f"the best {_s(path.best_p99_s)} on {best}"
             evidence.append(
-                f"{path.path}: {name} {number(served.requests_per_s)}/s at p99 {_s(served.p99_s)} "
-                f"({beside}); {_ceiling(served)}"
+                f"{path.path}: {chosen.target} {number(served.requests_per_s)}/s at p99 "
+                f"{_s(served.p99_s)} ({beside}); {_ceiling(served)}"
             )
     return Answer(
         order=1,

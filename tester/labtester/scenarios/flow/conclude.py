@@ -4,7 +4,9 @@ configuration's rate and p99 on it beside Little's law, and the recommendation.
 The recommendation is the configuration with the highest rate among those whose p99 is acceptable
 on every path the app answered: within `acceptable_p99` (a knob of the settings, default 2) times
 the best p99 any configuration reached on that path, with no failed request and no error answer.
-Several paths weigh alike: the rate on each over the best rate on it, geometric mean. Its
+Several paths weigh alike: the rate on each over the best rate on it, geometric mean. Where no
+configuration is acceptable on every path, it is chosen among those acceptable on the most, and
+the paths where its p99 is not are named. Its
 predicted ceiling is Little's law for the configuration alone, whatever the load: the fewer of its
 slots over the time a request holds one and its cores over the CPU a request uses.
 """
@@ -56,6 +58,7 @@ class Recommendation(BaseModel):
     target: str
     label: str
     score: float  # geometric mean over the paths of its rate over the best rate there
+    beyond: list[str] = []  # paths where its p99 was not acceptable (none acceptable everywhere)
 
 
 class AppConclusion(BaseModel):
@@ -65,7 +68,7 @@ class AppConclusion(BaseModel):
     cores: int | None  # of the configurations (their effective cores)
     paths: list[PathServed]  # the paths the app answered with a success somewhere
     unanswered: list[str]  # paths no configuration answered with a success
-    recommendation: Recommendation | None  # None: no configuration acceptable on every path
+    recommendation: Recommendation | None  # None: no path the app answered with a success
 
 
 def _configuration(target: TargetResult, flow: PathFlow) -> Configuration:
@@ -121,23 +124,29 @@ def _path(path: str, pairs: list[tuple[TargetResult, PathFlow]], within: float) 
 
 
 def _recommend(paths: list[PathServed]) -> Recommendation | None:
-    """The best geometric mean of rate over best rate, among those acceptable on every path."""
-    if not paths:
-        return None
-    scores: dict[str, list[float]] = {}
+    """The best geometric mean of rate over best rate among the configurations acceptable on every
+    path; where none is, among those acceptable on the most paths, naming where it is not."""
+    ratios: dict[str, list[float]] = {}
+    beyond: dict[str, list[str]] = {}
     labels: dict[str, str] = {}
     for path in paths:
         best_rate = max(s.requests_per_s for s in path.configurations)
         for s in path.configurations:
-            if s.acceptable and best_rate > 0:
-                scores.setdefault(s.target, []).append(s.requests_per_s / best_rate)
+            if s.requests_per_s > 0 and best_rate > 0:
+                ratios.setdefault(s.target, []).append(s.requests_per_s / best_rate)
+                beyond.setdefault(s.target, []).extend([] if s.acceptable else [path.path])
                 labels[s.target] = s.label
-    everywhere = {name: ratios for name, ratios in scores.items() if len(ratios) == len(paths)}
-    if not everywhere:
+    measured = {name: r for name, r in ratios.items() if len(r) == len(paths)}  # served every path
+    if not measured:
         return None
-    mean = {name: math.exp(statistics.fmean(map(math.log, r))) for name, r in everywhere.items()}
+    fewest = min(len(beyond[name]) for name in measured)
+    mean = {
+        name: math.exp(statistics.fmean(map(math.log, r)))
+        for name, r in measured.items()
+        if len(beyond[name]) == fewest
+    }
     chosen = max(mean, key=lambda name: mean[name])
-    return Recommendation(target=chosen, label=labels[chosen], score=mean[chosen])
+    return Recommendation(target=chosen, label=labels[chosen], score=mean[chosen], beyond=beyond[chosen])
 
 
 def app_conclusion(results: Results) -> AppConclusion | None:
