@@ -6,7 +6,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from labtester.rawlog import read_raw
+from labtester.atomic import replacing
+from labtester.rawlog import RAW_LOG, read_raw
 from labtester.report.compare import COMPARE_CSV, EarlierRun, write_csv
 from labtester.report.console import PLAIN_WIDTH, print_summary
 from labtester.report.contents import gather
@@ -20,6 +21,8 @@ def write_reports(run_dir: Path, console: Console, compare: EarlierRun | None = 
     """Build results.json, the CSVs, the plots and report.html from the raw log; print the summary.
     With `compare` (an earlier run), every figure beside its earlier value."""
     raw = read_raw(run_dir)
+    for number, reason in raw.skipped:
+        console.print(f"{run_dir / RAW_LOG}: line {number} skipped, {reason}", highlight=False, markup=False)
     results = build_results(raw)
     write_files(results, raw, run_dir)
     contents = gather(results, compare)
@@ -28,7 +31,7 @@ def write_reports(run_dir: Path, console: Console, compare: EarlierRun | None = 
     write_plots(contents, raw, run_dir / "plots")
     write_html(contents, run_dir / "report.html")
     print_summary(contents, console)
-    with (run_dir / "summary.txt").open("w", encoding="utf-8") as file:
+    with replacing(run_dir / "summary.txt") as file:
         print_summary(contents, Console(file=file, width=PLAIN_WIDTH, no_color=True, force_terminal=False))
     console.print(f"Results: {run_dir}/ (results.json, requests.csv, plots/, report.html)", highlight=False)
     return results

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from labtester.info import TargetInfo
 from labtester.loadclient import SAMPLE_FIELDS, LoadClient, Sample
-from labtester.plotting import gaps, plt
+from labtester.plotting import gaps, plt, save_png
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.stats import percentiles
@@ -183,9 +183,7 @@ def over_time_plot(
         axis.legend(fontsize=7)
     figure.suptitle(title, fontsize=10)
     figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
-    return path
+    return save_png(figure, path)
 
 
 def steady(series: list[SecondPoint], from_s: float, wall_s: float) -> list[float]:
