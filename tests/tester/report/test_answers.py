@@ -20,7 +20,7 @@ from labtester.scenarios import SHAPES
 from labtester.scenarios.bursts import answers as answers_module
 from labtester.scenarios.bursts.curves import curves
 from labtester.scenarios.common import encode
-from labtester.scenarios.flow.analyse import FlowSettings, FlowSummary
+from labtester.scenarios.flow.analyse import FlowSettings, flows
 from tests.conftest import DEFINITIONS, MEASURED
 
 LabRun = tuple[subprocess.CompletedProcess[str], Path]
@@ -165,7 +165,7 @@ def test_the_flow_answers_asgi_against_wsgi_threads_beside_littles_law_and_the_s
     ]
     results = flow_results(sides)
     targets = list(results.targets)
-    ((_, a), (_, w)) = results.summaries(FlowSummary)
+    ((_, a), (_, w)) = flows(results)
     (answer,) = flow.answers(results)
     assert answer.key == "asgi-wsgi" and w.prediction.binding == "slots"
     assert f"at {a.requests_per_s / w.requests_per_s:.1f}x the requests/s" in answer.answer
@@ -196,7 +196,7 @@ def test_a_server_that_runs_both_kinds_of_app_is_compared_with_itself_too() -> N
     results = flow_results(study + granian)
     (answer,) = flow.answers(results)
     assert answer.answer.startswith("fastapi (ASGI) came out ahead")
-    rates = {t.name: f.requests_per_s for t, f in results.summaries(FlowSummary)}
+    rates = {t.name: f.requests_per_s for t, f in flows(results)}
     same = f"{rates['granian-asgi'] / rates['granian-wsgi']:.1f}x the requests/s of granian-wsgi"
     assert f"On granian alone, granian-asgi (ASGI) served {same}" in answer.evidence
     assert answer.chart and [line.label for line in answer.chart.lines] == [
