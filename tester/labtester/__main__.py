@@ -23,8 +23,11 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 
+from labtester.clients.follow import run_follower
+from labtester.clients.local import local_clients
+from labtester.clients.publish import publish
 from labtester.lab import run_lab, terminate
-from labtester.launcher import LaunchError, running_targets
+from labtester.launcher import LaunchError, free_port, running_targets
 from labtester.progress import LabProgress
 from labtester.rawlog import RAW_LOG
 from labtester.report import write_reports
@@ -39,6 +42,7 @@ LAB_FLAGS = {
     "burst_max": "--burst-max",
     "repeats": "--repeats",
     "scenarios": "--scenarios",
+    "clients": "--clients",
     "output_dir": "--output",
 }
 
@@ -70,11 +74,18 @@ def _run_and_report(
     settings: LabSettings, console: Console, after_census: Any = None, compare: Path | None = None
 ) -> Results:
     run_dir = settings.output_dir / time.strftime("%Y%m%d-%H%M%S")
+    if settings.clients > 1 and not settings.barrier:  # the other clients as processes here
+        settings = settings.model_copy(update={"barrier": f"127.0.0.1:{free_port()}"})
+        clients: Any = local_clients(settings, run_dir / "clients")
+    else:
+        clients = contextlib.nullcontext()
     try:  # readiness and census; each target adds its own plan once its /info is known
-        with LabProgress(console, 2 + len(settings.targets) + len(settings.census_only)) as progress:
+        with clients, LabProgress(console, 2 + len(settings.targets) + len(settings.census_only)) as progress:
             run_lab(settings, progress, run_dir, after_census)
     finally:
         results = write_reports(run_dir, console, compare)  # also after a crash: what was measured is kept
+        if settings.results_url:
+            publish(run_dir, settings.results_url, console)
     return results
 
 
@@ -89,6 +100,9 @@ def command_run(args: argparse.Namespace) -> int:
     except ValidationError as error:
         console.print(f"invalid settings:\n{error}", markup=False)
         return 2
+    if settings.client_index > 0:  # a client other than 0: client 0's plan, its part of each step
+        with LabProgress(console, 0) as progress:
+            return run_follower(settings, progress)
     if not settings.targets:
         console.print("no targets: set TESTER_TARGETS=name=url,... or use `lab` to start them locally")
         return 2
@@ -173,9 +187,12 @@ def _add_lab_options(parser: argparse.ArgumentParser) -> None:
         field = fields[name]
         default = field.get_default(call_default_factory=True)
         shown = ",".join(default) if isinstance(default, list) else default
-        kind = {"work_seconds": float, "burst_max": int, "repeats": int, "output_dir": Path}.get(name, str)
+        types = {"work_seconds": float, "burst_max": int, "repeats": int, "clients": int, "output_dir": Path}
         parser.add_argument(
-            flag, dest=name, type=kind, help=f"{(field.description or name).rstrip('.')} (default: {shown})"
+            flag,
+            dest=name,
+            type=types.get(name, str),
+            help=f"{(field.description or name).rstrip('.')} (default: {shown})",
         )
 
 

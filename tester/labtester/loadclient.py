@@ -17,7 +17,7 @@ import aiohttp
 
 from labtester.client import classify_error
 
-SAMPLE_FIELDS = ("path", "scheduled_s", "sent_s", "latency_s", "status", "error")
+SAMPLE_FIELDS = ("path", "scheduled_s", "sent_s", "latency_s", "status", "error", "client")
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class Sample:
     latency_s: float  # from sending to the full response (or the failure)
     status: int | None
     error: str | None  # failure type, None on a 2xx answer
+    client: int = 0  # the client (of P) that sent it
 
     @property
     def from_schedule_s(self) -> float:
@@ -54,10 +55,12 @@ def raise_open_file_limit() -> None:
 class LoadClient:
     """One aiohttp session for a scenario; `get` never raises, it returns what happened."""
 
-    def __init__(self, base_url: str, timeout_s: float) -> None:
+    def __init__(self, base_url: str, timeout_s: float, client: int = 0) -> None:
         self.base_url = base_url
         self.timeout_s = timeout_s
+        self.client = client
         self.started = time.perf_counter()
+        self.origin_at = time.time()  # the epoch of `started`: the merge aligns clients by it
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> LoadClient:
@@ -66,7 +69,7 @@ class LoadClient:
             connector=aiohttp.TCPConnector(limit=0),  # no client-side cap: the load shape decides
             timeout=aiohttp.ClientTimeout(total=self.timeout_s),
         )
-        self.started = time.perf_counter()
+        self.restart_clock()
         return self
 
     async def __aexit__(self, *_: type[BaseException] | BaseException | TracebackType | None) -> None:
@@ -74,8 +77,8 @@ class LoadClient:
             await self._session.close()
 
     def restart_clock(self) -> None:
-        """Times from here on count from zero (after a warm-up or a baseline)."""
-        self.started = time.perf_counter()
+        """Times from here on count from zero (after a warm-up or a baseline, at a release)."""
+        self.started, self.origin_at = time.perf_counter(), time.time()
 
     def now(self) -> float:
         return time.perf_counter() - self.started
@@ -95,8 +98,15 @@ class LoadClient:
                 self.now() - sent,
                 None,
                 classify_error(error),
+                self.client,
             )
         failure = None if 200 <= status < 300 else f"HTTP {status}"
         return Sample(
-            path, sent if scheduled_s is None else scheduled_s, sent, self.now() - sent, status, failure
+            path,
+            sent if scheduled_s is None else scheduled_s,
+            sent,
+            self.now() - sent,
+            status,
+            failure,
+            self.client,
         )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union
 from pydantic import BaseModel, Field
 
 from labtester.calibrate import Calibration
+from labtester.clients.usage import ClientUse, CountCheck, client_uses, count_checks
 from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.prometheus import PrometheusCheck
@@ -74,6 +75,8 @@ class TargetResult(BaseModel):
     calibration_check: CalibrationCheck | None = None
     scenarios: dict[str, ScenarioSummary] = {}
     prometheus: PrometheusCheck | None = None
+    clients: list[ClientUse] = []  # what each client spent, per load shape
+    counts: list[CountCheck] = []  # the server's counts against every client's sends, per run
 
 
 class RunInfo(BaseModel):
@@ -82,6 +85,7 @@ class RunInfo(BaseModel):
     finished_at: float | None
     status: str  # complete, interrupted, crashed, or incomplete (no end record)
     cpus: int | None = None  # CPUs of the tester's machine
+    clients: int = 1  # P: the clients that shared the load
     settings: dict[str, Any]
 
 
@@ -125,6 +129,8 @@ def build_results(records: list[Record]) -> Results:
     for (name, shape), shape_records in scenario_records.items():
         target = targets[name]
         target.scenarios[shape] = SHAPES[shape].analyse(shape_records, target.info, settings)
+        target.clients += client_uses(shape, shape_records)
+        target.counts += count_checks(shape, shape_records)
     for target in targets.values():
         if target.calibration:
             target.calibration_check = calibration_check(target.calibration, stability)
@@ -135,6 +141,7 @@ def build_results(records: list[Record]) -> Results:
             finished_at=end["finished_at"] if end else None,
             status=end["status"] if end else "incomplete",
             cpus=start.get("cpus"),
+            clients=settings.clients,
             settings=start["settings"],
         ),
         stability=stability,

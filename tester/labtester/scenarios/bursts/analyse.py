@@ -208,6 +208,15 @@ def _point(n: int, runs: list[BurstRun]) -> Point:
     )
 
 
+def _metrics_check(metrics: Record | None, fired: list[Record]) -> MetricsCheck | None:
+    """The server's count of the endpoint's requests against every client's: the merged rows."""
+    if metrics is None:
+        return None
+    sent = sum(len(record["requests"]) for record in fired)
+    fields = {k: v for k, v in metrics.items() if k in MetricsCheck.model_fields}
+    return MetricsCheck.model_validate({**fields, "sent": sent, "matches": metrics["counted"] == sent})
+
+
 def endpoint_bursts(name: str, records: list[Record], info: TargetInfo) -> EndpointBursts:
     """One endpoint's baseline, bursts and request count check, from its raw records."""
     endpoint = info.endpoints[name]
@@ -239,10 +248,6 @@ def endpoint_bursts(name: str, records: list[Record], info: TargetInfo) -> Endpo
         single_s=single_s,
         baseline=[r for r in runs if r.phase == "baseline"],
         points=[_point(n, by_n[n]) for n in sorted(by_n)],
-        metrics=MetricsCheck.model_validate(
-            {k: v for k, v in metrics.items() if k in MetricsCheck.model_fields}
-        )
-        if metrics
-        else None,
+        metrics=_metrics_check(metrics, fired),
         failures=dict(failures),
     )

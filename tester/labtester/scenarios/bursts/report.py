@@ -37,6 +37,7 @@ CSV_COLUMNS = [
     "cpu_s",
     "delivery_lag_s",
     "pid",
+    "client",
 ]
 
 
@@ -223,6 +224,7 @@ def request_rows(records: list[Record]) -> Iterator[dict[str, Any]]:
                 "cpu_s": body.get("cpu_s"),
                 "delivery_lag_s": request["received_at"] - finished if finished else None,
                 "pid": body.get("pid"),
+                "client": request.get("client", 0),
             }
 
 

@@ -5,7 +5,7 @@ and the ASGI/WSGI ratio set beside the study's published one."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from rich.table import Table
@@ -16,7 +16,7 @@ from labtester.findings.wording import label
 from labtester.info import TargetInfo
 from labtester.loadclient import LoadClient
 from labtester.rawlog import Record
-from labtester.scenarios.common import SampleShape, encode, ramp_users
+from labtester.scenarios.common import SampleShape, Together, encode, join_users, ramp_users
 from labtester.scenarios.flow import answers, report
 from labtester.scenarios.flow.analyse import FAN_OUT, FlowSettings, FlowSummary, summarize
 from labtester.views import Answer, ComparisonRow
@@ -34,32 +34,54 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         return FAN_OUT in info.endpoints
 
     async def measure(
-        self, url: str, settings: FlowSettings, timeout_s: float, info: TargetInfo
+        self,
+        url: str,
+        settings: FlowSettings,
+        timeout_s: float,
+        info: TargetInfo,
+        together: Together | None = None,
     ) -> list[Record]:
+        """Client 0 times requests alone (R) and reads the server's CPU and the machine around the
+        ramp; the users are dealt across the clients, each started at its planned time."""
+        together = together or Together()
         path, census_url = f"{info.endpoints[FAN_OUT].path}?{settings.query()}", url + info.control.census
-        async with LoadClient(url, timeout_s) as client, httpx.AsyncClient(timeout=60) as control:
-            alone = [await client.get(path) for _ in range(settings.baseline)]
-            cpu_before = await census.cpu_seconds(control, census_url)
-            machine_before = machine.snapshot()
-            client.restart_clock()
+        leader: dict[str, Any] = {}
+        async with (
+            LoadClient(url, timeout_s, together.crew.index) as client,
+            httpx.AsyncClient(timeout=60) as control,
+        ):
+            if together.leader:
+                leader["baseline"] = encode([await client.get(path) for _ in range(settings.baseline)])
+                cpu_before = await census.cpu_seconds(control, census_url)
+                machine_before = machine.snapshot()
+            meter = together.go(client, "flow")
             samples, users = await ramp_users(
-                client, path, settings.users, settings.spawn_rate, settings.duration_s, settings.think_s
+                client,
+                path,
+                settings.users,
+                settings.spawn_rate,
+                settings.duration_s,
+                settings.think_s,
+                together.crew,
             )
             wall_s = client.now()
-            machine_after = machine.snapshot()
-            cpu_after = await census.cpu_seconds(control, census_url)
-        cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
-        return [
-            {
-                "params": settings.model_dump(),
-                "baseline": encode(alone),
-                "wall_s": wall_s,
-                "users": users,
-                "server_cpu_s": cpu,
-                "machine": machine.recorded(machine_before, machine_after),
-                "samples": encode(samples),
-            }
-        ]
+            shared = together.done("flow", client, samples, meter)
+            if together.leader:
+                leader["machine"] = machine.recorded(machine_before, machine.snapshot())
+                cpu_after = await census.cpu_seconds(control, census_url)
+                leader["server_cpu_s"] = (
+                    None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+                )
+        record = {
+            "params": settings.model_dump(),
+            "wall_s": wall_s,
+            "users": users,
+            "samples": encode(samples),
+        }
+        return [{"step": "flow", **record, **leader, **shared}]
+
+    def join(self, records: list[Record]) -> Record:
+        return join_users(records)
 
     def summarize(self, records: list[Record], info: TargetInfo | None) -> FlowSummary:
         return summarize(records, info)
