@@ -9,8 +9,9 @@ PORTS ?=
 # `make lab N=1 K=4 R=2`: N seconds per CPU request, bursts n = 1..K, R repeats (defaults 0.5, 5, 3);
 # `make lab SCENARIOS=bursts,closed,ramp,sweep,rate` adds the other load shapes (default: bursts);
 # `make lab COMPARE=results/<earlier run>` sets every figure beside that run's.
+# `make lab CLIENTS=2`: the load sent by 2 client processes released together, their rows merged.
 LAB_FLAGS = $(if $(N),--work-seconds $(N)) $(if $(K),--burst-max $(K)) $(if $(R),--repeats $(R)) \
-	$(if $(SCENARIOS),--scenarios $(SCENARIOS))
+	$(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(CLIENTS),--clients $(CLIENTS))
 
 .DEFAULT_GOAL := help
 

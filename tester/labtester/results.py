@@ -94,6 +94,7 @@ class Results(BaseModel):
     run: RunInfo
     stability: Stability | None
     targets: list[TargetResult]
+    errors: list[StageError] = []  # the run's own, not a target's (the clients broke up)
     findings: list[Finding] = []
     missing: list[str] = []
     failed_checks: list[str] = []
@@ -119,8 +120,11 @@ def build_results(records: list[Record]) -> Results:
     stability = stability_of(records)
     targets = {r["target"]: _target(r) for r in records if r["type"] == "target"}
     scenario_records: dict[tuple[str, str], list[Record]] = {}
+    run_errors = []
     for record in records:
-        target = targets.get(record.get("target", ""))
+        if record["type"] == "error" and not record.get("target"):
+            run_errors.append(StageError(stage=record["stage"], error=record["error"]))
+        target = targets.get(record.get("target") or "")
         if target is None:
             continue
         if record["type"] == "scenario":
@@ -146,6 +150,7 @@ def build_results(records: list[Record]) -> Results:
         ),
         stability=stability,
         targets=list(targets.values()),
+        errors=run_errors,
     )
     results.findings = findings_for(results)
     results.missing = missing_for(results)

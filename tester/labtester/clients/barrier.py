@@ -42,6 +42,7 @@ class Barrier:
         self.broken: str | None = None
         self.joined: set[int] = set()
         self.finished: set[int] = set()
+        self.connections: set[asyncio.StreamWriter] = set()
 
     def _closed(self, scope: str) -> dict[str, Any] | None:
         """The answer to a meeting of a scope that was abandoned, or of a run that broke."""
@@ -100,6 +101,7 @@ class Barrier:
 
     async def serve_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         client: int | None = None
+        self.connections.add(writer)
         try:
             while line := await reader.readline():
                 message = json.loads(line)
@@ -113,6 +115,7 @@ class Barrier:
         except (OSError, ValueError, AssertionError):
             pass
         finally:
+            self.connections.discard(writer)
             writer.close()
             if client is not None and client not in self.finished:
                 self.break_run(f"client {client} stopped before the end of the run (its connection closed)")
@@ -159,11 +162,22 @@ class BarrierServer:
         return self
 
     def stop(self) -> None:
+        """Close every connection, then the loop (the run has ended: nobody is waiting)."""
+
         async def close() -> None:
+            self.barrier.finished.update(self.barrier.joined)  # closing now is no crash
+            self.barrier.break_run("the run has ended")  # nobody waits on
             if self._server:
                 self._server.close()
+            for writer in list(self.barrier.connections):
+                writer.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            if tasks:
+                await asyncio.wait(tasks, timeout=2)
             self._loop.stop()
 
         if self._thread.is_alive():
             asyncio.run_coroutine_threadsafe(close(), self._loop)
             self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self._loop.close()

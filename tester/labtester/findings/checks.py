@@ -127,6 +127,7 @@ def findings_for(results: Results) -> list[Finding]:
             found += SHAPES[shape_name].findings(summary, target)
     for shape in SHAPES.values():
         found += shape.across(results)
+    found += [Finding(kind="failure", text=f"{e.stage} failed: {e.error}") for e in results.errors]
     if results.run.status != "complete":
         found.append(
             Finding(kind="failure", text=f"The run did not complete (status: {results.run.status}).")

@@ -47,6 +47,9 @@ class BurstRun(BaseModel):
     release_offset_s: float | None  # release -> first server start
     start_spread_s: float | None  # spread of the starts of the requests taken at once
     delivery_lag_s: float | None  # most any finished response waited to reach the client
+    clients: int | None = None  # how many clients sent a part of it
+    client_spread_s: float | None = None  # spread of each client's first start among those taken at once
+    own_spread_s: float | None = None  # the widest spread of one client's own starts taken at once
     max_overlap: int | None
     distinct_pids: int | None
     most_on_one_process: int | None  # requests the busiest server process took
@@ -185,6 +188,25 @@ def _server_side(
         "max_overlap": max_overlap([(b["started_at"], b["finished_at"]) for b in bodies]),
         "distinct_pids": len({b["pid"] for b in bodies}),
         "most_on_one_process": max(Counter(b["pid"] for b in bodies).values()),
+        "clients": len({r.get("client", 0) for r in requests}),
+        **_client_spreads(requests, set(starts)),
+    }
+
+
+def _client_spreads(requests: list[dict[str, Any]], taken_at_once: set[float]) -> dict[str, float | None]:
+    """How far apart the clients' releases reached the server (the spread of each client's first
+    start among the requests the server took at once; None with fewer than two clients there),
+    beside the widest spread of one client's own starts."""
+    starts: dict[int, list[float]] = {}
+    for request in requests:
+        started = (request["body"] or {}).get("started_at")
+        if started in taken_at_once:
+            starts.setdefault(request.get("client", 0), []).append(started)
+    firsts = [min(own) for own in starts.values()]
+    own = [max(s) - min(s) for s in starts.values() if len(s) > 1]
+    return {
+        "client_spread_s": max(firsts) - min(firsts) if len(firsts) > 1 else None,
+        "own_spread_s": max(own) if own else None,
     }
 
 
