@@ -4,6 +4,7 @@ lab      start the targets locally (from the chart's target list), run the lab, 
 run      run the lab against running targets (TESTER_* env vars: how the Job is configured)
 bench    the figures the lab's accuracy rests on (see bench.py)
 report   rebuild a results folder's reports from its raw log
+serve-results  the chart's results server: the folder read-only, finished runs taken by PUT
 targets  start the measured targets locally until Ctrl-C
 schema   print the results document's JSON schema (generated from the typed model)
 """
@@ -146,6 +147,14 @@ def command_report(args: argparse.Namespace) -> int:
     return _exit_code(write_reports(args.run_dir, make_console(), args.compare))
 
 
+def command_serve_results(args: argparse.Namespace) -> int:
+    from labtester.results_server import serve
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    serve(args.directory, args.port)
+    return 0
+
+
 def command_schema(_: argparse.Namespace) -> int:
     print(json.dumps(Results.model_json_schema(), indent=2))
     return 0
@@ -224,6 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
     targets.add_argument("--port", action="append", default=[], metavar="NAME=PORT", help="override a port")
     targets.set_defaults(handler=command_targets)
     commands.add_parser("schema", help="print the results JSON schema").set_defaults(handler=command_schema)
+    results = commands.add_parser("serve-results", help="serve a results folder; take finished runs by PUT")
+    results.add_argument("--directory", type=Path, default=Path("/results"))
+    results.add_argument("--port", type=int, default=8080)
+    results.set_defaults(handler=command_serve_results)
     return parser
 
 
