@@ -83,6 +83,8 @@ LAB_STATE_DIR ?= $(if $(filter 0,$(shell id -u)),/run,$(or $(XDG_RUNTIME_DIR),/t
 LAB_PULL_IMAGES ?= 0
 # A kind node image to use as it is (empty: kind's own where it can be had, else one built here).
 KIND_NODE_IMAGE ?=
+# `make kind-up NODES=2`: one control plane and a worker, both taking pods (the tester's clients spread).
+NODES ?= 1
 KUBECTL ?= kubectl
 PROMETHEUS := /usr/bin/prometheus
 CHART := charts/concurrency-lab
@@ -138,7 +140,7 @@ images: wheelhouse ## Build the lab's images on BASE_IMAGE, offline, tagged by c
 # Settings of scripts/kind-up and scripts/kind-down.
 KIND_ENV = KIND=$(KIND) CLUSTER=$(CLUSTER) KIND_CONFIG=kind-config.yaml LAB_CACHE=$(LAB_CACHE) \
 	LAB_STATE_DIR=$(LAB_STATE_DIR) LAB_PULL_IMAGES=$(LAB_PULL_IMAGES) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) \
-	MAKE="$(MAKE)" PYTHON=$(BIN)/python \
+	MAKE="$(MAKE)" PYTHON=$(BIN)/python NODES=$(NODES) \
 	IMAGE_TAG=$(IMAGE_TAG) IMAGE_TAGS=$(IMAGE_TAGS) BASE_IMAGE=$(BASE_IMAGE) \
 	LOCAL_BASE_IMAGE=$(LOCAL_BASE_IMAGE) VALUES=$(CHART)/values.yaml
 
@@ -153,11 +155,13 @@ run-lab: install tools ## Check the fit, deploy to kind, run the tester Job, cop
 kind-down: tools ## Delete the cluster, stop the engine kind-up started, restore kernel settings
 	$(KIND_ENV) scripts/kind-down
 
-# Extra `helm upgrade` flags for kind-check's run-lab (empty: the profile that fits the cluster).
-KIND_CHECK_HELM_ARGS ?=
+# Extra `helm upgrade` flags for kind-check's run-lab (with no -f: the profile that fits the
+# cluster): two clients, on the two nodes kind-check makes (KIND_CHECK_NODES).
+KIND_CHECK_HELM_ARGS ?= --set tester.parallelism=2
+KIND_CHECK_NODES ?= 2
 
 kind-check: install tools ## kind-up, run-lab, assertions, kind-down; the machine as before (CI)
-	MAKE="$(MAKE)" KUBECTL=$(KUBECTL) CLUSTER=$(CLUSTER) NAMESPACE=$(NAMESPACE) RELEASE=$(RELEASE) \
+	MAKE="$(MAKE)" NODES=$(KIND_CHECK_NODES) KUBECTL=$(KUBECTL) CLUSTER=$(CLUSTER) NAMESPACE=$(NAMESPACE) RELEASE=$(RELEASE) \
 		PYTHON=$(BIN)/python VALUES=$(CHART)/values.yaml RESULTS_DIR=results/kind \
 		CHECK_HELM_ARGS="$(KIND_CHECK_HELM_ARGS)" scripts/kind-check
 

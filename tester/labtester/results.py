@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union
 from pydantic import BaseModel, Field
 
 from labtester.calibrate import Calibration
-from labtester.clients.usage import ClientUse, CountCheck, client_uses, count_checks
+from labtester.clients.usage import ClientUse, CountCheck, client_uses, count_checks, sent_counts
 from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.prometheus import PrometheusCheck
@@ -136,6 +136,8 @@ def build_results(records: list[Record]) -> Results:
         target.clients += client_uses(shape, shape_records)
         target.counts += count_checks(shape, shape_records)
     for target in targets.values():
+        if target.prometheus:
+            target.prometheus.sent = sent_counts(target)
         if target.calibration:
             target.calibration_check = calibration_check(target.calibration, stability)
     results = Results(

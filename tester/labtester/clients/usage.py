@@ -4,12 +4,16 @@ the server's request counts held against every client's sends (the merged rows).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from labtester.clients.load import SATURATED, core_share
 from labtester.rawlog import Record
+
+if TYPE_CHECKING:
+    from labtester.prometheus import SentCount
+    from labtester.results import TargetResult
 
 
 class ClientUse(BaseModel):
@@ -88,3 +92,24 @@ def count_checks(shape: str, records: list[Record]) -> list[CountCheck]:
         CountCheck(shape=shape, sent=sent_rows(records), counted=r["counted"], by_route=r["by_route"])
         for r in counts
     ]
+
+
+def sent_counts(target: TargetResult) -> list[SentCount]:
+    """Every load window of a target: the sum of all clients' sends beside the server's count."""
+    from labtester.prometheus import SentCount
+    from labtester.scenarios.bursts.analyse import BurstsSummary
+
+    found = [
+        SentCount(
+            window=f"bursts {e.name}", route=e.metrics.route, sent=e.metrics.sent, server=e.metrics.counted
+        )
+        for summary in target.scenarios.values()
+        if isinstance(summary, BurstsSummary)
+        for e in summary.endpoints
+        if e.metrics
+    ]
+    found += [
+        SentCount(window=check.shape, route=", ".join(check.by_route), sent=check.sent, server=check.counted)
+        for check in target.counts
+    ]
+    return found

@@ -67,8 +67,13 @@ def _target_checks(target: TargetResult, clients: int) -> list[Finding]:
     check = target.prometheus
     if check is not None and not check.matches:
         differ = [r for r in check.routes if not r.matches]
+        unsent = [c for c in check.sent if not c.matches]
         detail = check.error or "; ".join(
-            f"{r.route}: server {r.server:g}, Prometheus {r.prometheus}" for r in differ
+            [f"{r.route}: server {r.server:g}, Prometheus {r.prometheus}" for r in differ]
+            + [
+                f"{c.window} {c.route}: the clients sent {c.sent}, the server counted {c.server:g}"
+                for c in unsent
+            ]
         )
         found.append(
             Finding(kind="failure", target=target.name, text=f"{name}: Prometheus's counts differ: {detail}.")
