@@ -50,8 +50,12 @@ targets: install ## Start the measured targets (and the downstream mock) on thei
 lab: install ## Run the whole lab locally (targets on 127.0.0.1), report in results/
 	$(BIN)/python -m labtester lab $(LAB_FLAGS) $(if $(COMPARE),--compare $(COMPARE))
 
-bench: install /usr/bin/wrk ## Kernel CV, calibration error, measured/model ratios, client vs wrk
+bench: install $(VENV)/.bench /usr/bin/wrk ## Kernel CV, calibration error, measured/model ratios, client vs Locust and wrk
 	$(BIN)/python -m labtester bench $(LAB_FLAGS)
+
+$(VENV)/.bench: pyproject.toml # Locust, which `make bench` sets the lab's client beside
+	$(BIN)/pip install --quiet -e '.[bench]'
+	touch $@
 
 /usr/bin/wrk: # the reference load client `make bench` compares the tester's with
 	apt-get update && apt-get install -y --no-install-recommends wrk

@@ -1,9 +1,10 @@
-"""The high-rate load client: aiohttp.
+"""The high-rate load client: kept-alive connections of our own (connections.py), a Sample each.
 
-Chosen by measurement: against a trivial uvicorn endpoint an httpx AsyncClient loop was the
-bottleneck (hundreds of requests a second) where an aiohttp session kept pace with wrk. httpx stays
-where rate does not matter (control calls); bursts use their own raw release. `make bench` sets this
-client beside wrk on the same endpoint in the same run, and the README quotes its figures.
+Chosen by measurement: an httpx AsyncClient loop was the bottleneck (hundreds of requests a
+second); an aiohttp session kept pace with wrk but cost about 0.7x Locust's CPU per request, most
+of it in its request and response objects (connections.py has the figures). httpx stays where rate
+does not matter (control calls); bursts use their own raw release. `make bench` sets this client's
+CPU per request beside Locust's and wrk's on the same endpoint in the same run.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ import time
 from dataclasses import astuple, dataclass
 from types import TracebackType
 
-import aiohttp
-
 from labtester.client import classify_error
+from labtester.connections import Connections
 
 SAMPLE_FIELDS = ("path", "scheduled_s", "sent_s", "latency_s", "status", "error", "client")
 
@@ -53,7 +53,7 @@ def raise_open_file_limit() -> None:
 
 
 class LoadClient:
-    """One aiohttp session for a scenario; `get` never raises, it returns what happened."""
+    """One pool of connections for a scenario; `get` never raises, it returns what happened."""
 
     def __init__(self, base_url: str, timeout_s: float, client: int = 0) -> None:
         self.base_url = base_url
@@ -61,20 +61,17 @@ class LoadClient:
         self.client = client
         self.started = time.perf_counter()
         self.origin_at = time.time()  # the epoch of `started`: the merge aligns clients by it
-        self._session: aiohttp.ClientSession | None = None
+        self._connections: Connections | None = None
 
     async def __aenter__(self) -> LoadClient:
         raise_open_file_limit()
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0),  # no client-side cap: the load shape decides
-            timeout=aiohttp.ClientTimeout(total=self.timeout_s),
-        )
+        self._connections = Connections(self.base_url)  # no client-side cap: the load shape decides
         self.restart_clock()
         return self
 
     async def __aexit__(self, *_: type[BaseException] | BaseException | TracebackType | None) -> None:
-        if self._session:
-            await self._session.close()
+        if self._connections:
+            self._connections.close()
 
     def restart_clock(self) -> None:
         """Times from here on count from zero (after a warm-up or a baseline, at a release)."""
@@ -84,13 +81,11 @@ class LoadClient:
         return time.perf_counter() - self.started
 
     async def get(self, path: str, scheduled_s: float | None = None) -> Sample:
-        assert self._session is not None, "use LoadClient as an async context manager"
+        assert self._connections is not None, "use LoadClient as an async context manager"
         sent = self.now()
         try:
-            async with self._session.get(self.base_url + path) as response:
-                await response.read()
-                status = response.status
-        except (aiohttp.ClientError, TimeoutError, OSError) as error:
+            status, _headers = await self._connections.get(path, self.timeout_s)
+        except (TimeoutError, OSError) as error:
             return Sample(
                 path,
                 sent if scheduled_s is None else scheduled_s,
