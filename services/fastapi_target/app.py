@@ -13,10 +13,12 @@ import httpx
 from fastapi import FastAPI
 
 from fastapi_target import control, downstream, work
-from fastapi_target.middleware import InFlightLimitMiddleware, MetricsMiddleware
+from fastapi_target.middleware import InFlightLimitMiddleware
 from fastapi_target.state import TargetState
-from workload.contract import Server, build_info, downstream_endpoints
+from workload.asgi_cpu import AsgiCpuMiddleware
+from workload.contract import build_info, downstream_endpoints, uvicorn_server
 from workload.downstream import async_client
+from workload.lifetime import end_with_root
 from workload.settings import TargetSettings
 
 
@@ -34,16 +36,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app() -> FastAPI:
+    end_with_root()  # a --workers or --reload child ends with the root, however the root ends
     settings = TargetSettings()
-    server = Server(
-        framework="fastapi",
-        server="uvicorn",
-        worker_class="uvicorn",
-        workers=settings.resolved_workers(default_multiplier=None),
-        threads=1,
-        cores=settings.cores(),
-        max_iterations=settings.resolved_max_iterations(),
-    )
+    server = uvicorn_server(settings, "fastapi")
     offload = work.OffloadPool(server.cores.cores)
     endpoints = work.endpoints(server.workers, offload.size)
     if settings.downstream_url:
@@ -53,7 +48,8 @@ def create_app() -> FastAPI:
     app.state.lab = TargetState(settings, build_info(settings, server, endpoints), offload)
     if settings.max_in_flight:
         app.add_middleware(InFlightLimitMiddleware, limit=settings.max_in_flight)
-    app.add_middleware(MetricsMiddleware)  # added last, so outermost: it counts the 429s too
+    # Added last, so outermost: each request's CPU, Server-Timing and metrics, the 429s' too.
+    app.add_middleware(AsgiCpuMiddleware)
     app.include_router(control.router)
     app.include_router(work.cpu_router(server.max_iterations, offload))
     app.include_router(work.waits)

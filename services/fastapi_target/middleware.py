@@ -1,44 +1,13 @@
-"""What wraps every request: its metrics, and the optional limit on work requests in flight."""
+"""The optional limit on work requests in flight (each request's metrics and Server-Timing come
+from workload.asgi_cpu, the middleware every ASGI app of the lab is wrapped in)."""
 
 from __future__ import annotations
 
-import time
-
 from fastapi.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from workload.errors import too_many
 from workload.limits import InFlightLimiter, is_limited
-from workload.metrics import IN_FLIGHT, UNMATCHED_ROUTE, observe_request
-
-
-class MetricsMiddleware:
-    """Counts and times every request by route template (read from the matched route)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        status = 500
-        start = time.perf_counter()
-
-        async def send_and_record_status(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        IN_FLIGHT.inc()
-        try:
-            await self.app(scope, receive, send_and_record_status)
-        finally:
-            IN_FLIGHT.dec()
-            route = scope.get("route")
-            template = getattr(route, "path", UNMATCHED_ROUTE)
-            observe_request(scope["method"], template, status, time.perf_counter() - start)
 
 
 class InFlightLimitMiddleware:

@@ -12,43 +12,24 @@ from flask import Flask
 
 from flask_target import control, downstream, hooks, work
 from flask_target.state import KEY, TargetState
-from workload.contract import Execution, Server, build_info, downstream_endpoints
+from workload.contract import (
+    build_info,
+    downstream_endpoints,
+    gunicorn_execution,
+    gunicorn_server,
+    monkey_patch,
+    requests_per_worker,
+)
 from workload.downstream import blocking_client
 from workload.limits import InFlightLimiter
 from workload.settings import TargetSettings
 
-# How each gunicorn worker class runs requests: what /info calls it.
-EXECUTION: dict[str, Execution] = {"sync": "workers", "gevent": "greenlets", "gthread": "threads"}
-
-
-def requests_per_worker(settings: TargetSettings) -> int:
-    """Requests one worker process holds at once: its greenlets, its threads, or one."""
-    return {"gevent": settings.worker_connections, "gthread": settings.threads}.get(settings.worker_class, 1)
-
-
-def monkey_patch(settings: TargetSettings) -> dict[str, object] | None:
-    """What gevent patched, on gevent workers; None on the others."""
-    if settings.worker_class != "gevent":
-        return None
-    # Imported here: only a gevent worker (patched before it loaded this app) may import gevent.
-    from workload.green import monkey_patch_report
-
-    return monkey_patch_report()
-
 
 def create_app() -> Flask:
     settings = TargetSettings()
-    server = Server(
-        framework="flask",
-        server="gunicorn",
-        worker_class=settings.worker_class,
-        workers=settings.resolved_workers(default_multiplier=1),
-        threads=settings.threads if settings.worker_class == "gthread" else 1,
-        cores=settings.cores(),
-        max_iterations=settings.resolved_max_iterations(),
-    )
+    server = gunicorn_server(settings, "flask")
     per_worker = requests_per_worker(settings)
-    execution, slots = EXECUTION[settings.worker_class], server.workers * per_worker
+    execution, slots = gunicorn_execution(settings, server.workers)
     endpoints = work.endpoints(execution, slots)
     if settings.downstream_url:
         endpoints += downstream_endpoints(execution, slots)

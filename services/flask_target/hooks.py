@@ -1,22 +1,19 @@
-"""What happens around every request: metrics, the optional in-flight limit, errors as JSON."""
+"""What happens around every request: the optional in-flight limit and errors as JSON (each
+request's metrics and Server-Timing come from workload.wsgi_cpu, around the whole app)."""
 
 from __future__ import annotations
-
-import time
 
 from flask import Flask, Response, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from flask_target.params import route_template
 from flask_target.state import state
 from workload.errors import InvalidInput, too_many
 from workload.limits import is_limited
-from workload.metrics import IN_FLIGHT, UNMATCHED_ROUTE, observe_request
+from workload.servertiming import hint_flask_routes
+from workload.wsgi_cpu import WsgiCpuMiddleware
 
 
-def start_timer() -> tuple[Response, int] | None:
-    g.started = time.perf_counter()
-    IN_FLIGHT.inc()
+def take_slot() -> tuple[Response, int] | None:
     limiter = state().limiter
     if limiter and is_limited(request.path):
         if not limiter.try_acquire():
@@ -25,19 +22,10 @@ def start_timer() -> tuple[Response, int] | None:
     return None
 
 
-def stop_timer(_: BaseException | None) -> None:
-    if "started" in g:
-        IN_FLIGHT.dec()
+def release_slot(_: BaseException | None) -> None:
     limiter = state().limiter
     if limiter and g.pop("limited", False):
         limiter.release()
-
-
-def record(response: Response) -> Response:
-    rule = request.url_rule
-    template = route_template(rule.rule) if rule is not None else UNMATCHED_ROUTE
-    observe_request(request.method, template, response.status_code, time.perf_counter() - g.started)
-    return response
 
 
 def invalid_input(error: InvalidInput) -> tuple[Response, int]:
@@ -50,8 +38,9 @@ def http_error(error: HTTPException) -> tuple[Response, int]:
 
 
 def install(app: Flask) -> None:
-    app.before_request(start_timer)
-    app.teardown_request(stop_timer)
-    app.after_request(record)
+    app.before_request(take_slot)
+    app.teardown_request(release_slot)
     app.register_error_handler(InvalidInput, invalid_input)
     app.register_error_handler(HTTPException, http_error)
+    hint_flask_routes(app)
+    app.wsgi_app = WsgiCpuMiddleware(app.wsgi_app)  # type: ignore[method-assign]

@@ -1,5 +1,5 @@
 """Request parameters, validated as FastAPI validates them (workload.errors), and the routes'
-rules written from the contract's path templates."""
+rules written from the contract's path templates (workload.servertiming reads them back)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,11 @@ from flask import request
 from workload.errors import bounded_int
 
 _TEMPLATE_PARAMETER = re.compile(r"\{([^{}]+)\}")
-_RULE_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 
 def rule(template: str) -> str:
     """The contract's `/x/{n}` as Flask's rule `/x/<n>`."""
     return _TEMPLATE_PARAMETER.sub(r"<\1>", template)
-
-
-def route_template(flask_rule: str) -> str:
-    """Flask's `/x/<int:n>` as `/x/{n}`, the same template FastAPI reports."""
-    return _RULE_PARAMETER.sub(r"{\1}", flask_rule)
 
 
 def path_int(value: str, name: str, low: int, high: int) -> int:

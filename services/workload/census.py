@@ -13,8 +13,9 @@ from dataclasses import asdict, dataclass
 import psutil
 
 from workload.cores import CgroupCpu, cgroup_cpu_stat
+from workload.lifetime import ROOT_PID_ENV
 from workload.metrics_process import METRICS_SERVER_MODULE
-from workload.server import ROOT_PID_ENV, ROOT_SERVES_ENV
+from workload.server import ROOT_SERVES_ENV
 
 
 @dataclass(frozen=True)

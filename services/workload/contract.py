@@ -7,8 +7,9 @@ its concurrency without knowing which framework it talks to.
 from __future__ import annotations
 
 import platform
+from contextlib import suppress
 from dataclasses import asdict, dataclass
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from typing import Literal
 
 from workload.cores import EffectiveCores
@@ -27,7 +28,10 @@ from workload.settings import TargetSettings
 # running `threads` requests on threads whose waits overlap while their CPU parts share the
 # worker's one core (the GIL).
 Execution = Literal["event_loop", "workers", "process_pool", "thread_pool", "async", "greenlets", "threads"]
-Work = Literal["cpu", "io", "mixed"]
+# app: the team's own code (app_target), its CPU and waits measured per request, not declared.
+Work = Literal["cpu", "io", "mixed", "app"]
+# How each gunicorn worker class runs requests: what /info calls it.
+GUNICORN_EXECUTION: dict[str, Execution] = {"sync": "workers", "gevent": "greenlets", "gthread": "threads"}
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,52 @@ class Server:
     max_iterations: int
 
 
+def uvicorn_server(settings: TargetSettings, framework: str) -> Server:
+    """uvicorn's workers: one by default (its production default), each one event loop."""
+    return Server(
+        framework=framework,
+        server="uvicorn",
+        worker_class="uvicorn",
+        workers=settings.resolved_workers(default_multiplier=None),
+        threads=1,
+        cores=settings.cores(),
+        max_iterations=settings.resolved_max_iterations(),
+    )
+
+
+def gunicorn_server(settings: TargetSettings, framework: str) -> Server:
+    """gunicorn's workers: 1 x cores by default, of LAB_WORKER_CLASS."""
+    return Server(
+        framework=framework,
+        server="gunicorn",
+        worker_class=settings.worker_class,
+        workers=settings.resolved_workers(default_multiplier=1),
+        threads=settings.threads if settings.worker_class == "gthread" else 1,
+        cores=settings.cores(),
+        max_iterations=settings.resolved_max_iterations(),
+    )
+
+
+def gunicorn_execution(settings: TargetSettings, workers: int) -> tuple[Execution, int]:
+    """How a gunicorn server runs every request, and how many at once (/info's execution, slots)."""
+    return GUNICORN_EXECUTION[settings.worker_class], workers * requests_per_worker(settings)
+
+
+def requests_per_worker(settings: TargetSettings) -> int:
+    """Requests one gunicorn worker process holds at once: its greenlets, its threads, or one."""
+    return {"gevent": settings.worker_connections, "gthread": settings.threads}.get(settings.worker_class, 1)
+
+
+def monkey_patch(settings: TargetSettings) -> dict[str, object] | None:
+    """What gevent patched, on gevent workers; None on the others."""
+    if settings.worker_class != "gevent":
+        return None
+    # Imported here: only a gevent worker (patched before it loaded the app) may import gevent.
+    from workload.green import monkey_patch_report
+
+    return monkey_patch_report()
+
+
 def _limits(settings: TargetSettings) -> dict[str, object]:
     return {
         "max_io_milliseconds": MAX_IO_MILLISECONDS,
@@ -81,6 +131,15 @@ def _limits(settings: TargetSettings) -> dict[str, object]:
         "max_fan_out": MAX_FAN_OUT,
         "max_in_flight": settings.max_in_flight,
     }
+
+
+def _versions(server: Server) -> dict[str, str]:
+    """Python's, the server's, and the framework's where it is a distribution (a bare ASGI or
+    WSGI callable's framework is "asgi" or "wsgi")."""
+    versions = {"python": platform.python_version(), server.server: version(server.server)}
+    with suppress(PackageNotFoundError):
+        versions[server.framework] = version(server.framework)
+    return versions
 
 
 def build_info(
@@ -111,11 +170,7 @@ def build_info(
             "work_cap_seconds": settings.work_cap_seconds,
         },
         "limits": _limits(settings),
-        "versions": {
-            "python": platform.python_version(),
-            server.framework: version(server.framework),
-            server.server: version(server.server),
-        },
+        "versions": _versions(server),
         "endpoints": {endpoint.name: endpoint.as_dict() for endpoint in endpoints},
         # Every directory the server's tree writes in: tmp_dir, the metrics folder, /dev/shm.
         "writes": written_paths(settings),

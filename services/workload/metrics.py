@@ -12,9 +12,10 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from workload.kernel import WorkResult, calibration
 
-UNMATCHED_ROUTE = "<unmatched>"  # raw paths would make label cardinality unbounded
 # From milliseconds to a minute: request times here range from a health check to long CPU work.
 DURATION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+# A request's CPU starts lower: a health check or a wait uses tenths of a millisecond.
+CPU_BUCKETS = (0.0001, 0.00025, 0.0005, *DURATION_BUCKETS)
 
 REQUESTS = Counter("lab_http_requests_total", "HTTP requests answered.", ["method", "route", "status"])
 REQUEST_DURATION = Histogram(
@@ -23,15 +24,22 @@ REQUEST_DURATION = Histogram(
     ["method", "route"],
     buckets=DURATION_BUCKETS,
 )
+REQUEST_CPU = Histogram(
+    "lab_http_request_cpu_seconds",
+    "CPU the request used where it ran (workload.requestcpu), as its Server-Timing header says.",
+    ["method", "route"],
+    buckets=CPU_BUCKETS,
+)
 IN_FLIGHT = Gauge(
     "lab_http_requests_in_flight", "Requests being handled right now.", multiprocess_mode="livesum"
 )
 KERNEL_ITERATIONS = Counter("lab_kernel_iterations_total", "CPU kernel iterations completed.")
 
 
-def observe_request(method: str, route: str, status: int, duration_s: float) -> None:
+def observe_request(method: str, route: str, status: int, duration_s: float, cpu_s: float) -> None:
     REQUESTS.labels(method, route, str(status)).inc()
     REQUEST_DURATION.labels(method, route).observe(duration_s)
+    REQUEST_CPU.labels(method, route).observe(cpu_s)
 
 
 def counted(result: WorkResult) -> dict[str, object]:

@@ -14,23 +14,20 @@ It dies with the root, even on the root's SIGKILL (PR_SET_PDEATHSIG), and stops 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import signal
 import socket
-import sys
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 from workload.exposition import exposition
+from workload.lifetime import ROOT_PID_ENV, die_with_parent
 from workload.metrics_process import METRICS_SERVER_MODULE
 from workload.paths import METRICS
-from workload.server import ROOT_PID_ENV
 
 # A scraper that stops sending or reading is dropped: it cannot keep the next scrape waiting.
 CONNECTION_TIMEOUT_S = 10.0
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class _MetricsHandler(BaseHTTPRequestHandler):
@@ -65,23 +62,12 @@ class _MetricsHTTPServer(HTTPServer):
         self.socket = listener
 
 
-def die_with_parent(parent_pid: int) -> None:
-    """SIGTERM when the parent dies, however it dies. The kernel sends it when the *thread* that
-    started this process ends: the root starts it from its main thread, which lives as long as
-    the root does."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
-    if os.getppid() != parent_pid:
-        sys.exit(0)  # the parent died before the signal was set: nothing would ever send it
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=f"python -m {METRICS_SERVER_MODULE}", description=__doc__)
     parser.add_argument("fd", type=int, help="the listening socket the root process passed")
     parser.add_argument("--reload", action="store_true", help="the root is uvicorn's reloader")
     args = parser.parse_args(argv)
-    die_with_parent(int(os.environ[ROOT_PID_ENV]))
+    die_with_parent(int(os.environ[ROOT_PID_ENV]))  # started from the root's main thread
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever the root ignored: SIGTERM ends this
     # Ctrl-C in a terminal reaches the whole process group: the root's shutdown stops this one.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -11,10 +11,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from workload.lifetime import ROOT_PID_ENV
 from workload.limits import shared_counter
 from workload.settings import TargetSettings
 
-ROOT_PID_ENV = "LAB_ROOT_PID"
 ROOT_SERVES_ENV = "LAB_ROOT_SERVES"  # "1" when the root process itself handles requests
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 

@@ -19,60 +19,34 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from pydantic import ValidationError
 from rich.console import Console
 
 from labtester.clients.follow import run_follower
 from labtester.clients.local import local_clients
 from labtester.clients.publish import publish
+from labtester.inputs import LAB_FLAGS, BadInput, Inputs, check
 from labtester.lab import run_lab, terminate
 from labtester.launcher import LaunchError, free_port, running_targets
 from labtester.progress import LabProgress
-from labtester.rawlog import RAW_LOG
 from labtester.report import write_reports
+from labtester.report.compare import EarlierRun
 from labtester.report.console import make_console
 from labtester.results import Results
 from labtester.settings import LabSettings, TargetRef, TesterSettings
-from labtester.targets import DEFAULT_VALUES, load_definitions, load_downstream
-
-# The knobs a flag can set; each flag's help shows the one default, from TesterSettings.
-LAB_FLAGS = {
-    "work_seconds": "--work-seconds",
-    "burst_max": "--burst-max",
-    "repeats": "--repeats",
-    "scenarios": "--scenarios",
-    "clients": "--clients",
-    "output_dir": "--output",
-}
+from labtester.targets import DEFAULT_VALUES
 
 
-def _parse_ports(pairs: list[str]) -> dict[str, int]:
-    ports = {}
-    for pair in pairs:
-        name, _, port = pair.partition("=")
-        if not port.isdigit():
-            raise SystemExit(f"--port takes NAME=PORT, got {pair!r}")
-        ports[name] = int(port)
-    return ports
+class _Parser(argparse.ArgumentParser):
+    """A bad flag is one line (which, and why), exit 2, as every other bad input (inputs.py)."""
 
-
-def _results_folder(text: str) -> Path:
-    """--compare's folder, checked before a run starts rather than after it ends."""
-    path = Path(text)
-    if not ((path / "results.json").exists() or (path / RAW_LOG).exists()):
-        raise argparse.ArgumentTypeError(f"{text} is not a results folder (no results.json or {RAW_LOG})")
-    return path
-
-
-def _settings(args: argparse.Namespace, **extra: Any) -> LabSettings:
-    overrides = {field: getattr(args, field) for field in LAB_FLAGS} | extra
-    return TesterSettings.load(args.config, **overrides)
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (--help lists the options)\n")
 
 
 def _run_and_report(
-    settings: LabSettings, console: Console, after_census: Any = None, compare: Path | None = None
+    settings: LabSettings, console: Console, after_census: Any = None, compare: EarlierRun | None = None
 ) -> Results:
     run_dir = settings.output_dir / time.strftime("%Y%m%d-%H%M%S")
     if settings.clients > 1 and not settings.barrier:  # the other clients as processes here
@@ -94,60 +68,52 @@ def _exit_code(results: Results) -> int:
     return 1 if results.failed_checks else 0
 
 
-def command_run(args: argparse.Namespace) -> int:
-    console = make_console()
-    try:
-        settings = _settings(args)
-    except ValidationError as error:
-        console.print(f"invalid settings:\n{error}", markup=False)
-        return 2
-    if settings.client_index > 0:  # a client other than 0: client 0's plan, its part of each step
-        with LabProgress(console, 0) as progress:
-            return run_follower(settings, progress)
-    if not settings.targets:
-        console.print("no targets: set TESTER_TARGETS=name=url,... or use `lab` to start them locally")
-        return 2
-    return _exit_code(_run_and_report(settings, console, compare=args.compare))
+def command_run(args: argparse.Namespace, inputs: Inputs) -> int:
+    assert inputs.settings is not None  # checked: it names targets, or is a client other than 0
+    if inputs.settings.client_index > 0:  # client 0's plan, and its part of each step
+        with LabProgress(make_console(), 0) as progress:
+            return run_follower(inputs.settings, progress)
+    return _exit_code(_run_and_report(inputs.settings, make_console(), compare=inputs.earlier))
 
 
-def run_local_lab(args: argparse.Namespace, console: Console, **extra: Any) -> Results:
+def run_local_lab(inputs: Inputs, console: Console, **knobs: Any) -> Results:
     """Start measured and census-only targets locally; census-only ones stop after the census."""
-    definitions = load_definitions(args.values)
+    assert inputs.settings is not None
     try:
-        with running_targets(definitions, downstream=load_downstream(args.values)) as started:
+        with running_targets(inputs.targets, downstream=inputs.downstream) as started:
             targets = [
                 TargetRef(name=t.name, url=t.url, measure=True) for t in started if t.definition.measure
             ]
             variants = [t for t in started if not t.definition.measure]
             census_only = [TargetRef(name=t.name, url=t.url, measure=False) for t in variants]
-            settings = _settings(args, targets=targets, census_only=census_only, **extra)
+            settings = inputs.settings.with_targets(targets, census_only, **knobs)
 
             def stop_variants() -> None:
                 for variant in variants:
                     variant.stop()
 
-            return _run_and_report(settings, console, stop_variants, getattr(args, "compare", None))
+            results = _run_and_report(settings, console, stop_variants, inputs.earlier)
+            started.keep_logs = bool(results.failed_checks)  # a failed run keeps the targets' logs
+            return results
     except LaunchError as error:
         raise SystemExit(f"error: {error}") from None
-    except ValidationError as error:
-        raise SystemExit(f"invalid settings:\n{error}") from None
 
 
-def command_lab(args: argparse.Namespace) -> int:
-    return _exit_code(run_local_lab(args, make_console()))
+def command_lab(args: argparse.Namespace, inputs: Inputs) -> int:
+    return _exit_code(run_local_lab(inputs, make_console()))
 
 
-def command_bench(args: argparse.Namespace) -> int:
+def command_bench(args: argparse.Namespace, inputs: Inputs) -> int:
     from labtester.bench import run_bench
 
-    return run_bench(args, make_console(), run_local_lab)
+    return run_bench(inputs, make_console(), run_local_lab)
 
 
-def command_report(args: argparse.Namespace) -> int:
-    return _exit_code(write_reports(args.run_dir, make_console(), args.compare))
+def command_report(args: argparse.Namespace, inputs: Inputs) -> int:
+    return _exit_code(write_reports(args.run_dir, make_console(), inputs.earlier))
 
 
-def command_serve_results(args: argparse.Namespace) -> int:
+def command_serve_results(args: argparse.Namespace, inputs: Inputs) -> int:
     from labtester.results_server import serve
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -155,21 +121,15 @@ def command_serve_results(args: argparse.Namespace) -> int:
     return 0
 
 
-def command_schema(_: argparse.Namespace) -> int:
+def command_schema(args: argparse.Namespace, inputs: Inputs) -> int:
     print(json.dumps(Results.model_json_schema(), indent=2))
     return 0
 
 
-def command_targets(args: argparse.Namespace) -> int:
+def command_targets(args: argparse.Namespace, inputs: Inputs) -> int:
     """Start the measured targets on their local ports and keep them up until Ctrl-C."""
-    definitions = [d for d in load_definitions(args.values) if d.measure]
-    downstream = load_downstream(args.values)
-    servers = [*definitions, *([downstream] if downstream else [])]
-    ports = {d.name: d.local_port for d in servers} | _parse_ports(args.port)
-    unknown = set(ports) - {d.name for d in servers}
-    if unknown:
-        print(f"unknown target(s) in --port: {', '.join(sorted(unknown))}", file=sys.stderr)
-        return 2
+    definitions = [d for d in inputs.targets if d.measure]
+    downstream, ports = inputs.downstream, inputs.ports
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -206,7 +166,7 @@ def _add_lab_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="labtester", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
@@ -222,11 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
         if name != "run":
             command.add_argument("--values", type=Path, default=DEFAULT_VALUES, help=values_help)
         if name != "bench":
-            command.add_argument("--compare", type=_results_folder, metavar="EARLIER", help=compare_help)
+            command.add_argument("--compare", type=Path, metavar="EARLIER", help=compare_help)
         command.set_defaults(handler=handler)
     report = commands.add_parser("report", help="rebuild reports from a results folder's raw log")
     report.add_argument("run_dir", type=Path)
-    report.add_argument("--compare", type=_results_folder, metavar="EARLIER", help=compare_help)
+    report.add_argument("--compare", type=Path, metavar="EARLIER", help=compare_help)
     report.set_defaults(handler=command_report)
     targets = commands.add_parser("targets", help="start the targets locally until Ctrl-C")
     targets.add_argument("--values", type=Path, default=DEFAULT_VALUES, help=values_help)
@@ -242,9 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        inputs = check(args)  # every input, before anything starts
+    except BadInput as error:
+        print(f"labtester {args.command}: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
     if args.command in ("lab", "run", "bench"):
         signal.signal(signal.SIGTERM, terminate)
-    return int(args.handler(args))
+    return int(args.handler(args, inputs))
 
 
 if __name__ == "__main__":

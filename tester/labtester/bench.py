@@ -10,25 +10,29 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Console
 
 from labtester.clients.benchmark import ClientCost, measure
 from labtester.clients.report import release_text
-from labtester.launcher import running_targets
+from labtester.launcher import dying_with_tester, running_targets
 from labtester.loadclient import LoadClient, Sample
 from labtester.results import Results
 from labtester.scenarios.bursts.analyse import BurstRun, BurstsSummary
 from labtester.scenarios.sweep import level
-from labtester.targets import load_definitions
+from labtester.targets import TargetDefinition
+
+if TYPE_CHECKING:
+    from labtester.inputs import Inputs
 
 WRK_DURATION_S = 5
 CAPACITY_CONCURRENCY = 50
@@ -73,10 +77,24 @@ def run_tester_client(
     return ClientRun(len(ok) / duration_s, float(np.median(ok)))
 
 
-def print_capacity(console: Console, values: argparse.Namespace) -> None:
+def capacity_target(targets: list[TargetDefinition]) -> TargetDefinition:
+    """The target the client is measured on: FastAPI's, whose /healthz costs the least."""
+    found = next((d for d in targets if d.module == "fastapi_target" and d.measure), None)
+    if found is None:
+        raise ValueError("bench: --values holds no measured fastapi_target to measure the client on")
+    return found
+
+
+def check_bench(targets: list[TargetDefinition]) -> None:
+    """What bench needs beyond the lab's inputs, checked before anything starts."""
+    capacity_target(targets)
+    if shutil.which("wrk") is None:
+        raise ValueError("bench: wrk is not installed (`make bench` installs it)")
+
+
+def print_capacity(console: Console, targets: list[TargetDefinition]) -> None:
     """The tester's load client against wrk on /healthz, one after the other."""
-    fastapi = next(d for d in load_definitions(values.values) if d.module == "fastapi_target" and d.measure)
-    with running_targets([fastapi]) as (target,):
+    with running_targets([capacity_target(targets)]) as (target,):
         url = target.url + "/healthz"
         wrk, tester = (
             run_wrk(url, CAPACITY_CONCURRENCY),
@@ -201,12 +219,12 @@ def print_accuracy(console: Console, results: Results, title: str) -> None:
             console.print(f"  {finding.kind}: {finding.text}", highlight=False, markup=False)
 
 
-def run_bench(args: argparse.Namespace, console: Console, local_lab: LocalLab) -> int:
-    print_capacity(console, args)
-    idle = local_lab(args, console)
-    hog = subprocess.Popen([sys.executable, "-c", HOG])
+def run_bench(inputs: Inputs, console: Console, local_lab: LocalLab) -> int:
+    print_capacity(console, inputs.targets)
+    idle = local_lab(inputs, console)
+    hog = subprocess.Popen(dying_with_tester([sys.executable, "-c", HOG]))
     try:
-        loaded = local_lab(args, console, **HOG_SETTINGS)
+        loaded = local_lab(inputs, console, **HOG_SETTINGS)
     finally:
         hog.kill()
         hog.wait()

@@ -3,17 +3,26 @@
 Readiness polls with a deadline (no fixed sleeps; see readiness.py) and refuses a port something already
 answers on, so an orphaned server can never pass for the new one. Stopping sends SIGTERM to the
 server's root, then SIGKILL to every process of its tree after a grace period.
+
+A target dies with the tester, however the tester dies (even SIGKILL): its root is started with
+the parent-death signal set to SIGTERM (prctl PR_SET_PDEATHSIG, kept across exec), so the root
+stops its own tree as on any SIGTERM. The kernel sends it when the *thread* that started the
+target ends, so targets are started from the main thread only. Each group of targets logs into
+one folder, removed when every target stopped cleanly and the caller kept nothing.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +33,20 @@ from labtester.readiness import NotReady, wait_ready
 from labtester.targets import TargetDefinition
 
 LOCALHOST = "127.0.0.1"
+# Run before the command's own program, in the started process: it sets the parent-death signal,
+# gives up if the tester is already gone (nothing would send it), then execs the command.
+_DIE_WITH_TESTER = """
+import ctypes, os, signal, sys
+if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+    raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+if os.getppid() != int(sys.argv[1]):
+    sys.exit("the tester that started this is gone")
+os.execv(sys.argv[2], sys.argv[2:])
+"""
 READY_TIMEOUT_S = 60.0
 STOP_GRACE_S = 10.0
+# How a server's root ends on SIGTERM: 0 (gunicorn), 128 + 15 (uvicorn, fastapi_target), or by it.
+CLEAN_EXIT_CODES = (0, 128 + signal.SIGTERM, -signal.SIGTERM)
 
 
 class LaunchError(RuntimeError):
@@ -42,6 +63,13 @@ def free_port(avoid: int | None = None) -> int:
             return port
 
 
+def dying_with_tester(command: list[str]) -> list[str]:
+    """`command`, started so that it gets SIGTERM when this process (its main thread) ends."""
+    if threading.current_thread() is not threading.main_thread():
+        raise LaunchError("start processes from the main thread: they would die with this one")
+    return [sys.executable, "-I", "-S", "-c", _DIE_WITH_TESTER, str(os.getpid()), *command]
+
+
 def port_in_use(port: int) -> bool:
     with socket.socket() as sock:
         return sock.connect_ex((LOCALHOST, port)) == 0
@@ -54,6 +82,7 @@ class RunningTarget:
     process: subprocess.Popen[bytes]
     log_path: Path
     metrics_port: int | None = None  # /metrics served by the server's metrics process
+    own_log_dir: Path | None = None  # made for this target alone: removed when it stops cleanly
 
     @property
     def name(self) -> str:
@@ -80,17 +109,22 @@ class RunningTarget:
         except psutil.NoSuchProcess:
             return []
 
-    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
-        """SIGTERM the root; after `grace_s`, SIGKILL whatever of its tree is left."""
+    def stop(self, grace_s: float = STOP_GRACE_S) -> bool:
+        """SIGTERM the root; after `grace_s`, SIGKILL whatever of its tree is left. True when
+        it was still running and its whole tree ended on the SIGTERM, as a server should."""
         tree = self.tree()
-        if self.process.poll() is None:
+        running = self.process.poll() is None
+        if running:
             self.process.send_signal(signal.SIGTERM)
         _, alive = psutil.wait_procs(tree, timeout=grace_s)
         for process in alive:
             with suppress(psutil.NoSuchProcess):
                 process.kill()
         psutil.wait_procs(alive, timeout=5)
-        self.process.wait(timeout=5)
+        clean = running and not alive and self.process.wait(timeout=5) in CLEAN_EXIT_CODES
+        if clean and self.own_log_dir is not None:
+            shutil.rmtree(self.own_log_dir, ignore_errors=True)
+        return clean
 
 
 def wait_healthy(target: RunningTarget, timeout_s: float = READY_TIMEOUT_S) -> None:
@@ -125,19 +159,41 @@ def start_target(
         "LAB_PORT": str(port),
     }
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # each server makes its own
-    log_dir = log_dir or Path(tempfile.mkdtemp(prefix="lab-logs-"))
-    log_path = log_dir / f"{definition.name}.log"
+    own_log_dir = None if log_dir else Path(tempfile.mkdtemp(prefix="lab-logs-"))
+    log_path = (log_dir or own_log_dir or Path()) / f"{definition.name}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            definition.command(), env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            dying_with_tester(definition.command()),
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C in a terminal reaches the tester, which stops them in order
         )
-    target = RunningTarget(definition, port, process, log_path, int(env["LAB_METRICS_PORT"]) or None)
+    metrics_port = int(env["LAB_METRICS_PORT"]) or None
+    target = RunningTarget(definition, port, process, log_path, metrics_port, own_log_dir)
     try:
         wait_healthy(target, ready_timeout_s)
     except BaseException:
         target.stop(grace_s=2)
         raise
     return target
+
+
+def _stopped(server: RunningTarget) -> bool:
+    """Stop it; a stop that fails is no reason to leave the others running."""
+    try:
+        return server.stop()
+    except (subprocess.TimeoutExpired, psutil.Error, OSError):
+        return False
+
+
+class StartedTargets(list[RunningTarget]):
+    """The targets a group started, in order; their logs are kept if `keep_logs` is set."""
+
+    def __init__(self, log_dir: Path) -> None:
+        super().__init__()
+        self.log_dir = log_dir
+        self.keep_logs = False
 
 
 @contextmanager
@@ -147,19 +203,32 @@ def running_targets(
     extra_env: dict[str, str] | None = None,
     log_dir: Path | None = None,
     downstream: TargetDefinition | None = None,
-) -> Iterator[list[RunningTarget]]:
+) -> Iterator[StartedTargets]:
     """Start every definition (on its given port, or a free one) and stop them all on exit.
 
-    With `downstream`, that mock service starts first and every target gets its URL.
+    With `downstream`, that mock service starts first and every target gets its URL. Their logs
+    go to `log_dir`, else to a folder of their own that is removed once every target stopped
+    cleanly, unless the block raised or set `keep_logs` (a failed run): then it says where it is.
     """
-    with ExitStack() as stack:
-        started = []
+    started = StartedTargets(log_dir or Path(tempfile.mkdtemp(prefix="lab-logs-")))
+    servers: list[RunningTarget] = []
+    failed = True
+    try:
         if downstream is not None:
-            mock = start_target(downstream, (ports or {}).get(downstream.name), None, log_dir)
-            stack.callback(mock.stop)
-            extra_env = {**(extra_env or {}), "LAB_DOWNSTREAM_URL": mock.url}
+            servers.append(
+                start_target(downstream, (ports or {}).get(downstream.name), None, started.log_dir)
+            )
+            extra_env = {**(extra_env or {}), "LAB_DOWNSTREAM_URL": servers[0].url}
         for definition in definitions:
-            target = start_target(definition, (ports or {}).get(definition.name), extra_env, log_dir)
-            stack.callback(target.stop)
-            started.append(target)
+            port = (ports or {}).get(definition.name)
+            servers.append(start_target(definition, port, extra_env, started.log_dir))
+            started.append(servers[-1])
         yield started
+        failed = False
+    finally:
+        clean = [_stopped(server) for server in reversed(servers)]
+        if log_dir is None:
+            if failed or started.keep_logs or not all(clean):
+                print(f"the targets' logs are kept in {started.log_dir}", file=sys.stderr)
+            else:
+                shutil.rmtree(started.log_dir, ignore_errors=True)

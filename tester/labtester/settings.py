@@ -7,15 +7,16 @@ load shape with knobs of its own contributes them as a section (TESTER_<SHAPE>__
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from labtester.info import TargetInfo
 from labtester.scenarios import SHAPES
+from labtester.yamlfile import read_mapping
 
 DEFAULT_SCENARIOS = ("bursts",)  # the quick default matrix; the others on request
 DEFAULT_ENDPOINTS = ("sync-cpubound", "badasync-cpubound", "offload-cpubound", "io-bound")
@@ -109,6 +110,24 @@ class LabSettings(BaseSettings):
         unknown = sorted(set(value) - set(SHAPES))
         if unknown:
             raise ValueError(f"unknown scenario(s) {unknown}; known: {list(SHAPES)}")
+        if not value:  # a run that measures nothing would pass every check
+            raise ValueError(f"no load shape named; known: {list(SHAPES)}")
+        return value
+
+    @field_validator("endpoints")
+    @classmethod
+    def _some_endpoints(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError(f"no endpoint named; the default is {','.join(DEFAULT_ENDPOINTS)}")
+        return value
+
+    @field_validator("*")
+    @classmethod
+    def _finite_numbers(cls, value: Any) -> Any:
+        """inf and nan pass `gt=0` and would wait forever: refused in every field and section."""
+        for where, number in _numbers(value.model_dump() if isinstance(value, BaseModel) else value):
+            if not math.isfinite(number):
+                raise ValueError(f"{where + ' ' if where else ''}must be a finite number, not {number}")
         return value
 
     @model_validator(mode="after")
@@ -131,13 +150,49 @@ class LabSettings(BaseSettings):
         """The endpoints to burst that this target offers."""
         return [name for name in self.endpoints if name in info.endpoints]
 
+    def with_targets(
+        self, targets: list[TargetRef], census_only: list[TargetRef], **knobs: Any
+    ) -> LabSettings:
+        """These settings for the targets the local lab started (and `knobs` changed), checked again."""
+        fields = {**self.model_dump(), "targets": targets, "census_only": census_only, **knobs}
+        return self.model_validate(fields)  # validation alone: the environment was read already
+
+    @classmethod
+    def variable_names(cls) -> set[str]:
+        """Every TESTER_* variable that names a setting, a shape's knobs as TESTER_<SHAPE>__<KEY>."""
+        names = set()
+        for name, field in cls.model_fields.items():
+            names.add(f"TESTER_{name.upper()}")
+            section = field.annotation
+            if isinstance(section, type) and issubclass(section, BaseModel):
+                names |= {f"TESTER_{name.upper()}__{key.upper()}" for key in section.model_fields}
+        return names
+
+    @classmethod
+    def from_environment(cls) -> dict[str, Any]:
+        """What the TESTER_* variables set, checked (ValidationError, SettingsError)."""
+        return cls().model_dump(exclude_unset=True)
+
+    @classmethod
+    def merged(
+        cls, from_file: dict[str, Any], from_env: dict[str, Any], flags: dict[str, Any]
+    ) -> LabSettings:
+        """File values, then TESTER_* variables, then flags (None: not given): later ones win."""
+        return cls(**{**from_file, **from_env, **{k: v for k, v in flags.items() if v is not None}})
+
     @classmethod
     def load(cls, file: Path | None = None, **overrides: Any) -> LabSettings:
         """File values, then TESTER_* env vars, then `overrides` (from flags): later ones win."""
-        from_file = yaml.safe_load(file.read_text()) if file else {}
-        env_only = cls()  # env vars over defaults
-        merged = {**(from_file or {}), **env_only.model_dump(exclude_unset=True)}
-        return cls(**{**merged, **{k: v for k, v in overrides.items() if v is not None}})
+        return cls.merged(read_mapping(file) if file else {}, cls.from_environment(), overrides)
+
+
+def _numbers(value: Any, where: str = "") -> list[tuple[str, float]]:
+    """Every float in a dumped settings tree, with its dotted path."""
+    if isinstance(value, dict):
+        return [n for key, item in value.items() for n in _numbers(item, f"{where}.{key}".lstrip("."))]
+    if isinstance(value, list):
+        return [n for i, item in enumerate(value) for n in _numbers(item, f"{where}[{i}]")]
+    return [(where, value)] if isinstance(value, float) else []
 
 
 def _shape_sections() -> dict[str, Any]:

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from labtester.yamlfile import read_mapping
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_VALUES = REPO_ROOT / "charts" / "concurrency-lab" / "values.yaml"
@@ -35,26 +37,63 @@ class TargetDefinition:
         return [python, "-m", self.module]
 
 
-def _definition(entry: dict[str, Any], measure: bool) -> TargetDefinition:
+class ValuesError(ValueError):
+    """A values file the lab cannot start targets from: its path, the entry and the reason."""
+
+
+class _ServerEntry(BaseModel):
+    """What the lab reads of a `targets` (or `downstream`) entry; the chart's schema checks the rest."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=30)
+    module: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")
+    localPort: int = Field(ge=0, le=65535)  # the chart's key; 0: a free port
+    measure: bool = True
+    env: dict[str, str | int | float | bool] | None = None
+    image: str = ""
+
+
+def _values(values_path: Path) -> dict[str, Any]:
+    try:
+        return read_mapping(values_path)
+    except ValueError as error:
+        raise ValuesError(str(error)) from None
+
+
+def _definition(values_path: Path, where: str, entry: Any, measure: bool | None) -> TargetDefinition:
+    try:
+        parsed = _ServerEntry.model_validate(entry)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field_name = ".".join(str(part) for part in first["loc"])
+        named = f" ({entry['name']})" if isinstance(entry, dict) and "name" in entry else ""
+        reason = f"{field_name}: {first['msg']}" if field_name else first["msg"]
+        raise ValuesError(f"{values_path}: {where}{named}: {reason}") from None
     return TargetDefinition(
-        name=entry["name"],
-        module=entry["module"],
-        local_port=int(entry["localPort"]),
-        measure=measure,
-        env={key: str(value) for key, value in (entry.get("env") or {}).items()},
-        image=entry.get("image", ""),
+        name=parsed.name,
+        module=parsed.module,
+        local_port=parsed.localPort,
+        measure=parsed.measure if measure is None else measure,
+        env={key: str(value) for key, value in (parsed.env or {}).items()},
+        image=parsed.image,
     )
 
 
 def load_definitions(values_path: Path = DEFAULT_VALUES) -> list[TargetDefinition]:
-    values = yaml.safe_load(values_path.read_text())
-    return [_definition(entry, bool(entry.get("measure", True))) for entry in values["targets"]]
+    """The values' `targets`, each checked; a missing or malformed one raises ValuesError."""
+    entries = _values(values_path).get("targets")
+    if not isinstance(entries, list):
+        raise ValuesError(f"{values_path}: has no `targets` list (got {entries!r})")
+    return [_definition(values_path, f"targets[{i}]", entry, None) for i, entry in enumerate(entries)]
 
 
 def load_downstream(values_path: Path = DEFAULT_VALUES) -> TargetDefinition | None:
     """The mock downstream service the targets call (/test/downstream), if the values enable it."""
-    entry = yaml.safe_load(values_path.read_text()).get("downstream") or {}
-    return _definition(entry, measure=False) if entry.get("enabled") else None
+    entry = _values(values_path).get("downstream") or {}
+    if not isinstance(entry, dict):
+        raise ValuesError(f"{values_path}: `downstream` must be a mapping, not {entry!r}")
+    return _definition(values_path, "downstream", entry, measure=False) if entry.get("enabled") else None
 
 
 @dataclass(frozen=True)
@@ -88,7 +127,7 @@ def image_builds(values_path: Path = DEFAULT_VALUES, root: Path = REPO_ROOT) -> 
             builds.append(ImageBuild(repository, str(own), None))
         else:
             builds.append(ImageBuild(repository, PYTHON_TARGET_DOCKERFILE, module))
-    tester = (yaml.safe_load(values_path.read_text()).get("tester") or {}).get("image")
+    tester = (_values(values_path).get("tester") or {}).get("image")
     if tester:
         builds.append(ImageBuild(tester, TESTER_DOCKERFILE, None))
     return builds

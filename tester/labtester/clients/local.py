@@ -2,34 +2,24 @@
 `python -m labtester run` as a pod of the Indexed Job runs it, with its index and the barrier's
 address in its environment.
 
-They die with this process: each asks the kernel for SIGKILL when its parent exits (Linux's
-parent-death signal), so a tester killed with SIGKILL leaves no client behind; and a client that
-loses the barrier stops by itself.
+They die with this process as the targets do (launcher.dying_with_tester: Linux's parent-death
+signal), so a tester killed with SIGKILL leaves no client behind; and a client that loses the
+barrier stops by itself.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from labtester.launcher import dying_with_tester
 from labtester.settings import LabSettings
 
-PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 10.0
-
-
-def _die_with_parent(parent: int) -> None:
-    """In the child, before it runs Python: SIGKILL it when the parent dies (also if it already has)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def client_environment(settings: LabSettings, index: int) -> dict[str, str]:
@@ -40,6 +30,7 @@ def client_environment(settings: LabSettings, index: int) -> dict[str, str]:
         "TESTER_CLIENTS": str(settings.clients),
         "TESTER_CLIENT_INDEX": str(index),
         "TESTER_BARRIER": settings.barrier,
+        "TESTER_OUTPUT_DIR": str(settings.output_dir),
     }
 
 
@@ -47,19 +38,17 @@ def client_environment(settings: LabSettings, index: int) -> dict[str, str]:
 def local_clients(settings: LabSettings, log_dir: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
     """Clients 1..P-1 as processes until the block ends; then each has ended or is stopped."""
     log_dir.mkdir(parents=True, exist_ok=True)
-    parent = os.getpid()
     started: list[subprocess.Popen[bytes]] = []
     try:
         for index in range(1, settings.clients):
             with (log_dir / f"client-{index}.log").open("wb") as log:
                 started.append(
                     subprocess.Popen(
-                        [sys.executable, "-m", "labtester", "run"],
+                        dying_with_tester([sys.executable, "-m", "labtester", "run"]),
                         env=client_environment(settings, index),
                         stdout=log,
                         stderr=subprocess.STDOUT,
                         stdin=subprocess.DEVNULL,
-                        preexec_fn=lambda: _die_with_parent(parent),
                     )
                 )
         yield started

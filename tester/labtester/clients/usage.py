@@ -74,7 +74,7 @@ REQUEST_TABLES = ("samples", "baseline")
 
 def sent_rows(records: list[Record]) -> int:
     """Requests that left a client, over the merged records of a load-client shape."""
-    from labtester.scenarios.common import DROPPED
+    from labtester.scenarios.together import DROPPED
 
     return sum(
         1

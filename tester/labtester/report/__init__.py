@@ -8,7 +8,7 @@ from rich.console import Console
 
 from labtester.clients.merge import merged
 from labtester.rawlog import read_raw
-from labtester.report.compare import COMPARE_CSV, write_csv
+from labtester.report.compare import COMPARE_CSV, EarlierRun, write_csv
 from labtester.report.console import PLAIN_WIDTH, print_summary
 from labtester.report.contents import gather
 from labtester.report.files import write_files
@@ -17,9 +17,9 @@ from labtester.report.plots import write_plots
 from labtester.results import Results, build_results
 
 
-def write_reports(run_dir: Path, console: Console, compare: Path | None = None) -> Results:
+def write_reports(run_dir: Path, console: Console, compare: EarlierRun | None = None) -> Results:
     """Build results.json, the CSVs, the plots and report.html from the raw log; print the summary.
-    With `compare` (an earlier results folder), every figure beside its earlier value."""
+    With `compare` (an earlier run), every figure beside its earlier value."""
     raw = merged(read_raw(run_dir))  # every client's rows of a step joined, before any statistic
     results = build_results(raw)
     write_files(results, raw, run_dir)

@@ -14,12 +14,14 @@ from __future__ import annotations
 import csv
 import math
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
 from labtester.rawlog import RAW_LOG, read_raw
+from labtester.report.files import RESULTS_JSON
 from labtester.results import Results, build_results
 from labtester.views import Cell, ComparisonRow
 
@@ -61,16 +63,42 @@ class RunsCompared(BaseModel):
 
 
 def load_results(directory: Path) -> Results:
-    """A results folder's typed results: its results.json, else rebuilt from its raw log."""
-    path = directory / "results.json"
+    """A results folder's typed results: its results.json, else rebuilt from its raw log. A
+    folder that gives neither raises ValueError, in one line saying why."""
+    problems = []
+    path = directory / RESULTS_JSON
     if path.exists():
         try:
-            return Results.model_validate_json(path.read_text(encoding="utf-8"))
-        except ValidationError:
-            pass  # an older schema: the raw log is the source of truth
+            return Results.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError) as error:  # another schema, or cut short: the raw log decides
+            problems.append(f"its {RESULTS_JSON} is no results document of this version ({_first(error)})")
     if (directory / RAW_LOG).exists():
-        return build_results(read_raw(directory))
-    raise SystemExit(f"--compare: {directory} holds neither results.json nor {RAW_LOG}")
+        try:
+            return build_results(read_raw(directory))
+        except Exception as error:  # another version's raw log, however it fails to analyse
+            problems.append(f"its {RAW_LOG} cannot be analysed ({error.__class__.__name__}: {error})")
+    if not problems:
+        raise ValueError(f"{directory} is not a results folder (no {RESULTS_JSON} or {RAW_LOG})")
+    raise ValueError(f"{directory}: {'; '.join(problems)}")
+
+
+def _first(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        problem = error.errors()[0]
+        return f"{'.'.join(str(p) for p in problem['loc'])}: {problem['msg']}".lstrip(": ")
+    return str(error)
+
+
+@dataclass(frozen=True)
+class EarlierRun:
+    """--compare's run, read before the new one starts: where it is, and what it measured."""
+
+    directory: Path
+    results: Results
+
+
+def load_earlier(directory: Path) -> EarlierRun:
+    return EarlierRun(directory, load_results(directory))
 
 
 def t_critical(degrees: int) -> float:

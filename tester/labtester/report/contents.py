@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 
 from labtester.clients.report import clients_section
-from labtester.report.compare import RunsCompared, compare, load_results
+from labtester.report.compare import EarlierRun, RunsCompared, compare
 from labtester.results import Results
 from labtester.scenarios import SHAPES
 from labtester.views import Answer, ComparisonRow, Section
@@ -55,14 +55,13 @@ class Contents:
         return [merged[i] for i in order if i in merged]
 
 
-def gather(results: Results, earlier: Path | None = None) -> Contents:
+def gather(results: Results, earlier: EarlierRun | None = None) -> Contents:
     answers = sorted((a for shape in SHAPES.values() for a in shape.answers(results)), key=lambda a: a.order)
     rows = [row for shape in SHAPES.values() for row in shape.comparison(results)]
     contents = Contents(results=results, answers=answers, rows=rows)
     if earlier is not None:
-        before = load_results(earlier)
-        before_rows = [row for shape in SHAPES.values() for row in shape.comparison(before)]
-        contents.compared = compare(results, rows, before, before_rows, earlier)
+        before_rows = [row for shape in SHAPES.values() for row in shape.comparison(earlier.results)]
+        contents.compared = compare(results, rows, earlier.results, before_rows, earlier.directory)
     return contents
 
 

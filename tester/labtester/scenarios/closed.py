@@ -17,7 +17,6 @@ from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
     SampleShape,
-    Together,
     decode,
     encode,
     failures_by_type,
@@ -26,6 +25,7 @@ from labtester.scenarios.common import (
     status_counts,
     throughput_row,
 )
+from labtester.scenarios.together import Together
 from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:

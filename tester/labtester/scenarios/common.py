@@ -10,92 +10,28 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-import httpx
 import numpy as np
 from pydantic import BaseModel
 
 from labtester.clients.crew import Crew
-from labtester.clients.load import Meter
 from labtester.clients.merge import client_of, leader_record, loads, with_clients_cpu
 from labtester.info import TargetInfo
 from labtester.loadclient import SAMPLE_FIELDS, LoadClient, Sample
 from labtester.plotting import gaps, plt
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
-from labtester.scrape import scrape, work_counts
+from labtester.scenarios.together import RequestCounter, Together
 from labtester.stats import percentiles
 from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.settings import LabSettings
 
-CONTROL_TIMEOUT_S = 30
 # Locust's percentile columns, computed from the raw times.
 LOCUST_PERCENTILES = (50, 66, 75, 80, 90, 95, 98, 99, 99.9, 99.99, 100)
 
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
 SummaryT = TypeVar("SummaryT", bound=BaseModel)
-
-
-class Together:
-    """One client's share of a load shape's run on a target: which parts of the plan are its own,
-    and the meetings that release every client at once and wait for the last one to finish. Alone
-    (no context: a shape measured directly), every part is its own and meetings return at once."""
-
-    def __init__(self, ctx: ShapeContext | None = None) -> None:
-        self.ctx = ctx
-        self.crew = ctx.crew if ctx else Crew()
-        self.sent = 0  # requests every client sent, over the steps so far
-        self.errors: list[str | None] = []  # every client's failures, by type
-
-    @property
-    def leader(self) -> bool:
-        return self.crew.leader
-
-    def part(self, total: int) -> int:
-        return self.crew.part(total)
-
-    def mine(self, position: int) -> bool:
-        return self.crew.mine(position)
-
-    def go(self, client: LoadClient, step: str) -> Meter:
-        """The release: every client has its connections ready; its clock starts here."""
-        if self.ctx:
-            self.ctx.meet(f"{step} go")
-        client.restart_clock()
-        return Meter().start()
-
-    def done(self, step: str, client: LoadClient, samples: list[Sample], meter: Meter) -> dict[str, Any]:
-        """After this client's last request of the step, until every client's; the record's
-        fields that place this client's samples in time and say what it spent."""
-        sent = [s for s in samples if s.error != DROPPED]
-        fields = {"origin_at": client.origin_at, "load": meter.read(len(sent))}
-        mine: dict[str, Any] = {"sent": len(sent), "errors": [s.error for s in sent if s.error]}
-        everyone: dict[int, Any] = self.ctx.meet(f"{step} done", mine) if self.ctx else {0: mine}
-        self.sent += sum(int(c["sent"]) for c in everyone.values())
-        self.errors += [e for c in everyone.values() for e in c["errors"]]
-        return fields
-
-
-# A send the client gave up before it left (rate's, with too many unanswered): never sent.
-DROPPED = "dropped by client (too many unanswered)"
-
-
-class RequestCounter:
-    """Client 0 scrapes the server's request counters before and after a run; the analysis holds
-    what they counted against the requests every client sent (the merged rows)."""
-
-    def __init__(self, ctx: ShapeContext) -> None:
-        self.ctx = ctx
-        self.url = ctx.target.url + ctx.info.control.metrics
-        with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
-            self.before = scrape(control, self.url)
-
-    def record(self) -> None:
-        with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
-            after = scrape(control, self.url)
-        by_route = work_counts(self.before, after, self.ctx.info.control.model_dump().values())
-        self.ctx.record("counts", step="counts", by_route=by_route, counted=sum(by_route.values()))
 
 
 class SampleShape(LoadShape[SettingsT, SummaryT], Generic[SettingsT, SummaryT]):

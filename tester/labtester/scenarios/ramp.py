@@ -17,7 +17,6 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import (
     SampleShape,
     SecondPoint,
-    Together,
     decode,
     encode,
     failures_by_type,
@@ -31,6 +30,7 @@ from labtester.scenarios.common import (
     steady,
     throughput_row,
 )
+from labtester.scenarios.together import Together
 from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:

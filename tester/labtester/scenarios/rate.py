@@ -22,10 +22,8 @@ from labtester.info import TargetInfo
 from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
-    DROPPED,
     SampleShape,
     SecondPoint,
-    Together,
     decode,
     encode,
     failures_by_type,
@@ -37,6 +35,7 @@ from labtester.scenarios.common import (
     per_second,
     steady,
 )
+from labtester.scenarios.together import DROPPED, Together
 from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:

@@ -16,9 +16,10 @@ from labtester.findings.wording import label
 from labtester.info import TargetInfo
 from labtester.loadclient import LoadClient
 from labtester.rawlog import Record
-from labtester.scenarios.common import SampleShape, Together, encode, join_users, ramp_users
+from labtester.scenarios.common import SampleShape, encode, join_users, ramp_users
 from labtester.scenarios.flow import answers, report
 from labtester.scenarios.flow.analyse import FAN_OUT, FlowSettings, FlowSummary, summarize
+from labtester.scenarios.together import Together
 from labtester.views import Answer, ComparisonRow
 
 if TYPE_CHECKING:

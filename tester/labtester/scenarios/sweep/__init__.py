@@ -25,9 +25,10 @@ from labtester.findings.wording import label
 from labtester.info import TargetInfo
 from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
-from labtester.scenarios.common import SampleShape, Together, encode
+from labtester.scenarios.common import SampleShape, encode
 from labtester.scenarios.sweep import answers, report
 from labtester.scenarios.sweep.analyse import SweepSettings, SweepSummary, summarize
+from labtester.scenarios.together import Together
 from labtester.views import Answer, ComparisonRow
 
 if TYPE_CHECKING:

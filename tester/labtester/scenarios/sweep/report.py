@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from matplotlib.axes import Axes
 from rich import box
 from rich.table import Table
 
@@ -15,6 +14,8 @@ from labtester.scenarios.common import ms
 from labtester.scenarios.sweep.analyse import SweepLevel, SweepSummary, VariantSummary
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from labtester.results import Results
 
 # Above the bound by more than this share, the model is wrong there (said, never bent).

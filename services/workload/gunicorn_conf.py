@@ -1,4 +1,4 @@
-"""gunicorn settings for the Flask target, from the LAB_* environment.
+"""gunicorn settings for every gunicorn target (flask_target, app_target), from the LAB_* environment.
 
 Runs in the arbiter before any worker imports the app, so the exported environment (iteration
 cap, tree root, metrics directory) reaches every worker.
@@ -13,9 +13,11 @@ it against a process patched first thing).
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import TYPE_CHECKING
 
+from workload.lifetime import die_with_parent
 from workload.metrics_process import MetricsProcess, start_metrics_process
 from workload.server import prepare_environment, remove_metrics_dir
 from workload.settings import TargetSettings
@@ -45,7 +47,7 @@ worker_tmp_dir = str(_settings.tmp_dir)
 reload = _settings.reload
 loglevel = _settings.log_level
 accesslog = None
-proc_name = _settings.name or "flask_target"
+proc_name = _settings.name or "concurrency-lab"
 
 
 # gunicorn's control socket (for gunicornc) would be one more file outside /tmp
@@ -63,6 +65,9 @@ def when_ready(server: Arbiter) -> None:
 
 
 def post_fork(server: Arbiter, worker: Worker) -> None:
+    # Killed with the arbiter, even a SIGKILLed one: a worker alone would finish its request and
+    # notice the arbiter gone only at its next check (sync: up to `timeout` / 2 later).
+    die_with_parent(server.pid, signal.SIGKILL)
     if worker_class == "gevent":
         # Once a worker has died, child_exit has imported prometheus_client into the arbiter, and
         # it keeps its own copy of threading.Lock. A worker forked after that drops it before it

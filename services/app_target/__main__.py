@@ -1,0 +1,82 @@
+"""`python -m app_target`: check the app (LAB_APP), then serve it with the server of its interface.
+
+    python -m app_target          check, then serve: uvicorn for an ASGI app, gunicorn for a WSGI
+                                  app (LAB_SERVER may only confirm it)
+    python -m app_target check    import the app, print one line of JSON {"interface", "framework"}
+                                  and exit 0; or one line `error: ...` on stderr and exit 2
+    python -m app_target serve    serve without the check (what the first form runs after it)
+
+Serving starts a fresh interpreter (exec, the same pid): the root imports nothing of the app, and
+a gevent worker imports it only after gunicorn patched it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import redirect_stdout
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from app_target.loading import AppError, LoadedApp, load_app
+from app_target.settings import SERVERS, AppSettings
+from workload.serving import exec_gunicorn, serve_uvicorn
+
+USAGE = "usage: python -m app_target [check | serve]"
+
+
+def checked(settings: AppSettings) -> LoadedApp:
+    """The app, imported and recognised, and served by a server of its interface; else AppError."""
+    with redirect_stdout(sys.stderr):  # what the app prints at import must not spoil check's line
+        loaded = load_app(settings.app)
+    server = SERVERS[loaded.interface]
+    if settings.server not in (None, server):
+        raise AppError(
+            f"LAB_APP={settings.app} is an {loaded.interface.upper()} app and LAB_SERVER={settings.server} "
+            f"serves only {'WSGI' if loaded.interface == 'asgi' else 'ASGI'} apps: use LAB_SERVER={server}"
+        )
+    if server == "uvicorn" and settings.worker_class != "sync":
+        raise AppError(
+            f"LAB_WORKER_CLASS={settings.worker_class} is gunicorn's: uvicorn serves {settings.app}"
+        )
+    return loaded
+
+
+def serve(settings: AppSettings, interface: str) -> None:
+    if interface == "asgi":
+        serve_uvicorn("app_target.asgi:create_app", reload_dirs=[str(Path.cwd())])
+    else:
+        exec_gunicorn("app_target.wsgi:create_app()")
+
+
+def fail(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def main(argv: list[str]) -> None:
+    if argv not in ([], ["check"], ["serve"]):
+        fail(USAGE)
+    try:
+        settings = AppSettings()
+    except ValidationError as error:
+        first = error.errors()[0]
+        fail(f"LAB_{str(first['loc'][0]).upper()}: {first['msg']}")
+    if argv == ["serve"]:
+        serve(settings, "wsgi" if settings.server == "gunicorn" else "asgi")
+        return
+    try:
+        loaded = checked(settings)
+    except AppError as error:
+        fail(str(error))
+    if argv == ["check"]:
+        print(json.dumps({"interface": loaded.interface, "framework": loaded.framework}))
+        return
+    os.environ["LAB_SERVER"] = SERVERS[loaded.interface]
+    os.execv(sys.executable, [sys.executable, "-m", "app_target", "serve"])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

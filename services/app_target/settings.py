@@ -1,0 +1,44 @@
+"""app_target's settings: every target's (workload.settings), plus the app and its server."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from workload.settings import TargetSettings
+
+Interface = Literal["asgi", "wsgi"]
+# The server each interface is served by; LAB_SERVER may only confirm it.
+SERVERS: dict[Interface, str] = {"asgi": "uvicorn", "wsgi": "gunicorn"}
+
+
+class AppSettings(TargetSettings):
+    app: str = Field(
+        "",
+        description="LAB_APP: the app as package.module:attribute, or package.module:factory() (called "
+        "once per worker), imported from the working directory or PYTHONPATH.",
+    )
+    app_paths: str = Field(
+        "",
+        description="LAB_APP_PATHS: the app's paths the lab measures, comma-separated, each starting "
+        "with / and maybe a query string: /info lists them, /metrics labels requests by them.",
+    )
+    server: Literal["uvicorn", "gunicorn"] | None = Field(
+        None, description="LAB_SERVER: uvicorn (ASGI apps) or gunicorn (WSGI apps); default: by interface."
+    )
+
+    @field_validator("app_paths")
+    @classmethod
+    def _paths_start_with_a_slash(cls, value: str) -> str:
+        for path in _split(value):
+            if not path.startswith("/"):
+                raise ValueError(f"each path starts with /: {path!r}")
+        return value
+
+    def paths(self) -> list[str]:
+        return _split(self.app_paths)
+
+
+def _split(paths: str) -> list[str]:
+    return [path.strip() for path in paths.split(",") if path.strip()]

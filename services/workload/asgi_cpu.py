@@ -1,0 +1,117 @@
+"""ASGI middleware: each request's CPU (its own task steps, tasks and thread hand-offs; see
+workload.asynccpu), wall time and pid in its Server-Timing header, and the same figures in
+/metrics.
+
+The response's `http.response.start` is held until the first body message, so the header holds
+everything the request did up to then. An app that raises before its headers went out gets a 500
+here, with the header, counted like any response; the error is logged, the server goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from workload.asynccpu import Metered, meter_loop
+from workload.metrics import IN_FLIGHT, observe_request
+from workload.requestcpu import ACCOUNT, RequestAccount
+from workload.servertiming import HEADER, RouteLabels, asgi_template, timing_value, with_timing
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+ASGIApp = Any  # async (scope, receive, send) -> None; typed loosely, as any framework's app
+Send = Any
+
+log = logging.getLogger(__name__)
+_HEADER = HEADER.lower().encode()  # ASGI header names are lower case
+_ERROR_BODY = b"Internal Server Error"
+
+
+class _Exchange:
+    """The request's `send`, holding the response start until the first body message."""
+
+    __slots__ = ("account", "held", "send_server", "sent", "started", "started_at", "status")
+
+    def __init__(self, send: Send, account: RequestAccount) -> None:
+        self.send_server = send
+        self.account = account
+        self.started_at = time.time()
+        self.started = time.perf_counter()
+        self.held: Message | None = None
+        self.sent = False  # the response start reached the server
+        self.status = 500
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and not self.sent:
+            self.held, self.status = message, message["status"]
+            return
+        if not self.sent and self.held is not None:
+            await self.flush()
+        await self.send_server(message)
+
+    async def flush(self) -> None:
+        """Send the held response start with the figures up to now."""
+        assert self.held is not None
+        timing = timing_value(
+            self.account.total_s(), time.perf_counter() - self.started, os.getpid(), self.started_at
+        ).encode()
+        headers = with_timing(self.held.get("headers", ()), _HEADER, timing, b", ")
+        self.sent = True
+        await self.send_server({**self.held, "headers": headers})
+
+    async def fail(self) -> None:
+        """A 500 in place of whatever the app had not sent yet."""
+        self.held, self.status = {"type": "http.response.start", "status": 500}, 500
+        self.held["headers"] = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", str(len(_ERROR_BODY)).encode()),
+        ]
+        await self.send({"type": "http.response.body", "body": _ERROR_BODY})
+
+
+class AsgiCpuMiddleware:
+    """Wraps an ASGI app. `paths`: the paths the lab was told about (route labels, LAB_APP_PATHS)."""
+
+    def __init__(self, app: ASGIApp, paths: Iterable[str] = ()) -> None:
+        self.app = app
+        self.routes = RouteLabels(paths)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def __call__(self, scope: Scope, receive: Any, send: Send) -> None:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # the first call (the lifespan's, under uvicorn) of each loop
+            meter_loop(loop)
+            self._loop = loop
+        if scope["type"] != "http" or ACCOUNT.get() is not None:  # not a request, or measured outside
+            await self.app(scope, receive, send)
+            return
+        account = RequestAccount()
+        token = ACCOUNT.set(account)
+        exchange = _Exchange(send, account)
+        IN_FLIGHT.inc()
+        try:
+            await self._serve(scope, receive, exchange)
+        finally:
+            ACCOUNT.reset(token)
+            IN_FLIGHT.dec()
+            route = self.routes.label(
+                asgi_template(scope), scope["path"], scope["query_string"].decode("latin-1")
+            )
+            duration = time.perf_counter() - exchange.started
+            observe_request(scope["method"], route, exchange.status, duration, account.total_s())
+
+    async def _serve(self, scope: Scope, receive: Any, exchange: _Exchange) -> None:
+        try:
+            await Metered(self.app(scope, receive, exchange.send), exchange.account)
+        except Exception:
+            if exchange.sent:
+                raise  # the response is under way: the server ends it and logs the error
+            log.exception("%s %s: the app raised; answered 500", scope["method"], scope["path"])
+            await exchange.fail()
+            return
+        if not exchange.sent and exchange.held is not None:
+            await exchange.flush()  # a start without a body: the server's to judge

@@ -1,0 +1,92 @@
+"""The W3C Server-Timing header each measured response carries, and the route label of a request.
+
+    Server-Timing: cpu;dur=12.345, app;dur=45.678, pid;desc=1234, start;desc=1764000000.123456
+
+`cpu` (ms): the CPU the request used up to its response headers (workload.requestcpu); `app` (ms):
+wall time from the app being called to its headers being sent; `pid`: the process that served it;
+`start`: server epoch seconds when the app was called. Appended to any Server-Timing the app set.
+
+Route labels stay a bounded set: the framework's matched template where it says one (FastAPI and
+Starlette put the route in the scope; Flask's is put in the environ by `hint_flask_routes`), else
+one of the paths the lab was told about (LAB_APP_PATHS), else `<unmatched>`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, AnyStr
+
+HEADER = "Server-Timing"
+UNMATCHED_ROUTE = "<unmatched>"  # raw paths would make label cardinality unbounded
+ROUTE_KEY = "lab.route"  # a scope (ASGI) or environ (WSGI) key any layer may set to the template
+
+_RULE_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
+
+
+def timing_value(cpu_s: float, app_s: float, pid: int, started_at: float) -> str:
+    return (
+        f"cpu;dur={cpu_s * 1000:.3f}, app;dur={app_s * 1000:.3f}, pid;desc={pid}, start;desc={started_at:.6f}"
+    )
+
+
+def with_timing(
+    headers: Iterable[Sequence[AnyStr]], name: AnyStr, value: AnyStr, separator: AnyStr
+) -> list[tuple[AnyStr, AnyStr]]:
+    """`headers` with `value` appended to the app's own Server-Timing (`name`), or added; one
+    header, so clients that read only the first of several still see every entry."""
+    merged: list[tuple[AnyStr, AnyStr]] = []
+    found = False
+    lower = name.lower()
+    for key, existing in headers:
+        if not found and key.lower() == lower:
+            merged.append((key, existing + separator + value))
+            found = True
+        else:
+            merged.append((key, existing))
+    if not found:
+        merged.append((name, value))
+    return merged
+
+
+def route_template(flask_rule: str) -> str:
+    """Flask's `/x/<int:n>` as `/x/{n}`, the same template FastAPI reports."""
+    return _RULE_PARAMETER.sub(r"{\1}", flask_rule)
+
+
+class RouteLabels:
+    """The route label of a request: the framework's template, a known path, or `<unmatched>`.
+
+    `paths`: LAB_APP_PATHS entries, each a path that may carry a query string; a request matches
+    an entry with its query, else the entry's path alone.
+    """
+
+    def __init__(self, paths: Iterable[str] = ()) -> None:
+        self.known: set[str] = set()
+        for entry in paths:
+            self.known |= {entry, entry.partition("?")[0]}
+
+    def label(self, template: object, path: str, query: str) -> str:
+        if isinstance(template, str) and template:
+            return template
+        if query and f"{path}?{query}" in self.known:
+            return f"{path}?{query}"
+        return path if path in self.known else UNMATCHED_ROUTE
+
+
+def asgi_template(scope: dict[str, Any]) -> object:
+    """The matched route's template in an ASGI scope, once the app has routed it."""
+    return scope.get(ROUTE_KEY) or getattr(scope.get("route"), "path", None)
+
+
+def hint_flask_routes(app: Any) -> None:
+    """Put each request's matched Flask rule, as a template, in its environ (ROUTE_KEY); by a
+    signal, so the app's own hooks are untouched. Flask matches the URL before it sends it."""
+    from flask import request, request_started
+
+    def hint(sender: object, **extra: object) -> None:
+        rule = request.url_rule
+        if rule is not None:
+            request.environ[ROUTE_KEY] = route_template(rule.rule)
+
+    request_started.connect(hint, app, weak=False)

@@ -1,0 +1,198 @@
+"""WSGI middleware: each request's CPU (its thread's clock under sync and gthread workers, its
+greenlets' under gevent; see workload.greencpu), wall time and pid in its Server-Timing header,
+and the same figures in /metrics.
+
+The app's start_response is held until the app has returned (or yielded its first body chunk),
+so the header holds everything the request did up to then; /metrics counts the body's iteration
+too, when the server closes the response. An app that raises before its headers went out gets a
+500 here, with the header, counted like any response; the error is logged, the worker goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import suppress
+from types import TracebackType
+from typing import Any, Protocol
+
+from workload.metrics import IN_FLIGHT, observe_request
+from workload.requestcpu import ACCOUNT, RequestAccount
+from workload.servertiming import HEADER, ROUTE_KEY, RouteLabels, timing_value, with_timing
+from workload.timing import waits_yield
+
+ExcInfo = tuple[type[BaseException], BaseException, TracebackType] | tuple[None, None, None]
+Headers = list[tuple[str, str]]
+StartResponse = Callable[..., Callable[[bytes], object]]
+WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+log = logging.getLogger(__name__)
+_ERROR_BODY = b"Internal Server Error"
+
+
+class Meter(Protocol):
+    def begin(self) -> RequestAccount: ...
+    def end(self, account: RequestAccount) -> None: ...
+
+
+class ThreadMeter:
+    """Sync and gthread workers: a request has its thread to itself while it runs."""
+
+    def begin(self) -> RequestAccount:
+        return RequestAccount(running_since=time.thread_time())
+
+    def end(self, account: RequestAccount) -> None:
+        pass
+
+
+def worker_meter() -> Meter:
+    """Per greenlet where waits switch greenlets (a gevent worker, patched), else per thread."""
+    if waits_yield():
+        from workload.greencpu import GreenletMeter  # imports greenlet: gevent workers only
+
+        return GreenletMeter()
+    return ThreadMeter()
+
+
+class _Response:
+    """The app's start_response, held until `send`."""
+
+    __slots__ = (
+        "account",
+        "headers",
+        "sent",
+        "server_start",
+        "server_write",
+        "started",
+        "started_at",
+        "status_line",
+    )
+
+    def __init__(self, start_response: StartResponse, account: RequestAccount) -> None:
+        self.server_start = start_response
+        self.account = account
+        self.started_at = time.time()
+        self.started = time.perf_counter()
+        self.status_line: str | None = None
+        self.headers: Headers = []
+        self.sent = False
+        self.server_write: Callable[[bytes], object] | None = None
+
+    def start_response(
+        self, status: str, headers: Headers, exc_info: ExcInfo | None = None
+    ) -> Callable[[bytes], object]:
+        if self.sent and exc_info and exc_info[1] is not None:
+            raise exc_info[1].with_traceback(exc_info[2])  # PEP 3333: too late to change them
+        self.status_line, self.headers = status, headers
+        return self.write
+
+    def write(self, data: bytes) -> object:
+        """The legacy write(): the headers go first."""
+        if not self.sent:
+            self.send()
+        assert self.server_write is not None
+        return self.server_write(data)
+
+    def send(self) -> None:
+        if self.status_line is None:
+            raise RuntimeError("the app returned without calling start_response")
+        timing = timing_value(
+            self.account.total_s(), time.perf_counter() - self.started, os.getpid(), self.started_at
+        )
+        self.sent = True
+        self.server_write = self.server_start(
+            self.status_line, with_timing(self.headers, HEADER, timing, ", ")
+        )
+
+    def status(self) -> int:
+        return int(self.status_line.partition(" ")[0]) if self.sent and self.status_line else 500
+
+    def fail(self) -> list[bytes]:
+        """A 500 in place of whatever the app had not sent yet."""
+        self.status_line = "500 Internal Server Error"
+        self.headers = [
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", str(len(_ERROR_BODY))),
+        ]
+        self.send()
+        return [_ERROR_BODY]
+
+
+class _Body:
+    """The response body as the server iterates it; `close` ends the request's measurement."""
+
+    __slots__ = ("finish", "first", "rest", "result")
+
+    def __init__(
+        self, first: list[bytes], rest: Iterator[bytes], result: object, finish: Callable[[], None]
+    ) -> None:
+        self.first, self.rest, self.result, self.finish = first, rest, result, finish
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self.first
+        yield from self.rest
+
+    def close(self) -> None:
+        try:
+            close = getattr(self.result, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self.finish()
+
+
+class WsgiCpuMiddleware:
+    """Wraps a WSGI app. `paths`: the paths the lab was told about (route labels, LAB_APP_PATHS)."""
+
+    def __init__(self, app: WSGIApp, paths: Iterable[str] = ()) -> None:
+        self.app = app
+        self.routes = RouteLabels(paths)
+        self._meter: Meter | None = None  # chosen at the first request: gevent patches the worker first
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        meter = self._meter or self._first_meter()
+        account = meter.begin()
+        token = ACCOUNT.set(account)
+        response = _Response(start_response, account)
+        IN_FLIGHT.inc()
+
+        def finish() -> None:
+            cpu_s = account.total_s()
+            meter.end(account)
+            with suppress(ValueError):  # closed from another context than the request's: nothing to undo
+                ACCOUNT.reset(token)
+            IN_FLIGHT.dec()
+            path, query = environ.get("PATH_INFO", ""), environ.get("QUERY_STRING", "")
+            route = self.routes.label(environ.get(ROUTE_KEY), path, query)
+            duration = time.perf_counter() - response.started
+            observe_request(environ["REQUEST_METHOD"], route, response.status(), duration, cpu_s)
+
+        result: Iterable[bytes] | None = None
+        try:
+            result = self.app(environ, response.start_response)
+            chunks = iter(result)
+            first = []
+            for chunk in chunks:  # a generator app calls start_response in its first step
+                first.append(chunk)
+                break
+            if not response.sent:
+                response.send()
+        except Exception:
+            if response.sent:
+                _close(result, finish)
+                raise  # the response is under way: the server ends it and logs the error
+            log.exception(
+                "%s %s: the app raised; answered 500", environ["REQUEST_METHOD"], environ["PATH_INFO"]
+            )
+            return _Body(response.fail(), iter(()), result, finish)
+        return _Body(first, chunks, result, finish)
+
+    def _first_meter(self) -> Meter:
+        self._meter = worker_meter()
+        return self._meter
+
+
+def _close(result: object, finish: Callable[[], None]) -> None:
+    _Body([], iter(()), result, finish).close()

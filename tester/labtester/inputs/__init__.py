@@ -1,0 +1,72 @@
+"""Every input of a command, read and checked before anything starts.
+
+The flags, the --config file, the TESTER_* variables, --values, --port, --compare, --output and
+`report`'s run folder are all checked here, before any target, process or measurement starts. A
+bad one raises BadInput: one line naming it (the flag, the variable, or the key and its file) and
+the reason; `__main__` prints it and exits 2. Nothing here imports what measures or draws, so the
+answer comes within a second (about 0.5 s here, mostly Python and pydantic starting).
+
+A new flag is either a settings field (add it to LAB_FLAGS: the settings model checks it and the
+error names the flag) or a path or file, checked by one more line in `check`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from labtester.inputs.errors import BadInput
+from labtester.inputs.paths import read_earlier, read_ports, read_run_folder, read_values, writable_folder
+from labtester.inputs.settings import LAB_FLAGS, read_settings
+from labtester.settings import LabSettings
+from labtester.targets import TargetDefinition
+
+if TYPE_CHECKING:
+    from labtester.report.compare import EarlierRun
+
+__all__ = ["LAB_FLAGS", "BadInput", "Inputs", "check"]
+
+
+@dataclass
+class Inputs:
+    """What a command starts from, checked."""
+
+    settings: LabSettings | None = None
+    targets: list[TargetDefinition] = field(default_factory=list)  # the values' `targets`
+    downstream: TargetDefinition | None = None
+    ports: dict[str, int] = field(default_factory=dict)  # `targets`: every server's local port
+    earlier: EarlierRun | None = None  # --compare's run
+
+
+def check(args: argparse.Namespace) -> Inputs:
+    """Every input the command was given, in the order a user reads them; the output folder
+    last, as checking it makes it."""
+    inputs = Inputs()
+    if "values" in args:
+        inputs.targets, inputs.downstream = read_values(args.values)
+    if "config" in args:
+        inputs.settings, sources = read_settings(args, local="values" in args)
+    if "port" in args:
+        inputs.ports = read_ports(args.port, inputs.targets, inputs.downstream)
+    if "run_dir" in args:
+        read_run_folder(args.run_dir)
+    if getattr(args, "compare", None) is not None:
+        inputs.earlier = read_earlier(args.compare)
+    if args.command == "bench":
+        from labtester.bench import check_bench
+
+        _reword(check_bench, inputs.targets)
+    if inputs.settings is not None:
+        writable_folder(inputs.settings.output_dir, sources.name(("output_dir",)))
+    if "run_dir" in args:
+        writable_folder(args.run_dir, "report")
+    return inputs
+
+
+def _reword(check_one: Callable[..., object], *arguments: Any) -> None:
+    try:
+        check_one(*arguments)
+    except (ValueError, OSError) as error:
+        raise BadInput(str(error)) from None
