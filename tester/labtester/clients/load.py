@@ -20,6 +20,9 @@ CFS_PERIOD = Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
 # A client that used this share of its core or more was at its limit (asyncio's own loop and the
 # kernel's network stack leave it no more).
 SATURATED = 0.85
+# A step shorter than this, or with no request of this client's, says nothing of its limit (a client
+# whose part of a step is empty spends its short wall time meeting the others).
+MIN_WALL_S = 0.5
 
 
 @cache
@@ -73,7 +76,7 @@ class Meter:
 
 
 def core_share(load: dict[str, Any]) -> float | None:
-    """The share of its core a client used over a step."""
-    if not load.get("wall_s"):
+    """The share of its core a client used over a step (None: too short a step to tell)."""
+    if not load.get("requests") or float(load.get("wall_s") or 0.0) < MIN_WALL_S:
         return None
     return float(load["cpu_s"]) / float(load["wall_s"]) / float(load.get("core_limit") or 1.0)
