@@ -117,7 +117,7 @@ def command_serve_results(args: argparse.Namespace, inputs: Inputs) -> int:
     from labtester.results_server import serve
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    serve(args.directory, args.port)
+    serve(args.directory, args.listen)
     return 0
 
 
@@ -195,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("schema", help="print the results JSON schema").set_defaults(handler=command_schema)
     results = commands.add_parser("serve-results", help="serve a results folder; take finished runs by PUT")
     results.add_argument("--directory", type=Path, default=Path("/results"))
-    results.add_argument("--port", type=int, default=8080)
+    results.add_argument("--port", dest="listen", type=int, default=8080)
     results.set_defaults(handler=command_serve_results)
     return parser
 
