@@ -15,6 +15,8 @@ from labtester.scenarios.base import ShapeContext
 from labtester.scrape import scrape, work_counts
 
 CONTROL_TIMEOUT_S = 30
+# A send the client gave up before it left (rate's, with too many unanswered): never sent.
+DROPPED = "dropped by client (too many unanswered)"
 
 
 class Together:
@@ -25,7 +27,6 @@ class Together:
     def __init__(self, ctx: ShapeContext | None = None) -> None:
         self.ctx = ctx
         self.crew = ctx.crew if ctx else Crew()
-        self.sent = 0  # requests every client sent, over the steps so far
         self.errors: list[str | None] = []  # every client's failures, by type
 
     @property
@@ -52,13 +53,8 @@ class Together:
         fields = {"origin_at": client.origin_at, "load": meter.read(len(sent))}
         mine: dict[str, Any] = {"sent": len(sent), "errors": [s.error for s in sent if s.error]}
         everyone: dict[int, Any] = self.ctx.meet(f"{step} done", mine) if self.ctx else {0: mine}
-        self.sent += sum(int(c["sent"]) for c in everyone.values())
         self.errors += [e for c in everyone.values() for e in c["errors"]]
         return fields
-
-
-# A send the client gave up before it left (rate's, with too many unanswered): never sent.
-DROPPED = "dropped by client (too many unanswered)"
 
 
 class RequestCounter:
