@@ -78,16 +78,20 @@ def fire(
     sample: bool,
     *,
     client: int = 0,
+    armed: Callable[[], object] | None = None,
     ready: Callable[[], object] | None = None,
     finished: Callable[[list[Reply]], object] | None = None,
 ) -> dict[str, Any]:
     """One client's n requests to `url` (the raw record's fields), with its own load. Client 0 also
-    reads the machine's and the target's CPU before every client's release (`ready`: the barrier)
-    and after every client's last reply (`finished`: the barrier again), and, with `sample`, the
-    target's busiest census while it ran."""
+    reads the machine's and the target's CPU before any client opens a connection (`armed`: the
+    barrier; a sync worker holding an idle connection would not answer the census) and after every
+    client's last reply (`finished`: the barrier again), and, with `sample`, the target's busiest
+    census while it ran. `ready`: the release, once every client's connections are open."""
     leader = client == 0
     target_before = census.cpu_account(control, census_url) if leader else None
     machine_before = machine.snapshot()
+    if armed is not None:
+        armed()
     meter = Meter().start()
     released_at, replies, busiest = asyncio.run(
         _release_sampling(url, n, timeout_s, census_url if sample and leader else None, client, ready)
@@ -139,6 +143,7 @@ def _fire(
         ctx.settings.request_timeout_s,
         sample_census,
         client=ctx.crew.index,
+        armed=lambda: ctx.meet(f"{step} armed"),
         ready=lambda: ctx.meet(f"{step} go"),
         finished=finished,
     )
