@@ -73,5 +73,11 @@ def test_it_refuses_what_is_not_a_run(server: tuple[str, Path]) -> None:
     assert httpx.put(f"{url}/20261124-101500", content=b"not a tar").status_code == 400
     escaping = httpx.put(f"{url}/20261124-101500", content=tar_with("../../outside"))
     assert escaping.status_code == 400 and not (directory.parent / "outside").exists()
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        link = tarfile.TarInfo("passwd")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(link)
+    assert httpx.put(f"{url}/20261124-101500", content=buffer.getvalue()).status_code == 400
     assert httpx.post(f"{url}/20261124-101500", content=tar_with("a")).status_code == 501
     assert list(directory.iterdir()) == []
