@@ -128,14 +128,15 @@ def test_one_and_two_clients_give_the_same_answers(runs: dict[int, Any]) -> None
 
 
 def test_the_release_across_clients_is_measured_by_the_servers(runs: dict[int, Any]) -> None:
+    # Where the server took requests of both clients at once (2 sync workers may take 2 of one).
     spreads = [
         run["client_spread_s"]
         for target in TARGETS
         for point in bursts(results(runs[2][1]), target)["io-bound"]["points"]
         for run in point["runs"]
-        if point["n"] >= 2
+        if point["n"] >= 2 and run["client_spread_s"] is not None
     ]
-    assert spreads and all(s is not None and s >= 0 for s in spreads)
+    assert len(spreads) >= len(TARGETS) and all(s >= 0 for s in spreads)
     # Both clients' requests were taken before the first one finished: released together.
     assert max(spreads) < 0.3
     assert "Across the 2 clients" in runs[2][0].stdout
