@@ -22,12 +22,16 @@ help: ## List the targets
 
 install: $(INSTALLED) ## Create .venv with the lab and its development tools
 
+# pip --quiet, and without the one warning setuptools' editable build prints to everyone (a box
+# about folders named like the package): any other warning or error still shows.
+PIP_INSTALL = PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet
+
 # The editable install maps only the packages that exist when it runs; the sources' .pth puts
 # services/ and tester/ themselves on the path, so a new package there imports without reinstalling.
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(PIP_INSTALL) --upgrade pip
+	$(PIP_INSTALL) -e '.[dev]'
 	$(BIN)/python -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), \
 		"concurrency-lab-sources.pth").write_text("$(CURDIR)/services\n$(CURDIR)/tester\n")'
 	touch $@
@@ -35,7 +39,7 @@ $(INSTALLED): pyproject.toml
 lint: install ## ruff check and format check; mypy --strict on the services, the tester and the scripts
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy services tester/labtester scripts platform
+	$(BIN)/mypy services tester/labtester scripts platform examples
 
 format: install ## Apply ruff's formatting and fixes
 	$(BIN)/ruff format .
@@ -81,10 +85,13 @@ LAB_BIN := $(LAB_CACHE)/bin
 HELM := $(LAB_BIN)/helm
 KIND := $(LAB_BIN)/kind
 # What a running cluster leaves to undo (the dockerd started for it, the kernel settings recorded
-# before it): on tmpfs, like the processes it describes.
-LAB_STATE_DIR ?= $(if $(filter 0,$(shell id -u)),/run,$(or $(XDG_RUNTIME_DIR),/tmp))/concurrency-lab
-# 1: this machine has internet, let kind and Docker pull what is missing instead of building it.
-LAB_PULL_IMAGES ?= 0
+# before it): on tmpfs, like the processes it describes, and private to the user (0700, refused if
+# another user owns it: platform/private-dir), as kind-down acts on it as root.
+LAB_UID := $(shell id -u)
+LAB_STATE_DIR ?= $(if $(filter 0,$(LAB_UID)),/run/concurrency-lab,$(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/concurrency-lab,/tmp/concurrency-lab-$(LAB_UID)))
+# auto: kind-up pulls what the engine lacks where the registry's host name resolves, and builds
+# it here where it does not (scripts/pull-or-build); 1 always pulls, 0 always builds.
+LAB_PULL_IMAGES ?= auto
 # A kind node image to use as it is (empty: kind's own where it can be had, else one built here).
 KIND_NODE_IMAGE ?=
 # `make kind-up NODES=2`: one control plane and a worker, both taking pods (the tester's clients spread).

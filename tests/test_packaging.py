@@ -32,3 +32,14 @@ def test_a_new_package_imports_without_reinstalling(tmp_path: Path, root: str) -
         assert run.stdout.strip() == str(package / "__main__.py")
     finally:
         shutil.rmtree(package)
+
+
+def test_the_makefiles_editable_install_prints_nothing(tmp_path: Path) -> None:
+    """`make install`'s own pip command, into a fresh environment: silent (no setuptools box)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    command = ["make", "--no-print-directory", "-s", f"VENV={venv}", "--eval"]
+    command += ["probe: ; $(PIP_INSTALL) --no-deps -e .", "probe"]
+    run = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout + run.stderr == ""

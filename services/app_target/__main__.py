@@ -39,7 +39,13 @@ def checked(settings: AppSettings) -> LoadedApp:
         )
     if server == "uvicorn" and settings.worker_class != "sync":
         raise AppError(
-            f"LAB_WORKER_CLASS={settings.worker_class} is gunicorn's: uvicorn serves {settings.app}"
+            f"LAB_WORKER_CLASS={settings.worker_class} is a gunicorn worker class, and "
+            f"LAB_APP={settings.app} is an ASGI app, served by uvicorn"
+        )
+    if settings.max_in_flight is not None:
+        raise AppError(
+            f"LAB_MAX_IN_FLIGHT={settings.max_in_flight}: app_target does not limit the requests in flight "
+            f"of LAB_APP={settings.app}"
         )
     return loaded
 

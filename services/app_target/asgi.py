@@ -8,9 +8,11 @@ from app_target.info import app_info
 from app_target.loading import load_app
 from app_target.settings import AppSettings
 from workload.asgi_cpu import AsgiCpuMiddleware
+from workload.lifetime import end_with_root
 
 
 def create_app() -> AsgiCpuMiddleware:
+    end_with_root()  # a --workers or --reload child ends with the root, however the root ends
     settings = AppSettings()
     loaded = load_app(settings.app)
     control = ControlPaths(app_info(settings, loaded), settings.reload)

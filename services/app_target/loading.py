@@ -53,7 +53,7 @@ def load_app(spec: str) -> LoadedApp:
             raise AppError(f"LAB_APP={spec}: calling {attribute}() raised {_named(error)}") from None
     interface = interface_of(found)
     if interface is None:
-        shown = f"a {type(found).__name__} object"
+        shown = f"an object of type {type(found).__name__}"
         if inspect.isclass(found) or inspect.isfunction(found):
             shown = f"the {'class' if inspect.isclass(found) else 'function'} {found.__name__}"
         raise AppError(f"LAB_APP={spec}: {shown} is neither {ASGI_SHAPE} nor {WSGI_SHAPE}")

@@ -18,7 +18,6 @@ from fastapi_target.state import TargetState
 from workload.asgi_cpu import AsgiCpuMiddleware
 from workload.contract import build_info, downstream_endpoints, uvicorn_server
 from workload.downstream import async_client
-from workload.lifetime import end_with_root
 from workload.settings import TargetSettings
 
 
@@ -36,7 +35,6 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app() -> FastAPI:
-    end_with_root()  # a --workers or --reload child ends with the root, however the root ends
     settings = TargetSettings()
     server = uvicorn_server(settings, "fastapi")
     offload = work.OffloadPool(server.cores.cores)

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Response
 from fastapi_target.state import State
 from workload import paths
 from workload.census import take_census
+from workload.errors import DIGITS
 from workload.exposition import exposition
 from workload.kernel import MAX_CALIBRATE_SAMPLES
 from workload.metrics import counted_calibration
@@ -28,7 +29,7 @@ async def get_info(state: State) -> dict[str, object]:
 
 @router.get(paths.CALIBRATE)
 async def calibrate(
-    samples: Annotated[int, Query(ge=1, le=MAX_CALIBRATE_SAMPLES)] = 1,
+    samples: Annotated[int, DIGITS, Query(ge=1, le=MAX_CALIBRATE_SAMPLES)] = 1,
 ) -> dict[str, object]:
     return counted_calibration(samples)
 

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from fastapi_target.state import State
 from fastapi_target.work import Milliseconds
 from workload.downstream import call_async
-from workload.errors import downstream_failure
+from workload.errors import DIGITS, downstream_failure
 from workload.fanout import MAX_FAN_OUT, fan_out_async
 from workload.io import MAX_IO_MILLISECONDS
 from workload.paths import FAN_OUT, io_path
@@ -36,9 +36,9 @@ async def call_downstream(milliseconds: Milliseconds, client: Client) -> dict[st
 @router.get(FAN_OUT)
 async def fan_out(
     client: Client,
-    k: Annotated[int, Query(ge=1, le=MAX_FAN_OUT, description="Parallel waits.")],
-    wait_ms: Annotated[int, Query(ge=0, le=MAX_IO_MILLISECONDS, description="Each wait.")],
-    call_ms: Annotated[int, Query(ge=0, le=MAX_IO_MILLISECONDS, description="Downstream's wait.")],
+    k: Annotated[int, DIGITS, Query(ge=1, le=MAX_FAN_OUT, description="Parallel waits.")],
+    wait_ms: Annotated[int, DIGITS, Query(ge=0, le=MAX_IO_MILLISECONDS, description="Each wait.")],
+    call_ms: Annotated[int, DIGITS, Query(ge=0, le=MAX_IO_MILLISECONDS, description="Downstream's wait.")],
 ) -> dict[str, object]:
     return (await fan_out_async(k, wait_ms, call_ms, client)).as_dict()
 

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Path, Query
 from workload import io as lab_io
 from workload import kernel
 from workload.contract import Endpoint, cpu_endpoint, io_endpoint, mixed_endpoint
+from workload.errors import DIGITS
 from workload.lifetime import die_with_parent
 from workload.metrics import counted
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS, mixed_async
@@ -27,7 +28,7 @@ from workload.requestcpu import add_cpu_elsewhere
 # anyio's default thread limiter: how many plain `def` endpoints run at once.
 THREADPOOL_TOKENS = 40
 
-Milliseconds = Annotated[int, Path(ge=0, le=lab_io.MAX_IO_MILLISECONDS, description="Wait time.")]
+Milliseconds = Annotated[int, DIGITS, Path(ge=0, le=lab_io.MAX_IO_MILLISECONDS, description="Wait time.")]
 
 
 def endpoints(workers: int, pool_size: int) -> list[Endpoint]:
@@ -83,7 +84,7 @@ async def _hidden_blocking(iterations: int) -> kernel.WorkResult:
 
 def cpu_router(max_iterations: int, offload: OffloadPool) -> APIRouter:
     router = APIRouter()
-    Iterations = Annotated[int, Path(ge=1, le=max_iterations, description="Kernel iterations.")]
+    Iterations = Annotated[int, DIGITS, Path(ge=1, le=max_iterations, description="Kernel iterations.")]
 
     @router.get(cpu_path("sync-cpubound"))
     async def sync_cpubound(iterations: Iterations) -> dict[str, object]:
@@ -126,8 +127,8 @@ async def badasync_io_bound(milliseconds: Milliseconds) -> dict[str, object]:
 
 @waits.get(MIXED)
 async def mixed(
-    cpu_ms: Annotated[int, Query(ge=0, le=MAX_CPU_MILLISECONDS, description="CPU work.")],
-    io_ms: Annotated[int, Query(ge=0, le=lab_io.MAX_IO_MILLISECONDS, description="Total wait.")],
-    splits: Annotated[int, Query(ge=1, le=MAX_SPLITS, description="Parts of the wait.")] = 1,
+    cpu_ms: Annotated[int, DIGITS, Query(ge=0, le=MAX_CPU_MILLISECONDS, description="CPU work.")],
+    io_ms: Annotated[int, DIGITS, Query(ge=0, le=lab_io.MAX_IO_MILLISECONDS, description="Total wait.")],
+    splits: Annotated[int, DIGITS, Query(ge=1, le=MAX_SPLITS, description="Parts of the wait.")] = 1,
 ) -> dict[str, object]:
     return (await mixed_async(cpu_ms, io_ms, splits)).as_dict()

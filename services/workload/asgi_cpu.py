@@ -3,7 +3,8 @@ workload.asynccpu), wall time and pid in its Server-Timing header, and the same 
 /metrics.
 
 The response's `http.response.start` is held until the first body message, so the header holds
-everything the request did up to then. An app that raises before its headers went out gets a 500
+everything the request did up to then; /metrics gets the same figures at that moment, before the
+client can have the response. An app that raises before its headers went out gets a 500
 here, with the header, counted like any response; the error is logged, the server goes on.
 """
 
@@ -34,16 +35,19 @@ _ERROR_BODY = b"Internal Server Error"
 class _Exchange:
     """The request's `send`, holding the response start until the first body message."""
 
-    __slots__ = ("account", "held", "send_server", "sent", "started", "started_at", "status")
+    __slots__ = (
+        *("account", "held", "recorded", "routes", "scope"),
+        *("send_server", "sent", "started", "started_at", "status"),
+    )
 
-    def __init__(self, send: Send, account: RequestAccount) -> None:
-        self.send_server = send
-        self.account = account
+    def __init__(self, scope: Scope, send: Send, account: RequestAccount, routes: RouteLabels) -> None:
+        self.scope, self.send_server, self.account, self.routes = scope, send, account, routes
         self.started_at = time.time()
         self.started = time.perf_counter()
         self.held: Message | None = None
         self.sent = False  # the response start reached the server
-        self.status = 500
+        self.recorded = False  # the request is in /metrics
+        self.status = 500  # what the server answers when the app sends nothing
 
     async def send(self, message: Message) -> None:
         if message["type"] == "http.response.start" and not self.sent:
@@ -53,12 +57,22 @@ class _Exchange:
             await self.flush()
         await self.send_server(message)
 
+    def record(self) -> tuple[float, float]:
+        """The request's CPU and app seconds up to now, into /metrics: before the client can have
+        the response, so a count read after it holds the request."""
+        cpu_s, app_s = self.account.total_s(), time.perf_counter() - self.started
+        scope = self.scope
+        route = self.routes.label(
+            asgi_template(scope), scope["path"], scope["query_string"].decode("latin-1")
+        )
+        observe_request(scope["method"], route, self.status, app_s, cpu_s)
+        self.recorded = True
+        return cpu_s, app_s
+
     async def flush(self) -> None:
-        """Send the held response start with the figures up to now."""
+        """Send the held response start with the figures up to now, the same as /metrics gets."""
         assert self.held is not None
-        timing = timing_value(
-            self.account.total_s(), time.perf_counter() - self.started, os.getpid(), self.started_at
-        ).encode()
+        timing = timing_value(*self.record(), os.getpid(), self.started_at).encode()
         headers = with_timing(self.held.get("headers", ()), _HEADER, timing, b", ")
         self.sent = True
         await self.send_server({**self.held, "headers": headers})
@@ -91,18 +105,15 @@ class AsgiCpuMiddleware:
             return
         account = RequestAccount()
         token = ACCOUNT.set(account)
-        exchange = _Exchange(send, account)
+        exchange = _Exchange(scope, send, account, self.routes)
         IN_FLIGHT.inc()
         try:
             await self._serve(scope, receive, exchange)
         finally:
             ACCOUNT.reset(token)
             IN_FLIGHT.dec()
-            route = self.routes.label(
-                asgi_template(scope), scope["path"], scope["query_string"].decode("latin-1")
-            )
-            duration = time.perf_counter() - exchange.started
-            observe_request(scope["method"], route, exchange.status, duration, account.total_s())
+            if not exchange.recorded:  # no response, or cancelled: the server answers it
+                exchange.record()
 
     async def _serve(self, scope: Scope, receive: Any, exchange: _Exchange) -> None:
         try:

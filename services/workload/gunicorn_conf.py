@@ -17,7 +17,9 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
+from workload.head_limits import HEADER_FIELD_BYTES, HEADER_FIELDS, REQUEST_LINE_BYTES
 from workload.lifetime import die_with_parent
+from workload.limits import shared_slots
 from workload.metrics_process import MetricsProcess, start_metrics_process
 from workload.server import prepare_environment, remove_metrics_dir
 from workload.settings import TargetSettings
@@ -49,6 +51,12 @@ loglevel = _settings.log_level
 accesslog = None
 proc_name = _settings.name or "concurrency-lab"
 
+
+# The lab's limits on a request's head, written out where every target reads them (they are
+# gunicorn's defaults): fastapi_target enforces the same ones.
+limit_request_line = REQUEST_LINE_BYTES
+limit_request_field_size = HEADER_FIELD_BYTES
+limit_request_fields = HEADER_FIELDS
 
 # gunicorn's control socket (for gunicornc) would be one more file outside /tmp
 # (~/.gunicorn/gunicorn.ctl), shared by every gunicorn of the user; the lab never uses it.
@@ -82,6 +90,8 @@ def child_exit(server: Arbiter, worker: Worker) -> None:
 
     # A dead worker's live gauges must stop counting; its counters stay in the totals.
     multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]  # unannotated upstream
+    # Nor may the in-flight slots it held stay taken (a worker SIGKILLed in a request).
+    shared_slots().release_all(int(worker.pid))  # an int, whatever the stubs say
 
 
 def on_exit(server: Arbiter) -> None:

@@ -2,7 +2,7 @@
 
 The kernel's parent-death signal (prctl PR_SET_PDEATHSIG) does it, even when the parent is
 SIGKILLed. It is not inherited by children, so each process sets its own: the metrics process,
-gunicorn's workers (post_fork), uvicorn's --workers and --reload children (create_app) and the
+gunicorn's workers (post_fork), uvicorn's --workers and --reload children (serving.served_app) and the
 offload pool's processes (their initializer). The root's own tie to whoever started it is that
 starter's to make (the local launcher sets it; in a container the root is the container).
 

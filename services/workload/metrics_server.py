@@ -6,7 +6,13 @@ nothing else, so no serving process's GIL is on the scrape path: a blocked event
 worker busy cannot delay a scrape. (A thread of the root could be delayed: each syscall it made
 handed the GIL back to a CPU-bound loop, which returned it only after a switch interval, 5 ms, and
 a census makes hundreds of syscalls.) The exposition reads only the multiprocess directory and
-/proc, so it is the same from here as from any process of the tree. One connection at a time.
+/proc, so it is the same from here as from any process of the tree.
+
+A client that sends or reads slowly cannot hold a scrape up: each connection is served by a thread
+of its own, at most MAX_CONNECTIONS at once (beyond them a 503 at once, no thread), and each has
+REQUEST_DEADLINE_S in all to send its request and read the answer, after which its socket is shut.
+(Served one at a time with a timeout per read, one client trickling a byte every few seconds held
+/metrics for 10-16 s; Prometheus gives up after 5.)
 
 It dies with the root, even on the root's SIGKILL (PR_SET_PDEATHSIG), and stops on SIGTERM.
 """
@@ -14,11 +20,14 @@ It dies with the root, even on the root's SIGKILL (PR_SET_PDEATHSIG), and stops 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import socket
+import sys
+import threading
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from workload.exposition import exposition
@@ -26,13 +35,16 @@ from workload.lifetime import ROOT_PID_ENV, die_with_parent
 from workload.metrics_process import METRICS_SERVER_MODULE
 from workload.paths import METRICS
 
-# A scraper that stops sending or reading is dropped: it cannot keep the next scrape waiting.
-CONNECTION_TIMEOUT_S = 10.0
+# A connection's whole time to send its request and read the answer: a scrape takes milliseconds.
+REQUEST_DEADLINE_S = 10.0
+# Connections served at once: Prometheus and the tester scrape one each, a few times a minute.
+MAX_CONNECTIONS = 16
+BUSY = b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
 class _MetricsHandler(BaseHTTPRequestHandler):
     server: _MetricsHTTPServer
-    timeout = CONNECTION_TIMEOUT_S
+    timeout = REQUEST_DEADLINE_S  # also per read: the deadline below shuts the socket in any case
 
     def do_GET(self) -> None:
         if self.path.split("?", 1)[0] != METRICS:
@@ -52,14 +64,46 @@ class _MetricsHandler(BaseHTTPRequestHandler):
         pass  # scrapes every few seconds would drown the server's own log
 
 
-class _MetricsHTTPServer(HTTPServer):
-    """Serves on a socket that is already bound and listening (the root's)."""
+class _MetricsHTTPServer(ThreadingHTTPServer):
+    """Serves on a socket that is already bound and listening (the root's): a thread per
+    connection, at most MAX_CONNECTIONS, each within REQUEST_DEADLINE_S."""
+
+    daemon_threads = True
 
     def __init__(self, listener: socket.socket, reload: bool) -> None:
         self.reload = reload
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(listener.getsockname()[:2], _MetricsHandler, bind_and_activate=False)
         self.socket.close()  # the unbound one the base class made
         self.socket = listener
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):  # a few bytes: they fit the socket's buffer
+                request.setblocking(False)
+                request.send(BUSY)
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        deadline = threading.Timer(REQUEST_DEADLINE_S, _cut, (request,))
+        deadline.start()
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            deadline.cancel()
+            self.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):  # a client gone or cut is no error of ours
+            super().handle_error(request, client_address)
+
+
+def _cut(connection: socket.socket) -> None:
+    """Past the deadline: the handler's pending read or write fails, and the handler ends."""
+    with contextlib.suppress(OSError):
+        connection.shutdown(socket.SHUT_RDWR)
 
 
 def main(argv: list[str] | None = None) -> None:

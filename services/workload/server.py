@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from workload.lifetime import ROOT_PID_ENV
-from workload.limits import shared_counter
+from workload.limits import shared_slots
 from workload.settings import TargetSettings
 
 ROOT_SERVES_ENV = "LAB_ROOT_SERVES"  # "1" when the root process itself handles requests
@@ -39,7 +39,7 @@ def prepare_environment(settings: TargetSettings, *, root_serves: bool) -> None:
     settings.tmp_dir.mkdir(parents=True, exist_ok=True)
     os.environ["TMPDIR"] = tempfile.tempdir = str(settings.tmp_dir)
     _reset_metrics_dir(settings.tmp_dir)
-    shared_counter()  # before any fork, so forked workers share one in-flight count
+    shared_slots()  # before any fork, so forked workers share one in-flight count
 
 
 def _reset_metrics_dir(tmp_dir: Path) -> None:

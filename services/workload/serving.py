@@ -5,11 +5,14 @@ LAB_* environment (workload.settings); gunicorn reads its own through workload.g
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
 from types import FrameType
+from typing import Any
 
+from workload.lifetime import end_with_root
 from workload.metrics_process import start_metrics_process
 from workload.server import prepare_environment, remove_metrics_dir
 from workload.settings import TargetSettings
@@ -17,6 +20,8 @@ from workload.settings import TargetSettings
 # Bounds how long shutdown waits for in-flight requests before it cancels them.
 GRACEFUL_SHUTDOWN_SECONDS = 5
 GUNICORN_CONFIG = "python:workload.gunicorn_conf"
+BOUNDED_HTTP = "workload.uvicorn_protocol:BoundedHttpToolsProtocol"
+FACTORY_ENV = "LAB_UVICORN_FACTORY"  # the app factory serve_uvicorn was given
 
 
 def exec_gunicorn(app: str) -> None:
@@ -31,6 +36,15 @@ def _exit_after_shutdown(signum: int, frame: FrameType | None) -> None:
     # default action would end this process there, before `finally` stops the metrics process and
     # removes the metrics directory; this exits as a SIGTERM death reports (128 + 15) after both.
     raise SystemExit(128 + signum)
+
+
+def served_app() -> Any:
+    """uvicorn's factory in every process that serves (the root, or each --workers and --reload
+    child): the given factory's app, in a process that ends with the root however the root ends
+    (workload.lifetime; a no-op in the root)."""
+    end_with_root()
+    module, _, name = os.environ[FACTORY_ENV].partition(":")
+    return getattr(importlib.import_module(module), name)()
 
 
 def serve_uvicorn(factory: str, reload_dirs: list[str]) -> None:
@@ -49,15 +63,17 @@ def serve_uvicorn(factory: str, reload_dirs: list[str]) -> None:
     # supervisor of --workers / --reload children), once the environment it inherits is final.
     metrics_process = start_metrics_process(settings.host, settings.metrics_port, settings.reload)
     signal.signal(signal.SIGTERM, _exit_after_shutdown)
+    os.environ[FACTORY_ENV] = factory  # what served_app builds, in every process that serves
     try:
         uvicorn.run(
-            factory,
+            f"{__name__}:served_app",
             factory=True,
             host=settings.host,
             port=settings.port,
             workers=workers,
             reload=settings.reload,
             reload_dirs=reload_dirs if settings.reload else None,
+            http=BOUNDED_HTTP,  # gunicorn's limits on a request's head, on uvicorn
             log_level=settings.log_level,
             access_log=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,

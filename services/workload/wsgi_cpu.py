@@ -3,8 +3,8 @@ greenlets' under gevent; see workload.greencpu), wall time and pid in its Server
 and the same figures in /metrics.
 
 The app's start_response is held until the app has returned (or yielded its first body chunk),
-so the header holds everything the request did up to then; /metrics counts the body's iteration
-too, when the server closes the response. An app that raises before its headers went out gets a
+so the header holds everything the request did up to then; /metrics gets the same figures at that
+moment, before the client can have the response. An app that raises before its headers went out gets a
 500 here, with the header, counted like any response; the error is logged, the worker goes on.
 """
 
@@ -60,19 +60,18 @@ class _Response:
     """The app's start_response, held until `send`."""
 
     __slots__ = (
-        "account",
-        "headers",
-        "sent",
-        "server_start",
-        "server_write",
-        "started",
-        "started_at",
-        "status_line",
+        *("account", "environ", "headers", "routes", "sent", "server_start"),
+        *("server_write", "started", "started_at", "status_line"),
     )
 
-    def __init__(self, start_response: StartResponse, account: RequestAccount) -> None:
-        self.server_start = start_response
-        self.account = account
+    def __init__(
+        self,
+        environ: dict[str, Any],
+        start_response: StartResponse,
+        account: RequestAccount,
+        routes: RouteLabels,
+    ) -> None:
+        self.environ, self.server_start, self.account, self.routes = environ, start_response, account, routes
         self.started_at = time.time()
         self.started = time.perf_counter()
         self.status_line: str | None = None
@@ -96,18 +95,22 @@ class _Response:
         return self.server_write(data)
 
     def send(self) -> None:
+        """Hand the headers to the server with the figures up to now, which /metrics gets too:
+        before the client can have the response, so a count read after it holds the request."""
         if self.status_line is None:
             raise RuntimeError("the app returned without calling start_response")
-        timing = timing_value(
-            self.account.total_s(), time.perf_counter() - self.started, os.getpid(), self.started_at
+        cpu_s, app_s = self.account.total_s(), time.perf_counter() - self.started
+        environ = self.environ
+        path, query = environ.get("PATH_INFO", ""), environ.get("QUERY_STRING", "")
+        route = self.routes.label(environ.get(ROUTE_KEY), path, query)
+        observe_request(
+            environ["REQUEST_METHOD"], route, int(self.status_line.partition(" ")[0]), app_s, cpu_s
         )
+        timing = timing_value(cpu_s, app_s, os.getpid(), self.started_at)
         self.sent = True
         self.server_write = self.server_start(
             self.status_line, with_timing(self.headers, HEADER, timing, ", ")
         )
-
-    def status(self) -> int:
-        return int(self.status_line.partition(" ")[0]) if self.sent and self.status_line else 500
 
     def fail(self) -> list[bytes]:
         """A 500 in place of whatever the app had not sent yet."""
@@ -155,19 +158,14 @@ class WsgiCpuMiddleware:
         meter = self._meter or self._first_meter()
         account = meter.begin()
         token = ACCOUNT.set(account)
-        response = _Response(start_response, account)
+        response = _Response(environ, start_response, account, self.routes)
         IN_FLIGHT.inc()
 
         def finish() -> None:
-            cpu_s = account.total_s()
             meter.end(account)
             with suppress(ValueError):  # closed from another context than the request's: nothing to undo
                 ACCOUNT.reset(token)
             IN_FLIGHT.dec()
-            path, query = environ.get("PATH_INFO", ""), environ.get("QUERY_STRING", "")
-            route = self.routes.label(environ.get(ROUTE_KEY), path, query)
-            duration = time.perf_counter() - response.started
-            observe_request(environ["REQUEST_METHOD"], route, response.status(), duration, cpu_s)
 
         result: Iterable[bytes] | None = None
         try:

@@ -1,5 +1,6 @@
 """`make bench`: the figures the lab's accuracy rests on, measured through HTTP like the lab does.
 
+0. What the CPU middleware (Server-Timing, per-request CPU) adds to each request, in-process.
 1. The load client against wrk on the same trivial endpoint (its capacity and added latency), and
    what one client costs: its CPU per request beside Locust's FastHttpUser's and wrk's.
 2. A local lab on an idle machine: the kernel's drift, calibration errors, |measured/model - 1|
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shutil
 import subprocess
@@ -143,6 +145,25 @@ def print_client_cost(console: Console, url: str) -> None:
     )
 
 
+def print_middleware_overhead(console: Console) -> None:
+    """The CPU middleware's cost per request, wrapped against bare app called in-process many times
+    (`python -m workload.overhead`, a process of its own: the tester imports nothing of the targets)."""
+    measured = subprocess.run(
+        dying_with_tester([sys.executable, "-m", "workload.overhead"]),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    for interface, figure in json.loads(measured.stdout).items():
+        console.print(
+            f"BENCH CPU middleware on {interface}: +{figure['overhead_us']:.1f} µs of CPU per request, "
+            f"{figure['metrics_us']:.1f} µs of it the Prometheus metrics "
+            f"(the bare app: {figure['bare_us']:.1f} µs)",
+            highlight=False,
+        )
+
+
 def burst_runs(results: Results) -> list[tuple[str, str, BurstRun]]:
     return [
         (target.name, endpoint.work, run)
@@ -220,6 +241,7 @@ def print_accuracy(console: Console, results: Results, title: str) -> None:
 
 
 def run_bench(inputs: Inputs, console: Console, local_lab: LocalLab) -> int:
+    print_middleware_overhead(console)
     print_capacity(console, inputs.targets)
     idle = local_lab(inputs, console)
     hog = subprocess.Popen(dying_with_tester([sys.executable, "-c", HOG]))

@@ -9,12 +9,15 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from labtester.atomic import replacing
 
 # matplotlib caches fonts in its config dir: keep it writable under a read-only root filesystem.
 os.environ.setdefault("MPLCONFIGDIR", "/tmp/matplotlib")
 
-__all__ = ["gaps", "plt"]
+__all__ = ["gaps", "plt", "save_png"]
 
 
 class _Pyplot:
@@ -33,6 +36,14 @@ if TYPE_CHECKING:
     import matplotlib.pyplot as plt
 else:
     plt = _Pyplot()
+
+
+def save_png(figure: Any, path: Path, dpi: int = 90) -> Path:
+    """The figure as a PNG, whole or not at all (labtester.atomic), then closed."""
+    with replacing(path, binary=True) as file:
+        figure.savefig(file, format="png", dpi=dpi)
+    plt.close(figure)
+    return path
 
 
 def gaps(values: Iterable[float | None]) -> list[float]:

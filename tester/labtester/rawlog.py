@@ -55,11 +55,27 @@ class RawLog:
         self.close()
 
 
-def read_raw(directory: Path) -> list[Record]:
-    records = []
-    for line in (directory / RAW_LOG).read_text(encoding="utf-8").splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            break  # a line cut short by a crash: everything before it stands
+class RawRecords(list[Record]):
+    """The records of a raw log, in order, and the lines that held none (number, reason)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped: list[tuple[int, str]] = []
+
+
+def read_raw(directory: Path) -> RawRecords:
+    """Every record; a line that is not one (cut short by a crash, or damaged) is skipped and
+    named, and what follows it is kept."""
+    records = RawRecords()
+    with (directory / RAW_LOG).open(encoding="utf-8", errors="replace") as file:
+        for number, line in enumerate(file, start=1):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                records.skipped.append((number, f"not JSON ({error.msg}, column {error.colno})"))
+                continue
+            if isinstance(record, dict) and isinstance(record.get("type"), str):
+                records.append(record)
+            else:
+                records.skipped.append((number, "not a record (no type)"))
     return records

@@ -21,6 +21,7 @@ DEFAULT_VALUES = REPO_ROOT / "charts" / "concurrency-lab" / "values.yaml"
 # Every Python target's image: one Dockerfile, told which module to run (build arg MODULE).
 PYTHON_TARGET_DOCKERFILE = "services/Dockerfile"
 TESTER_DOCKERFILE = "tester/Dockerfile"
+APP_TARGET_MODULE = "app_target"  # what the values' `app` configurations run (services/app_target)
 
 
 @dataclass(frozen=True)
@@ -107,19 +108,22 @@ class ImageBuild:
 
 
 def image_builds(values_path: Path = DEFAULT_VALUES, root: Path = REPO_ROOT) -> list[ImageBuild]:
-    """Every image the chart deploys, once each: the servers' (targets and the downstream mock),
+    """Every image the chart deploys, once each: the servers' (targets, the downstream mock, the app),
     each from its family's own services/<module>/Dockerfile if it has one, else from the shared
     Python one; then the tester's."""
-    servers = [*load_definitions(values_path)]
+    servers = [(server.image, server.module) for server in load_definitions(values_path)]
     downstream = load_downstream(values_path)
     if downstream is not None:
-        servers.append(downstream)
+        servers.append((downstream.image, downstream.module))
+    app = _values(values_path).get("app") or {}
+    if isinstance(app, dict) and app.get(
+        "image"
+    ):  # the app's configurations all run app_target from the app's image
+        servers.append((app["image"], APP_TARGET_MODULE))
     modules: dict[str, str] = {}
-    for server in servers:
-        if modules.setdefault(server.image, server.module) != server.module:
-            raise ValueError(
-                f"image {server.image} is named for both {modules[server.image]} and {server.module}"
-            )
+    for image, module in servers:
+        if modules.setdefault(image, module) != module:
+            raise ValueError(f"image {image} is named for both {modules[image]} and {module}")
     builds = []
     for repository, module in modules.items():
         own = Path("services", module, "Dockerfile")

@@ -65,3 +65,12 @@ def test_every_container_has_limits_and_memory_is_never_overcommitted(pods: dict
             assert set(limits) == set(requests) == {"cpu", "memory"}, where
             assert requests["memory"] == limits["memory"], where
             assert cpus(requests["cpu"]) <= cpus(limits["cpu"]), where
+
+
+def test_every_empty_dir_has_a_size_limit(pods: dict[str, Manifest]) -> None:
+    """A client that makes a server write (metric series, temporary files) fills at most its
+    emptyDir: the kubelet evicts the pod rather than let the node's disk fill."""
+    for name, pod in pods.items():
+        for volume in pod.get("volumes", []):
+            if "emptyDir" in volume:
+                assert volume["emptyDir"].get("sizeLimit"), f"{name}: emptyDir {volume['name']}"

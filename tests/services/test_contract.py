@@ -183,6 +183,36 @@ def test_bad_input_is_a_422_naming_the_field(client: httpx.Client, path: str, fi
     assert response.json()["detail"][0]["loc"][-1] == field
 
 
+# Numbers are ASCII digits and nothing else, on every target alike: Python's int() takes the
+# rest of this list, pydantic some of it (Flask took Unicode digits and `1_0`, FastAPI `1.0`).
+NOT_NUMBERS = ["+1", "-0", "%201", "1%20", "%091", "1%0A", "1_0", "1.0", "%D9%A1", "%EF%BC%91", "1e1", "0x1"]
+
+
+@pytest.mark.parametrize("number", ["1", "01", "007"])
+@pytest.mark.parametrize(
+    "route", ["/test/io-bound/{}", "/test/calibrate?samples={}", "/test/mixed?cpu_ms=1&io_ms={}"]
+)
+def test_every_target_takes_the_same_numbers(client: httpx.Client, route: str, number: str) -> None:
+    assert client.get(route.format(number)).status_code == 200
+
+
+@pytest.mark.parametrize("text", NOT_NUMBERS)
+@pytest.mark.parametrize(
+    ("route", "field"),
+    [
+        ("/test/io-bound/{}", "milliseconds"),
+        ("/test/calibrate?samples={}", "samples"),
+        ("/test/fan-out?k={}&wait_ms=1&call_ms=1", "k"),
+    ],
+)
+def test_every_target_refuses_the_same_non_numbers(
+    client: httpx.Client, route: str, field: str, text: str
+) -> None:
+    response = client.get(route.format(text))
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"][-1] == field
+
+
 def test_fan_out_waits_overlap_then_calls_downstream(client: httpx.Client) -> None:
     body = client.get("/test/fan-out", params={"k": 4, "wait_ms": 200, "call_ms": 50}).json()
     assert (body["k"], body["wait_ms"], body["call_ms"]) == (4, 200, 50)

@@ -177,3 +177,77 @@ def test_a_taken_metrics_port_ends_the_start_with_a_message(name: str) -> None:
         port = taken.getsockname()[1]
         with pytest.raises(LaunchError, match=f"LAB_METRICS_PORT={port}: cannot listen"):
             start_target(definition(name), extra_env={"LAB_METRICS_PORT": str(port)}, ready_timeout_s=30)
+
+
+class Trickler:
+    """A client that sends a request's head a byte at a time and never ends it: it records
+    whether, and when, the server shut its connection."""
+
+    def __init__(self, port: int, give_up_s: float) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        self.give_up_s = give_up_s
+        self.cut_at: float | None = None
+        self.ended_at: float | None = None
+
+    def run(self) -> None:
+        deadline = time.monotonic() + self.give_up_s
+        try:
+            while time.monotonic() < deadline:
+                self.sock.sendall(b"X")
+                time.sleep(0.1)
+                self.sock.setblocking(False)
+                try:
+                    if self.sock.recv(1024) == b"":
+                        self.cut_at = time.monotonic()
+                        return
+                except BlockingIOError:
+                    pass
+                finally:
+                    self.sock.setblocking(True)
+        except OSError:
+            self.cut_at = time.monotonic()
+        finally:
+            self.ended_at = time.monotonic()
+            self.sock.close()
+
+
+@pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
+def test_a_slow_client_neither_holds_a_scrape_nor_its_connection(start: StartTarget, name: str) -> None:
+    from workload.metrics_server import REQUEST_DEADLINE_S
+
+    target = start(name)
+    assert target.metrics_url is not None and target.metrics_port is not None
+    slow = Trickler(target.metrics_port, give_up_s=3 * REQUEST_DEADLINE_S)
+    with ThreadPoolExecutor(1) as pool:
+        trickling = pool.submit(slow.run)
+        time.sleep(0.5)  # the slow client is taken first and keeps sending
+        response = httpx.get(target.metrics_url, timeout=60)
+        answered_at = time.monotonic()
+        trickling.result()
+    assert response.status_code == 200 and "lab_http_requests_in_flight" in response.text
+    # Answered beside the slow client, while it still sent; and the slow client was cut off by
+    # the server's deadline, before it gave up by itself.
+    assert slow.cut_at is not None, "the server let a trickling client hold its connection"
+    assert answered_at < slow.cut_at
+
+
+def test_connections_beyond_the_bound_get_503_at_once_and_scrapes_resume(start: StartTarget) -> None:
+    from workload.metrics_server import MAX_CONNECTIONS
+
+    target = start("fastapi")
+    assert target.metrics_url is not None
+    held = [socket.create_connection(("127.0.0.1", target.metrics_port or 0)) for _ in range(MAX_CONNECTIONS)]
+    try:
+        for sock in held:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\n")  # a head never finished
+        time.sleep(0.5)
+        assert httpx.get(target.metrics_url, timeout=30).status_code == 503
+    finally:
+        for sock in held:
+            sock.close()
+    deadline = time.monotonic() + 30
+    while (status := httpx.get(target.metrics_url, timeout=30).status_code) == 503:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert status == 200

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import psutil
 import pytest
 
+from labtester.launcher import RunningTarget
 from tests.conftest import StartTarget
 
 TIMER_TICK_S = 0.001  # libuv's loop clock (uvloop, under uvicorn) has millisecond resolution
@@ -73,3 +76,45 @@ def test_unreachable_downstream_is_a_502_not_a_crash(start: StartTarget, name: s
         assert response.status_code == 502, path
         assert response.json()["detail"].startswith("downstream:"), path
     assert httpx.get(f"{target.url}/healthz").status_code == 200
+
+
+def busy_workers(target: RunningTarget, count: int) -> list[psutil.Process]:
+    """The workers that hold requests now: those with an established connection on the port."""
+    busy = [
+        process
+        for process in target.tree()[1:]
+        if any(
+            c.status == psutil.CONN_ESTABLISHED and c.laddr.port == target.port
+            for c in process.net_connections("tcp")
+        )
+    ]
+    return busy if len(busy) >= count else []
+
+
+# A sync worker takes one request: with as many workers as slots, the one over the limit would
+# wait for a worker, not get its 429. A gevent worker takes them all.
+@pytest.mark.parametrize(
+    ("name", "workers", "limit", "holders"), [("flask-1x", 3, 2, 2), ("flask-gevent", 1, 3, 1)]
+)
+def test_a_killed_workers_slots_come_back(
+    start: StartTarget, name: str, workers: int, limit: int, holders: int
+) -> None:
+    """SIGKILL a worker in the middle of its requests: its slots are handed back when gunicorn
+    reaps it, while the other requests still run (before, they were lost for good: 429 forever)."""
+    target = start(name, LAB_WORKERS=str(workers), LAB_MAX_IN_FLIGHT=str(limit))
+    with ThreadPoolExecutor(limit) as pool:
+        long = [pool.submit(httpx.get, f"{target.url}/test/io-bound/20000", timeout=60) for _ in range(limit)]
+        deadline = time.monotonic() + 10
+        while not (held := busy_workers(target, holders)):
+            assert time.monotonic() < deadline, "the long requests never reached the workers"
+            time.sleep(0.05)
+        assert httpx.get(f"{target.url}/test/io-bound/1", timeout=30).status_code == 429  # all taken
+        held[0].kill()
+        while (status := httpx.get(f"{target.url}/test/io-bound/1", timeout=30).status_code) == 429:
+            assert time.monotonic() < deadline + 10, "the dead worker's slots never came back"
+            time.sleep(0.1)
+        assert status == 200
+        # Its slots came back while the other worker's request still ran.
+        assert holders == 1 or not all(future.done() for future in long)
+        for future in long:
+            future.cancel()

@@ -24,16 +24,16 @@ from labtester.targets import (
 
 def test_every_image_the_chart_deploys_is_built_once() -> None:
     builds = image_builds()
-    servers = [*load_definitions(), *filter(None, [load_downstream()])]
+    servers = [(s.image, s.module) for s in [*load_definitions(), *filter(None, [load_downstream()])]]
+    values = yaml.safe_load(DEFAULT_VALUES.read_text())
+    servers.append((values["app"]["image"], "app_target"))  # the app's configurations, when enabled
     assert len({build.repository for build in builds}) == len(builds)
     by_repository = {build.repository: build for build in builds}
-    for server in servers:
-        assert by_repository[server.image] == ImageBuild(
-            server.image, PYTHON_TARGET_DOCKERFILE, server.module
-        )
-    tester = yaml.safe_load(DEFAULT_VALUES.read_text())["tester"]["image"]
+    for image, module in servers:
+        assert by_repository[image] == ImageBuild(image, PYTHON_TARGET_DOCKERFILE, module)
+    tester = values["tester"]["image"]
     assert builds[-1] == ImageBuild(tester, TESTER_DOCKERFILE, None)
-    assert {build.repository for build in builds} == {s.image for s in servers} | {tester}
+    assert {build.repository for build in builds} == {image for image, _ in servers} | {tester}
     for build in builds:
         assert (REPO_ROOT / build.dockerfile).is_file()
 

@@ -117,7 +117,7 @@ resources:
 {{- end }}
 
 {{/*
-prometheus.yml: one static target per entry of .Values.targets, labelled with its name, at its
+prometheus.yml: one static target per entry of .Values.targets (and per app server), labelled with its name, at its
 `metrics` port: /metrics there is served by a process that serves nothing else, so a scrape
 answers while the target is saturated, which is when the lab's bursts happen.
 */}}
@@ -130,7 +130,7 @@ scrape_configs:
   - job_name: lab-targets
     metrics_path: /metrics
     static_configs:
-      {{- range .Values.targets }}
+      {{- range concat .Values.targets (include "concurrency-lab.appServers" . | fromJsonArray) }}
       - targets:
           - {{ printf "%s:%v" (include "concurrency-lab.targetName" (dict "root" $ "target" .)) $.Values.targetDefaults.metricsPort | quote }}
         labels:
@@ -168,4 +168,31 @@ dashboards.yaml: |
       allowUiUpdates: false
       options:
         path: /etc/grafana/dashboards
+{{- end }}
+
+{{/*
+The app's servers (.Values.app), as a JSON list of target entries: one per configuration of the
+app's interface when app.enabled, named app-<configuration>, running app_target from the app's
+image with LAB_APP and LAB_APP_PATHS. The targets template renders them like any target (component
+`app`), and Prometheus scrapes them. Use: include "concurrency-lab.appServers" $ | fromJsonArray
+*/}}
+{{- define "concurrency-lab.appServers" -}}
+{{- $app := .Values.app }}
+{{- $servers := list }}
+{{- if $app.enabled }}
+{{- if not (and $app.module (has $app.interface (list "asgi" "wsgi"))) }}
+{{- fail "app.enabled needs app.module (LAB_APP) and app.interface (asgi or wsgi)" }}
+{{- end }}
+{{- range $app.configurations }}
+{{- if eq .interface $app.interface }}
+{{- $env := dict "LAB_APP" $app.module "LAB_APP_PATHS" (join "," ($app.paths | default list)) }}
+{{- $server := dict "name" (printf "app-%s" .name) "module" "app_target" "image" $app.image "env" (merge $env (.env | default dict)) "component" "app" }}
+{{- with .resources }}
+{{- $_ := set $server "resources" . }}
+{{- end }}
+{{- $servers = append $servers $server }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toJson $servers }}
 {{- end }}

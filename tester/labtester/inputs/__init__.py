@@ -4,7 +4,7 @@ The flags, the --config file, the TESTER_* variables, --values, --port, --compar
 `report`'s run folder are all checked here, before any target, process or measurement starts. A
 bad one raises BadInput: one line naming it (the flag, the variable, or the key and its file) and
 the reason; `__main__` prints it and exits 2. Nothing here imports what measures or draws, so the
-answer comes within a second (about 0.5 s here, mostly Python and pydantic starting).
+answer comes within a second (0.6 s of CPU here: Python, pydantic and the settings' imports).
 
 A new flag is either a settings field (add it to LAB_FLAGS: the settings model checks it and the
 error names the flag) or a path or file, checked by one more line in `check`.

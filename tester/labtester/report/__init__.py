@@ -6,8 +6,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from labtester.atomic import replacing
 from labtester.clients.merge import merged
-from labtester.rawlog import read_raw
+from labtester.rawlog import RAW_LOG, read_raw
 from labtester.report.compare import COMPARE_CSV, EarlierRun, write_csv
 from labtester.report.console import PLAIN_WIDTH, print_summary
 from labtester.report.contents import gather
@@ -20,7 +21,10 @@ from labtester.results import Results, build_results
 def write_reports(run_dir: Path, console: Console, compare: EarlierRun | None = None) -> Results:
     """Build results.json, the CSVs, the plots and report.html from the raw log; print the summary.
     With `compare` (an earlier run), every figure beside its earlier value."""
-    raw = merged(read_raw(run_dir))  # every client's rows of a step joined, before any statistic
+    logged = read_raw(run_dir)
+    for number, reason in logged.skipped:
+        console.print(f"{run_dir / RAW_LOG}: line {number} skipped, {reason}", highlight=False, markup=False)
+    raw = merged(logged)  # every client's rows of a step joined, before any statistic
     results = build_results(raw)
     write_files(results, raw, run_dir)
     contents = gather(results, compare)
@@ -29,7 +33,7 @@ def write_reports(run_dir: Path, console: Console, compare: EarlierRun | None = 
     write_plots(contents, raw, run_dir / "plots")
     write_html(contents, run_dir / "report.html")
     print_summary(contents, console)
-    with (run_dir / "summary.txt").open("w", encoding="utf-8") as file:
+    with replacing(run_dir / "summary.txt") as file:
         print_summary(contents, Console(file=file, width=PLAIN_WIDTH, no_color=True, force_terminal=False))
     console.print(f"Results: {run_dir}/ (results.json, requests.csv, plots/, report.html)", highlight=False)
     return results

@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
+from labtester.atomic import replacing
 from labtester.rawlog import RAW_LOG, read_raw
 from labtester.report.files import RESULTS_JSON
 from labtester.results import Results, build_results
@@ -181,7 +182,7 @@ def _change(
 
 
 def write_csv(compared: RunsCompared, path: Path) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as file:
+    with replacing(path, newline="") as file:
         writer = csv.DictWriter(file, list(Change.model_fields))
         writer.writeheader()
         writer.writerows(change.model_dump() for change in compared.changes)

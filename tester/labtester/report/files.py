@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from labtester.atomic import replacing, write_text
 from labtester.loadclient import SAMPLE_FIELDS
 from labtester.rawlog import Record
 from labtester.results import Results
@@ -23,7 +24,7 @@ def write_scenario_csv(records: list[Record], path: Path) -> Path | None:
     sampled = [r for r in records if r["type"] == "scenario" and "samples" in r]
     if not sampled:
         return None
-    with path.open("w", newline="", encoding="utf-8") as file:
+    with replacing(path, newline="") as file:
         writer = csv.writer(file)
         writer.writerow(SCENARIO_CSV_COLUMNS)
         for record in sampled:
@@ -42,8 +43,7 @@ def write_scenario_csv(records: list[Record], path: Path) -> Path | None:
 
 def write_files(results: Results, records: list[Record], directory: Path) -> list[Path]:
     path = directory / RESULTS_JSON
-    path.write_text(results.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    written = [path]
+    written = [write_text(path, results.model_dump_json(indent=2) + "\n")]
     shapes = {r["scenario"] for r in records if r["type"] == "scenario"} | set(
         results.lab_settings().scenarios
     )

@@ -13,6 +13,7 @@ import struct
 from html import escape
 from pathlib import Path
 
+from labtester.atomic import write_text
 from labtester.findings.wording import plural
 from labtester.report.contents import Contents
 from labtester.report.style import STYLE
@@ -130,7 +131,8 @@ def write_html(contents: Contents, path: Path) -> None:
     if not answers:
         answers = "<p>This run measured none of the questions (no load shape with answers ran).</p>"
     run_id = escape(contents.results.run.id)
-    path.write_text(
+    write_text(
+        path,
         f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -144,5 +146,4 @@ def write_html(contents: Contents, path: Path) -> None:
 {"".join(_section(contents, s) for s in sections)}
 </main></body></html>
 """,
-        encoding="utf-8",
     )

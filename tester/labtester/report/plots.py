@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labtester.plotting import gaps, plt
+from labtester.plotting import gaps, plt, save_png
 from labtester.rawlog import Record
 from labtester.report.contents import Contents
 from labtester.scenarios import SHAPES
@@ -32,9 +32,7 @@ def chart_plot(chart: Chart, path: Path) -> Path:
     axis.grid(alpha=0.3)
     axis.legend(fontsize=6)
     figure.tight_layout()
-    figure.savefig(path, dpi=ANSWER_DPI)
-    plt.close(figure)
-    return path
+    return save_png(figure, path, ANSWER_DPI)
 
 
 def write_plots(contents: Contents, records: list[Record], directory: Path) -> None:

@@ -17,7 +17,7 @@ from labtester.clients.crew import Crew
 from labtester.clients.merge import client_of, leader_record, loads, with_clients_cpu
 from labtester.info import TargetInfo
 from labtester.loadclient import SAMPLE_FIELDS, LoadClient, Sample
-from labtester.plotting import gaps, plt
+from labtester.plotting import gaps, plt, save_png
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.scenarios.together import RequestCounter, Together
@@ -250,9 +250,7 @@ def over_time_plot(
         axis.legend(fontsize=7)
     figure.suptitle(title, fontsize=10)
     figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
-    return path
+    return save_png(figure, path)
 
 
 def steady(series: list[SecondPoint], from_s: float, wall_s: float) -> list[float]:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from rich import box
 from rich.table import Table
 
-from labtester.plotting import plt
+from labtester.atomic import replacing
+from labtester.plotting import plt, save_png
 from labtester.rawlog import Record
 from labtester.scenarios.bursts.analyse import BurstsSummary, EndpointBursts, Point
 
@@ -193,9 +194,7 @@ def timeline_plot(target: TargetResult, records: list[Record], path: Path) -> Pa
 
 def _save(figure: Any, path: Path) -> Path:
     figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
-    return path
+    return save_png(figure, path)
 
 
 def request_rows(records: list[Record]) -> Iterator[dict[str, Any]]:
@@ -229,7 +228,7 @@ def request_rows(records: list[Record]) -> Iterator[dict[str, Any]]:
 
 
 def write_requests_csv(records: list[Record], path: Path) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as file:
+    with replacing(path, newline="") as file:
         writer = csv.DictWriter(file, CSV_COLUMNS)
         writer.writeheader()
         writer.writerows(request_rows(records))

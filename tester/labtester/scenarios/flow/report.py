@@ -11,7 +11,7 @@ from rich import box
 from rich.table import Table
 
 from labtester.findings.wording import plural
-from labtester.plotting import gaps, plt
+from labtester.plotting import gaps, plt, save_png
 from labtester.scenarios.common import failures_text, ms
 from labtester.scenarios.flow.analyse import FlowSummary, Prediction
 
@@ -150,6 +150,4 @@ def plot(results: Results, path: Path) -> Path | None:
         axis.set_xlabel("seconds since start")
     figure.suptitle("flow: the charts Locust draws, per target", fontsize=10)
     figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
-    return path
+    return save_png(figure, path)

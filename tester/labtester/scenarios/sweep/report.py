@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich import box
 from rich.table import Table
 
-from labtester.plotting import gaps, plt
+from labtester.plotting import gaps, plt, save_png
 from labtester.scenarios.common import ms
 from labtester.scenarios.sweep.analyse import SweepLevel, SweepSummary, VariantSummary
 
@@ -192,9 +192,7 @@ def plot(results: Results, path: Path) -> Path | None:
             axis.legend(fontsize=7)
         latency.set_ylabel("seconds")
     figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
-    return path
+    return save_png(figure, path)
 
 
 def _plot_variant(speedup: Axes, latency: Axes, variant: VariantSummary, colour: object, name: str) -> None:

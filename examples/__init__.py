@@ -1,0 +1,1 @@
+"""Apps to point the lab at (examples/README.md)."""

@@ -1,0 +1,99 @@
+"""uvicorn's httptools protocol with the lab's limits on a request's head (workload.head_limits),
+for every target uvicorn serves (workload.serving).
+
+httptools buffers a request line or a header of any size. This counts what arrives until a head
+is complete and refuses, as gunicorn does, a longer request line (414), a longer header field or
+one too many (431), and any head beyond gunicorn's own buffer (431) before it is buffered. uvicorn
+would answer 400 to every parser error: the refusal says which limit it was.
+
+Chosen over uvicorn's h11 protocol and its `h11_max_incomplete_event_size`, which bounds the same
+memory: on this machine h11 took 1.7x the server CPU per /healthz request (161 against 93 us,
+wrk at 50 connections, interleaved runs) and 1.4x per /test/io-bound/0, which would move the
+lab's own figures (the flow's CPU term, `make bench`'s client capacity). This one costs what plain
+httptools does: 98 against 97 us per /healthz request, medians of 6 interleaved runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from http import HTTPStatus
+
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from workload.head_limits import HEAD_BYTES, HEADER_FIELD_BYTES, HEADER_FIELDS, REQUEST_LINE_BYTES
+
+# " HTTP/1.1" and the shortest method with its space: what a request line holds besides its URL.
+LINE_BESIDES_URL = len("GET ") + len(" HTTP/1.1")
+
+
+class HeadTooLarge(Exception):
+    def __init__(self, status: HTTPStatus, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._head_bytes: int | None = 0  # of the head being received; None in a body
+        self._fields = 0
+        self._refused: HeadTooLarge | None = None  # the limit a parser callback refused on
+
+    def data_received(self, data: bytes) -> None:
+        if self._head_bytes is not None:
+            self._head_bytes += len(data)
+            if self._head_bytes > HEAD_BYTES:
+                detail = f"the request's head exceeds {HEAD_BYTES} bytes"
+                self._refuse(HeadTooLarge(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, detail))
+                return
+        super().data_received(data)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._fields = 0
+
+    def on_url(self, url: bytes) -> None:
+        super().on_url(url)
+        if len(self.url) + LINE_BESIDES_URL > REQUEST_LINE_BYTES:
+            detail = f"the request line exceeds {REQUEST_LINE_BYTES} bytes"
+            self._stop(HeadTooLarge(HTTPStatus.REQUEST_URI_TOO_LONG, detail))
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._fields += 1
+        if len(name) + len(b": ") + len(value) + len(b"\r\n") > HEADER_FIELD_BYTES:
+            detail = f"a header field exceeds {HEADER_FIELD_BYTES} bytes"
+            self._stop(HeadTooLarge(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, detail))
+        if self._fields > HEADER_FIELDS:
+            detail = f"more than {HEADER_FIELDS} header fields"
+            self._stop(HeadTooLarge(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, detail))
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._head_bytes = None
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._head_bytes = 0  # the next request's head
+
+    def _stop(self, refused: HeadTooLarge) -> None:
+        """Stop the parser (its callbacks' errors end feed_data) and remember why."""
+        self._refused = refused
+        raise refused
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn answers 400 to any parser error; one raised by a limit above says which.
+        if self._refused is None:
+            super().send_400_response(msg)
+        else:
+            self._refuse(self._refused)
+
+    def _refuse(self, refused: HeadTooLarge) -> None:
+        body = f"{refused.status.phrase}: {refused}".encode("ascii")
+        head = [STATUS_LINE[refused.status.value]]
+        head += [name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers]
+        head += [b"content-type: text/plain; charset=utf-8\r\n"]
+        head += [b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body)]
+        self.transport.write(b"".join(head) + body)
+        self.transport.close()
+        self._head_bytes = None  # nothing more is read

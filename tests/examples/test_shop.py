@@ -1,0 +1,79 @@
+"""The example shop: its Flask and FastAPI versions, each served by app_target, give the same
+answers on every path, and each path does what examples/README.md says it does (measured)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from labtester.launcher import RunningTarget
+from tests.services.apps import configurations, serve_app
+from tests.services.servertiming import Timing, parse
+
+VERSIONS = {"flask": "examples.shop.flask_app:app", "fastapi": "examples.shop.fastapi_app:app"}
+INTERFACES = {"flask": "wsgi", "fastapi": "asgi"}
+PATHS = ["/report", "/checkout?product=7", "/products/7/page", "/products?category=lamps", "/products/7"]
+PAYMENT_S, STOCK_S = 0.150, 0.040  # examples/shop/downstream.py
+TIMER_TICK_S = 0.001
+REPEATS = 6
+
+
+@pytest.fixture(scope="module")
+def shops(downstream: RunningTarget) -> Iterator[dict[str, RunningTarget]]:
+    started = {}
+    try:
+        for version, app in VERSIONS.items():
+            (first, *_) = configurations(INTERFACES[version])
+            started[version] = serve_app(app, first, PATHS, LAB_DOWNSTREAM_URL=downstream.url)
+        yield started
+    finally:
+        for target in started.values():
+            target.stop()
+
+
+def answers(target: RunningTarget, path: str) -> tuple[int, str, Timing]:
+    response = httpx.get(f"{target.url}{path}", timeout=30)
+    timing = parse(response.headers.get("server-timing"))
+    assert timing is not None
+    return response.status_code, response.text, timing
+
+
+@pytest.mark.parametrize("path", [*PATHS, "/products/999", "/products/999/page"])
+def test_both_versions_answer_alike(shops: dict[str, RunningTarget], path: str) -> None:
+    flask, fastapi = (answers(shops[version], path) for version in VERSIONS)
+    assert flask[0] == fastapi[0]
+    if flask[0] != 200:
+        return  # each framework's own error page
+    if flask[1].startswith("<!doctype"):
+        assert flask[1].strip() == fastapi[1].strip()
+    else:
+        assert httpx.Response(200, text=flask[1]).json() == httpx.Response(200, text=fastapi[1]).json()
+
+
+@pytest.mark.parametrize("version", list(VERSIONS))
+def test_the_paths_are_cpu_waiting_and_both(shops: dict[str, RunningTarget], version: str) -> None:
+    target = shops[version]
+    # A worker's first requests pay one-time costs (templates compiled, connections made): the
+    # least of several requests of each path is the path's own.
+    report, checkout, page = (
+        min((answers(target, path)[2] for _ in range(REPEATS)), key=lambda timing: timing.cpu_s)
+        for path in PATHS[:3]
+    )
+    # CPU seconds do not depend on how busy the machine is; wall times only grow with it.
+    assert report.cpu_s > 2 * page.cpu_s > 10 * checkout.cpu_s  # the report is the CPU path
+    assert checkout.app_s >= PAYMENT_S - TIMER_TICK_S > 20 * checkout.cpu_s  # checkout mostly waits
+    assert page.app_s >= STOCK_S - TIMER_TICK_S + page.cpu_s and page.cpu_s > 0.2 * STOCK_S  # the page: both
+
+
+def test_without_the_downstream_mock_the_waiting_paths_say_so() -> None:
+    (first, *_) = configurations("wsgi")
+    target = serve_app(VERSIONS["flask"], first, PATHS)
+    try:
+        for path in ("/checkout?product=7", "/products/7/page"):
+            response = httpx.get(f"{target.url}{path}", timeout=30)
+            assert response.status_code == 503 and "LAB_DOWNSTREAM_URL" in response.json()["detail"]
+        assert httpx.get(f"{target.url}/report", timeout=30).status_code == 200
+    finally:
+        target.stop()

@@ -1,0 +1,86 @@
+"""A team's own app at its barest: a WSGI callable and an ASGI callable, no framework and nothing
+of the lab. The tests copy this file into a temporary folder on PYTHONPATH and serve it with
+app_target. Each path answers the CPU it burned, measured by the app itself on its thread's clock
+around each of its CPU parts (never across a wait), and its pid.
+
+    /cpu?ms=N                burn N ms of CPU
+    /wait?ms=N               wait N ms (time.sleep; asyncio.sleep in the ASGI app)
+    /mixed?cpu_ms=C&wait_ms=W  burn C/2, wait W, burn C/2
+    /boom                    raise
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import parse_qs
+
+
+def burn(milliseconds: float) -> float:
+    """CPU work until this thread's clock has advanced `milliseconds`; the seconds it used."""
+    start = time.thread_time()
+    goal = start + milliseconds / 1000
+    state = 1
+    while time.thread_time() < goal:
+        for _ in range(1000):
+            state = (state * 1103515245 + 12345) & 0x7FFFFFFF
+    return time.thread_time() - start
+
+
+def _query(query: str) -> dict[str, int]:
+    return {key: int(values[-1]) for key, values in parse_qs(query).items()}
+
+
+def _answer(cpu_s: float) -> bytes:
+    return json.dumps({"cpu_s": cpu_s, "pid": os.getpid()}).encode()
+
+
+def wsgi(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    path, query = environ["PATH_INFO"], _query(environ.get("QUERY_STRING", ""))
+    if path == "/cpu":
+        cpu_s = burn(query["ms"])
+    elif path == "/wait":
+        time.sleep(query["ms"] / 1000)
+        cpu_s = 0.0
+    elif path == "/mixed":
+        cpu_s = burn(query["cpu_ms"] / 2)
+        time.sleep(query["wait_ms"] / 1000)
+        cpu_s += burn(query["cpu_ms"] / 2)
+    elif path == "/boom":
+        raise RuntimeError("the app failed")
+    else:
+        start_response("404 Not Found", [("Content-Type", "application/json")])
+        return [b"{}"]
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [_answer(cpu_s)]
+
+
+async def asgi(scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+    if scope["type"] == "lifespan":
+        while (await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    path, query = scope["path"], _query(scope["query_string"].decode())
+    status, body = 200, b""
+    if path == "/cpu":
+        body = _answer(burn(query["ms"]))
+    elif path == "/wait":
+        await asyncio.sleep(query["ms"] / 1000)
+        body = _answer(0.0)
+    elif path == "/mixed":
+        cpu_s = burn(query["cpu_ms"] / 2)
+        await asyncio.sleep(query["wait_ms"] / 1000)
+        body = _answer(cpu_s + burn(query["cpu_ms"] / 2))
+    elif path == "/boom":
+        raise RuntimeError("the app failed")
+    else:
+        status, body = 404, b"{}"
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]}
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,129 @@
+"""A bare WSGI callable and a bare ASGI callable, served by app_target in every configuration of
+their interface (the chart's `app` values): each request's Server-Timing cpu is what the app
+burned (measured by the app itself) within 5 %, its waits show in `app` and not in `cpu`, its pid
+is a worker's, and a path that raises is a 500 that leaves the server serving."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from labtester.launcher import RunningTarget
+from tests.services.apps import BARE_MODULE, bare_app_dir, configurations, serve_app, serving_pids
+from tests.services.servertiming import agrees, burst, parse
+from tests.tester.test_orphans import left_after
+
+PATHS = ["/cpu?ms=120", "/wait?ms=200", "/mixed?cpu_ms=120&wait_ms=200", "/boom"]
+WAIT_S = 0.2
+TIMER_TICK_S = 0.001  # libuv's loop clock (uvloop, under uvicorn) has millisecond resolution
+CASES = [
+    pytest.param((interface, configuration), id=configuration["name"])
+    for interface in ("wsgi", "asgi")
+    for configuration in configurations(interface)
+]
+# /info's (execution, slots) for each server, from its settings and worker count.
+EXPECTED_EXECUTION = {
+    "uvicorn": lambda info, env: ("async", None),
+    "sync": lambda info, env: ("workers", info["workers"]),
+    "gthread": lambda info, env: ("threads", info["workers"] * int(env["LAB_THREADS"])),
+    "gevent": lambda info, env: ("greenlets", info["workers"] * int(env["LAB_WORKER_CONNECTIONS"])),
+}
+
+
+@pytest.fixture(scope="module")
+def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return bare_app_dir(tmp_path_factory.mktemp("bare-app"))
+
+
+@pytest.fixture(scope="module", params=CASES)
+def served(request: pytest.FixtureRequest, app_dir: Path) -> Iterator[tuple[RunningTarget, dict[str, Any]]]:
+    interface, configuration = request.param
+    target = serve_app(f"{BARE_MODULE}:{interface}", configuration, PATHS, pythonpath=app_dir)
+    yield target, configuration
+    target.stop()
+
+
+def test_info_describes_the_app_and_its_paths(served: tuple[RunningTarget, dict[str, Any]]) -> None:
+    target, configuration = served
+    info = httpx.get(f"{target.url}/info", timeout=30).json()
+    assert info["app"] == {
+        "module": f"{BARE_MODULE}:{configuration['interface']}",
+        "interface": configuration["interface"],
+    }
+    assert info["framework"] == configuration["interface"]  # a bare callable: no framework
+    execution = EXPECTED_EXECUTION[info["worker_class"]](info, configuration["env"])
+    assert list(info["endpoints"]) == PATHS
+    for path, endpoint in info["endpoints"].items():
+        assert endpoint == {
+            "name": path,
+            "path": path,
+            "work": "app",
+            "execution": execution[0],
+            "slots": execution[1],
+        }
+
+
+def test_each_request_counts_the_cpu_the_app_burned(served: tuple[RunningTarget, dict[str, Any]]) -> None:
+    target, _ = served
+    cpu, wait, mixed = (f"{target.url}{path}" for path in PATHS[:3])
+    burst([cpu, mixed])  # each process's first requests pay its one-time costs: not compared
+    replies = burst([mixed] * 4 + [cpu] * 2 + [wait] * 2)
+    pids = serving_pids(httpx.get(f"{target.url}/test/resmon", timeout=30).json())
+    for reply in replies:
+        assert reply.timing.pid == reply.body["pid"] and reply.timing.pid in pids, (reply.timing, pids)
+        assert reply.timing.app_s >= reply.timing.cpu_s
+    for reply in replies[:6]:
+        assert agrees(reply.timing.cpu_s, reply.body["cpu_s"]), (reply.timing, reply.body)
+    for reply in replies[:4] + replies[6:]:
+        assert reply.timing.app_s >= WAIT_S - TIMER_TICK_S
+    for reply in replies[6:]:
+        assert reply.timing.cpu_s < 0.05 * WAIT_S, reply.timing
+
+
+def errors_counted(url: str) -> float:
+    families = text_string_to_metric_families(httpx.get(f"{url}/metrics", timeout=30).text)
+    return sum(
+        sample.value
+        for family in families
+        if family.name == "lab_http_request_cpu_seconds"
+        for sample in family.samples
+        if sample.name.endswith("_count") and sample.labels["route"] == "/boom"
+    )
+
+
+def test_a_path_that_raises_is_a_measured_500(served: tuple[RunningTarget, dict[str, Any]]) -> None:
+    target, _ = served
+    before = errors_counted(target.url)
+    for _ in range(3):
+        response = httpx.get(f"{target.url}/boom", timeout=30)
+        assert response.status_code == 500
+        assert parse(response.headers.get("server-timing")) is not None
+    assert errors_counted(target.url) - before == 3
+    assert httpx.get(f"{target.url}/cpu?ms=5", timeout=30).status_code == 200
+    assert target.process.poll() is None
+    assert "RuntimeError: the app failed" in target.log_path.read_text(errors="replace")
+
+
+@pytest.mark.parametrize(
+    "configuration",
+    [c for c in configurations("asgi") + configurations("wsgi") if c["name"] in ("uvicorn-cores", "sync-2x")],
+    ids=lambda c: c["name"],
+)
+def test_a_sigkilled_root_takes_the_apps_whole_tree(app_dir: Path, configuration: dict[str, Any]) -> None:
+    """uvicorn's --workers children and gunicorn's workers serving the app end with the root."""
+    interface = configuration["interface"]
+    target = serve_app(f"{BARE_MODULE}:{interface}", configuration, PATHS, pythonpath=app_dir)
+    try:
+        tree = target.tree()
+        assert len(tree) >= 3  # the root, its workers and the metrics process
+        left, ports = left_after(psutil.Process(target.process.pid), tree)
+        target.process.wait(timeout=10)
+    finally:
+        target.stop(grace_s=1)
+    assert left == [] and ports == set()

@@ -1,0 +1,214 @@
+"""The CPU middleware called in-process with small real apps: what reaches the server, and what is
+counted to whom when a request hands work to tasks, threads and other processes (the servers'
+own tests, test_request_cpu and test_app_target, prove the figures on uvicorn and gunicorn)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import anyio.to_thread
+import pytest
+
+from tests.services.bare_app import burn
+from tests.services.servertiming import AGREEMENT, Timing, parse
+from workload.asgi_cpu import AsgiCpuMiddleware
+from workload.requestcpu import add_cpu_elsewhere
+from workload.wsgi_cpu import WsgiCpuMiddleware
+
+Scope = dict[str, Any]
+
+
+def scope(path: str = "/") -> Scope:
+    return {"type": "http", "method": "GET", "path": path, "query_string": b""}
+
+
+async def call_asgi(app: Any, path: str = "/") -> list[dict[str, Any]]:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await AsgiCpuMiddleware(app)(scope(path), receive, send)
+    return sent
+
+
+def asgi_timing(start: dict[str, Any]) -> Timing:
+    headers = {name.decode(): value.decode() for name, value in start["headers"]}
+    timing = parse(headers["server-timing"])
+    assert timing is not None, headers
+    return timing
+
+
+async def answer(send: Any, body: bytes = b"ok", headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": headers or []})
+    await send({"type": "http.response.body", "body": body})
+
+
+def test_a_request_counts_its_tasks_threads_and_other_processes_not_others_requests() -> None:
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        ms = int(scope["path"].strip("/"))
+        cpu = burn(ms / 4)
+        await asyncio.sleep(0.02)  # the other requests run here
+
+        async def child() -> float:
+            return burn(ms / 4)
+
+        cpu += await asyncio.create_task(child())
+        cpu += await anyio.to_thread.run_sync(burn, ms / 8)  # FastAPI's `def` endpoints
+        cpu += await asyncio.get_running_loop().run_in_executor(None, burn, ms / 8)
+        cpu += await asyncio.to_thread(burn, ms / 8)
+        add_cpu_elsewhere(0.005)  # e.g. a process pool's, measured there
+        await answer(send, str(cpu + burn(ms / 8) + 0.005).encode())
+
+    async def requests() -> list[list[dict[str, Any]]]:
+        await call_asgi(app, "/4")  # the first request imports anyio's backend: not compared
+        return await asyncio.gather(*(call_asgi(app, f"/{ms}") for ms in (40, 80, 160)))
+
+    for start, body in asyncio.run(requests()):
+        burned = float(body["body"])
+        assert abs(asgi_timing(start).cpu_s - burned) <= AGREEMENT * burned, (asgi_timing(start), burned)
+
+
+def test_a_task_factory_already_set_still_makes_the_tasks() -> None:
+    made: list[str] = []
+
+    def theirs(loop: asyncio.AbstractEventLoop, coro: Any, **options: Any) -> asyncio.Future[Any]:
+        made.append(coro.__qualname__)
+        return asyncio.Task(coro, loop=loop, **options)
+
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        burned = await asyncio.create_task(asyncio.to_thread(burn, 0))  # a task, not CPU
+        burned += await asyncio.get_running_loop().create_task(child())
+        await answer(send, str(burned).encode())
+
+    async def child() -> float:
+        return burn(20)
+
+    async def run() -> list[dict[str, Any]]:
+        asyncio.get_running_loop().set_task_factory(theirs)
+        return await call_asgi(app)
+
+    start, body = asyncio.run(run())
+    # Their factory made the request's two tasks (and asyncio.run's own, after it), metered.
+    assert made[:2] == ["_metered_task", "_metered_task"]
+    assert asgi_timing(start).cpu_s >= float(body["body"])  # and each task's CPU was counted
+
+
+def test_the_apps_own_server_timing_keeps_its_entries() -> None:
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        await answer(send, headers=[(b"Server-Timing", b"db;dur=2.5"), (b"x-other", b"1")])
+
+    start, _ = asyncio.run(call_asgi(app))
+    (value,) = [value for name, value in start["headers"] if name.lower() == b"server-timing"]
+    assert value.startswith(b"db;dur=2.5, cpu;dur=") and parse(value.decode()) is not None
+
+
+def test_the_headers_wait_for_the_first_body_message() -> None:
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        burned = burn(20)  # after the start, before the body: still in the header's figure
+        await send({"type": "http.response.body", "body": str(burned).encode()})
+
+    start, body = asyncio.run(call_asgi(app))
+    assert asgi_timing(start).cpu_s >= float(body["body"])
+
+
+def test_an_app_that_raises_before_its_headers_gets_a_500() -> None:
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        raise RuntimeError("failed after starting its answer")
+
+    start, body = asyncio.run(call_asgi(app))
+    assert start["status"] == 500 and body["body"] == b"Internal Server Error"
+    assert asgi_timing(start).app_s >= 0
+
+
+def test_an_app_that_raises_mid_body_is_left_to_the_server() -> None:
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"part", "more_body": True})
+        raise RuntimeError("failed mid-body")
+
+    with pytest.raises(RuntimeError, match="mid-body"):
+        asyncio.run(call_asgi(app))
+
+
+StartResponse = Callable[..., Any]
+
+
+def call_wsgi(app: Any) -> tuple[str, dict[str, str], bytes]:
+    got: dict[str, Any] = {}
+
+    def start_response(
+        status: str, headers: list[tuple[str, str]], exc_info: Any = None
+    ) -> Callable[[bytes], None]:
+        got.update(status=status, headers=dict(headers))
+        return lambda data: got.setdefault("written", []).append(data)
+
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "QUERY_STRING": ""}
+    response = WsgiCpuMiddleware(app)(environ, start_response)
+    try:
+        body = b"".join(got.get("written", [])) + b"".join(response)
+    finally:
+        response.close()  # type: ignore[attr-defined]
+    return got["status"], got["headers"], body
+
+
+def wsgi_timing(headers: dict[str, str]) -> Timing:
+    timing = parse(headers["Server-Timing"])
+    assert timing is not None, headers
+    return timing
+
+
+def test_a_generator_apps_headers_hold_its_work_up_to_the_first_chunk() -> None:
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        burned = burn(20)
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        yield str(burned).encode()
+        yield b" and more"
+
+    status, headers, body = call_wsgi(app)
+    assert status == "200 OK" and body.endswith(b" and more")
+    assert wsgi_timing(headers).cpu_s >= float(body.split(b" ")[0])
+
+
+def test_the_legacy_write_sends_the_headers_first() -> None:
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        write = start_response("200 OK", [])
+        write(b"written ")
+        return [b"returned"]
+
+    _, headers, body = call_wsgi(app)
+    assert body == b"written returned" and wsgi_timing(headers).cpu_s >= 0
+
+
+def test_headers_replaced_with_exc_info_before_they_went_out() -> None:
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        start_response("200 OK", [])
+        try:
+            raise ValueError("changed its mind")
+        except ValueError as error:
+            start_response(
+                "503 Service Unavailable", [("Retry-After", "1")], (ValueError, error, error.__traceback__)
+            )
+        return [b"later"]
+
+    status, headers, _ = call_wsgi(app)
+    assert (
+        status == "503 Service Unavailable" and headers["Retry-After"] == "1" and "Server-Timing" in headers
+    )
+
+
+def test_a_wsgi_app_that_raises_gets_a_500() -> None:
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        time.sleep(0)
+        raise RuntimeError("failed")
+
+    status, headers, body = call_wsgi(app)
+    assert status.startswith("500") and body == b"Internal Server Error" and wsgi_timing(headers).cpu_s >= 0
