@@ -42,7 +42,8 @@ class _Connection(asyncio.Protocol):
             self._fail(RemoteDisconnected(f"malformed response: {error}"))
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+        key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+        self.headers[key] = f"{self.headers[key]}, {text}" if key in self.headers else text  # lines join
 
     def on_message_complete(self) -> None:
         self.reusable = self.parser.should_keep_alive()

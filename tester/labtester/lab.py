@@ -52,9 +52,11 @@ def run_lab(
     progress: LabProgress,
     run_dir: Path,
     after_census: Callable[[], None] | None = None,
+    not_started: dict[str, str] | None = None,
 ) -> None:
     """Measure every target into `run_dir`'s raw log; `after_census` runs once the census is taken
-    (the local lab stops its census-only variants there)."""
+    (the local lab stops its census-only variants there); `not_started`: targets the local lab
+    could not start, and why (recorded, so the report says so)."""
     with RawLog(run_dir) as log, leading(settings, log) as crew:
         log.write(
             "run_start",
@@ -65,6 +67,9 @@ def run_lab(
             settings=settings.model_dump(mode="json"),
         )
         status = "crashed"
+        for name, error in (not_started or {}).items():
+            progress.note(f"error: {name} did not start: {error}")
+            log.write("target", target=name, url="", measure=True, ready=False, stage="start", error=error)
         try:
             infos = wait_for_targets(settings, log, progress)
             if settings.prometheus_url:

@@ -11,18 +11,33 @@ from __future__ import annotations
 
 import resource
 import time
-from dataclasses import astuple, dataclass
+from dataclasses import asdict, astuple, dataclass
 from types import TracebackType
 
 from labtester.client import classify_error
 from labtester.connections import Connections
+from labtester.servertiming import from_headers
 
-SAMPLE_FIELDS = ("path", "scheduled_s", "sent_s", "latency_s", "status", "error", "client")
+# The server's account (Server-Timing) comes last: rows recorded before it had none.
+SAMPLE_FIELDS = (
+    "path",
+    "scheduled_s",
+    "sent_s",
+    "latency_s",
+    "status",
+    "error",
+    "cpu_s",
+    "app_s",
+    "pid",
+    "started_at",
+    "client",
+)
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One request of a load shape; times in seconds since the scenario started."""
+    """One request of a load shape; times in seconds since the scenario started, but the server's
+    start (its epoch seconds); the server's figures None where the response carried none."""
 
     path: str
     scheduled_s: float  # when the load shape meant to send it (= sent_s for closed loops)
@@ -30,6 +45,10 @@ class Sample:
     latency_s: float  # from sending to the full response (or the failure)
     status: int | None
     error: str | None  # failure type, None on a 2xx answer
+    cpu_s: float | None = None  # the CPU the request used, as the server measured it
+    app_s: float | None = None  # the app's time from its call to its response headers
+    pid: int | None = None
+    started_at: float | None = None
     client: int = 0  # the client (of P) that sent it
 
     @property
@@ -84,7 +103,8 @@ class LoadClient:
         assert self._connections is not None, "use LoadClient as an async context manager"
         sent = self.now()
         try:
-            status, _headers = await self._connections.get(path, self.timeout_s)
+            status, headers = await self._connections.get(path, self.timeout_s)
+            timing = from_headers(headers.items())
         except (TimeoutError, OSError) as error:
             return Sample(
                 path,
@@ -93,15 +113,10 @@ class LoadClient:
                 self.now() - sent,
                 None,
                 classify_error(error),
-                self.client,
+                client=self.client,
             )
         failure = None if 200 <= status < 300 else f"HTTP {status}"
+        scheduled = sent if scheduled_s is None else scheduled_s
         return Sample(
-            path,
-            sent if scheduled_s is None else scheduled_s,
-            sent,
-            self.now() - sent,
-            status,
-            failure,
-            self.client,
+            path, scheduled, sent, self.now() - sent, status, failure, **asdict(timing), client=self.client
         )

@@ -48,7 +48,8 @@ class TargetRun:
         try:
             if leader:
                 self.probe("start")
-            calibration = self.calibrate() if any(s.needs_calibration for s in shapes) else None
+            calibrate = any(s.needs_calibration(self.info, self.settings) for s in shapes)
+            calibration = self.calibrate() if calibrate else None
             for shape in shapes:
                 self.stage = f"{shape.name} scenario"
                 shape.run(self.context(shape.name, calibration))

@@ -75,8 +75,10 @@ def test_gevent_workers_are_one_process_each_whatever_their_concurrency(start: S
     target = start("flask-gevent", LAB_WORKERS="2", LAB_WORKER_CONNECTIONS="50")
     assert roles(target.url) == {"master": 1, "worker": 2}
     with ThreadPoolExecutor(40) as pool:
-        waits = [pool.submit(httpx.get, f"{target.url}/test/io-bound/3000", timeout=30) for _ in range(40)]
-        deadline = time.monotonic() + 2.5
+        # Each wait outlasts the poll's deadline, so all 40 are in flight together once they
+        # arrived; on a loaded machine 40 client threads take seconds to connect.
+        waits = [pool.submit(httpx.get, f"{target.url}/test/io-bound/10000", timeout=30) for _ in range(40)]
+        deadline = time.monotonic() + 8
         while in_flight(target.url) < 40 and time.monotonic() < deadline:
             time.sleep(0.05)
         # 40 requests at once on two processes, and the census answered beside them.

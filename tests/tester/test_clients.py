@@ -96,7 +96,7 @@ def test_the_server_counted_exactly_what_every_client_sent(runs: dict[int, Any])
         for target in document["targets"]:
             for endpoint in bursts(document, target["name"]).values():
                 assert endpoint["metrics"]["matches"] and endpoint["metrics"]["sent"] > 0
-            (flow,) = [c for c in target["counts"] if c["shape"] == "flow"]
+            (flow,) = [c for c in target["counts"] if c["shape"] == "flow fan-out"]
             assert flow["counted"] == flow["sent"] > 0
             uses = [u for u in target["clients"] if u["shape"] == "flow"]
             assert sorted(u["client"] for u in uses) == list(range(clients))

@@ -80,7 +80,9 @@ def sent_rows(records: list[Record]) -> int:
         1
         for record in records
         if record.get("kind", "run") == "run"
-        for table in (record[name] for name in REQUEST_TABLES if name in record)
+        for table in (
+            record[name] for name in REQUEST_TABLES[: 1 if record.get("unloaded") else 2] if name in record
+        )
         for row in table["rows"]
         if row[table["fields"].index("error")] != DROPPED
     )
@@ -89,7 +91,12 @@ def sent_rows(records: list[Record]) -> int:
 def count_checks(shape: str, records: list[Record]) -> list[CountCheck]:
     counts = [r for r in records if r.get("kind") == "counts"]
     return [
-        CountCheck(shape=shape, sent=sent_rows(records), counted=r["counted"], by_route=r["by_route"])
+        CountCheck(
+            shape=f"{shape} {r['of'].split(' ', 1)[-1]}" if r.get("of") else shape,
+            sent=sent_rows([run for run in records if not r.get("of") or run.get("step") == r["of"]]),
+            counted=r["counted"],
+            by_route=r["by_route"],
+        )
         for r in counts
     ]
 

@@ -108,7 +108,9 @@ class Rate(SampleShape[RateSettings, RateSummary]):
                     late += 1
                 if outstanding >= max_outstanding:
                     samples.append(
-                        Sample(settings.path, scheduled_s, client.now(), 0.0, None, DROPPED, client.client)
+                        Sample(
+                            settings.path, scheduled_s, client.now(), 0.0, None, DROPPED, client=client.client
+                        )
                     )
                     continue
                 outstanding += 1

@@ -39,6 +39,10 @@ class Together:
     def mine(self, position: int) -> bool:
         return self.crew.mine(position)
 
+    def agree(self, step: str, data: Any) -> dict[int, Any]:
+        """A meeting that only tells: every client's data by index (client 0 decides for all)."""
+        return self.ctx.meet(step, data) if self.ctx else {0: data}
+
     def go(self, client: LoadClient, step: str) -> Meter:
         """The release: every client has its connections ready; its clock starts here."""
         if self.ctx:
@@ -67,8 +71,10 @@ class RequestCounter:
         with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
             self.before = scrape(control, self.url)
 
-    def record(self) -> None:
+    def record(self, of: str | None = None) -> None:
+        """The count, for the run records of step `of` (None: every run of the shape)."""
         with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
             after = scrape(control, self.url)
         by_route = work_counts(self.before, after, self.ctx.info.control.model_dump().values())
-        self.ctx.record("counts", step="counts", by_route=by_route, counted=sum(by_route.values()))
+        counted = sum(by_route.values())
+        self.ctx.record("counts", step=f"{of or 'run'} counts", of=of, by_route=by_route, counted=counted)

@@ -19,29 +19,31 @@ from labtester.clients.load import Meter
 from labtester.info import EndpointInfo
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.bursts.release import Reply, release
-from labtester.scrape import delta, scrape
+from labtester.scrape import Counted
 
 WARMUP_ARGUMENT = 1  # one iteration or one millisecond: starts pools and connections, costs nothing
 CONTROL_TIMEOUT_S = 30
 
 
-def arguments(ctx: ShapeContext) -> dict[str, int]:
-    """The argument of each kind of work: calibrated iterations for CPU, N in ms for waits."""
-    cpu = ctx.calibration.iterations if ctx.calibration else 1
-    return {"cpu": cpu, "io": round(ctx.settings.work_seconds * 1000)}
+def argument_of(ctx: ShapeContext, endpoint: EndpointInfo) -> int | None:
+    """The path's argument: calibrated iterations for CPU, N in ms for waits; none for the other
+    paths (a team's app, mixed work), which do what they do."""
+    if endpoint.work == "cpu":
+        return ctx.calibration.iterations if ctx.calibration else 1
+    return round(ctx.settings.work_seconds * 1000) if endpoint.work == "io" else None
 
 
 def measure_bursts(ctx: ShapeContext) -> None:
-    work = arguments(ctx)
     with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
         for name in ctx.settings.planned_endpoints(ctx.info):
             if ctx.crew.leader:
                 ctx.probe(f"before {name}")
-            _measure_endpoint(ctx, control, ctx.info.endpoints[name], work[ctx.info.endpoints[name].work])
+            endpoint = ctx.info.endpoints[name]
+            _measure_endpoint(ctx, control, endpoint, argument_of(ctx, endpoint))
 
 
 def _measure_endpoint(
-    ctx: ShapeContext, control: httpx.Client, endpoint: EndpointInfo, argument: int
+    ctx: ShapeContext, control: httpx.Client, endpoint: EndpointInfo, argument: int | None
 ) -> None:
     """Client 0 warms the server up and scrapes its counters around the endpoint's bursts; every
     client fires its part of each burst."""
@@ -50,7 +52,11 @@ def _measure_endpoint(
     url = endpoint.url(base, argument)
     if ctx.crew.leader:
         asyncio.run(release(endpoint.url(base, WARMUP_ARGUMENT), settings.burst_max, CONTROL_TIMEOUT_S))
-        before = scrape(control, metrics_url)
+        # A team's path is counted under its framework's route template: every route but the lab's.
+        counts = Counted(
+            control, metrics_url, endpoint.path, ctx.info.control.paths() if endpoint.work == "app" else None
+        )
+        before = counts.settled()
     sent = 0
     ctx.progress.step(f"{ctx.target.name}: {endpoint.name} baseline")
     for repeat in range(settings.repeats):
@@ -65,8 +71,8 @@ def _measure_endpoint(
                 ctx, control, endpoint, url, argument, "burst", n, repeat, sample_census=largest_first
             )
     if ctx.crew.leader:
-        counted = delta(before, scrape(control, metrics_url), endpoint.path, sent)
-        ctx.record("metrics", step=f"{endpoint.name} metrics", endpoint=endpoint.name, **counted.as_dict())
+        counted = counts.since(before, sent).as_dict()
+        ctx.record("metrics", step=f"{endpoint.name} metrics", endpoint=endpoint.name, **counted)
 
 
 def fire(
@@ -118,7 +124,7 @@ def _fire(
     control: httpx.Client,
     endpoint: EndpointInfo,
     url: str,
-    argument: int,
+    argument: int | None,
     phase: str,
     n: int,
     repeat: int,
@@ -148,9 +154,15 @@ def _fire(
         finished=finished,
     )
     if burst["requests"] or ctx.crew.leader:
-        ctx.record(
-            "burst", step=step, endpoint=endpoint.name, phase=phase, argument=argument, repeat=repeat, **burst
-        )
+        path = url.removeprefix(ctx.target.url)
+        fields = {
+            "endpoint": endpoint.name,
+            "path": path,
+            "phase": phase,
+            "argument": argument,
+            "repeat": repeat,
+        }
+        ctx.record("burst", step=step, **fields, **burst)
     if ctx.crew.leader:
         ctx.check_alive([error for client in done.values() for error in client["errors"]])
     return sum(int(client["sent"]) for client in done.values())

@@ -1,9 +1,11 @@
 """Flow: the seed study's workload. Users ramped Locust-style against `fan-out` (k parallel waits,
-then one HTTP call to the downstream mock), measured against the lab's own Little's-law prediction,
-and the ASGI/WSGI ratio set beside the study's published one."""
+then one HTTP call to the downstream mock), or against each path of a team's app, measured against
+the lab's own Little's-law prediction; the ASGI/WSGI ratio set beside the study's published one,
+and for an app, what each path costs and which configuration serves it best."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,27 +14,62 @@ from rich.table import Table
 
 from labtester import census, machine
 from labtester.findings import Finding
+from labtester.findings.answered import Counts, app_answers
 from labtester.findings.wording import label
-from labtester.info import TargetInfo
-from labtester.loadclient import LoadClient
+from labtester.info import EndpointInfo, TargetInfo
+from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
+from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.common import SampleShape, encode, join_users, ramp_users
-from labtester.scenarios.flow import answers, report
-from labtester.scenarios.flow.analyse import FAN_OUT, FlowSettings, FlowSummary, summarize
-from labtester.scenarios.together import Together
+from labtester.scenarios.flow import advice, answers, report
+from labtester.scenarios.flow.analyse import (
+    FAN_OUT,
+    FlowSettings,
+    FlowSummary,
+    flow_endpoints,
+    flows,
+    summarize,
+)
+from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
+from labtester.scenarios.together import RequestCounter, Together
 from labtester.views import Answer, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
+    from labtester.settings import LabSettings
 
 
 class Flow(SampleShape[FlowSettings, FlowSummary]):
     name = "flow"
     settings_model = FlowSettings
     summary_model = FlowSummary
+    conclusion_model = AppConclusion
 
     def applies(self, info: TargetInfo) -> bool:
-        return FAN_OUT in info.endpoints
+        return FAN_OUT in info.endpoints or any(e.work == "app" for e in info.endpoints.values())
+
+    def plan(self, info: TargetInfo, settings: LabSettings) -> list[str]:
+        return [f"flow on {e.name}" for e in flow_endpoints(info, settings.planned_endpoints(info))]
+
+    def run(self, ctx: ShapeContext) -> None:
+        """Each path in turn; with P clients, each sends its part of the users of every path, and
+        client 0 counts what the server counted of the path against every client's sends."""
+        settings = self.settings(ctx.settings)
+        together = Together(ctx)
+        for endpoint in flow_endpoints(ctx.info, ctx.settings.planned_endpoints(ctx.info)):
+            ctx.progress.step(f"{ctx.target.name}: flow on {endpoint.name}")
+            step = f"flow {endpoint.name}"
+            counter = RequestCounter(ctx) if ctx.crew.leader else None
+            record = asyncio.run(
+                self.measure_path(
+                    ctx.target.url, endpoint, settings, ctx.settings.request_timeout_s, ctx.info, together
+                )
+            )
+            if record is not None:
+                ctx.record("run", step=step, endpoint=endpoint.name, **record)
+            if counter is not None:
+                counter.record(step)
+                ctx.check_alive(together.errors)
 
     async def measure(
         self,
@@ -42,20 +79,37 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         info: TargetInfo,
         together: Together | None = None,
     ) -> list[Record]:
-        """Client 0 times requests alone (R) and reads the server's CPU and the machine around the
-        ramp; the users are dealt across the clients, each started at its planned time."""
+        found = await self.measure_path(url, info.endpoints[FAN_OUT], settings, timeout_s, info, together)
+        return [found] if found is not None else []
+
+    async def measure_path(
+        self,
+        url: str,
+        endpoint: EndpointInfo,
+        settings: FlowSettings,
+        timeout_s: float,
+        info: TargetInfo,
+        together: Together | None = None,
+    ) -> Record | None:
+        """Users ramped against one path, after a few requests alone (R, and what one costs), which
+        client 0 times, reading the server's CPU and the machine around the ramp; the users are
+        dealt across the clients, each started at its planned time. None: this client sent nothing."""
         together = together or Together()
-        path, census_url = f"{info.endpoints[FAN_OUT].path}?{settings.query()}", url + info.control.census
-        leader: dict[str, Any] = {}
+        path, census_url = settings.path(endpoint), url + info.control.census
+        step, leader = f"flow {endpoint.name}", together.leader
         async with (
             LoadClient(url, timeout_s, together.crew.index) as client,
             httpx.AsyncClient(timeout=60) as control,
         ):
-            if together.leader:
-                leader["baseline"] = encode([await client.get(path) for _ in range(settings.baseline)])
+            alone = [await client.get(path) for _ in range(settings.baseline)] if leader else []
+            # A path that only errs is not loaded: its answers are the result (client 0 tells all).
+            erring = leader and endpoint.work == "app" and not any(sample.ok for sample in alone)
+            if together.agree(f"{step} alone", {"unloaded": erring})[0]["unloaded"]:
+                return _unloaded(settings, alone) if leader else None
+            if leader:
                 cpu_before = await census.cpu_seconds(control, census_url)
                 machine_before = machine.snapshot()
-            meter = together.go(client, "flow")
+            meter = together.go(client, f"{step} load")
             samples, users = await ramp_users(
                 client,
                 path,
@@ -66,20 +120,22 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
                 together.crew,
             )
             wall_s = client.now()
-            shared = together.done("flow", client, samples, meter)
-            if together.leader:
-                leader["machine"] = machine.recorded(machine_before, machine.snapshot())
+            shared = together.done(step, client, samples, meter)
+            measured: dict[str, Any] = {}
+            if leader:
+                measured["machine"] = machine.recorded(machine_before, machine.snapshot())
                 cpu_after = await census.cpu_seconds(control, census_url)
-                leader["server_cpu_s"] = (
+                measured["server_cpu_s"] = (
                     None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
                 )
+                measured["baseline"] = encode(alone)
         record = {
             "params": settings.model_dump(),
             "wall_s": wall_s,
             "users": users,
             "samples": encode(samples),
         }
-        return [{"step": "flow", **record, **leader, **shared}]
+        return {**record, **measured, **shared}
 
     def join(self, records: list[Record]) -> Record:
         return join_users(records)
@@ -87,13 +143,31 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
     def summarize(self, records: list[Record], info: TargetInfo | None) -> FlowSummary:
         return summarize(records, info)
 
+    def missing(self, summary: FlowSummary | None, info: TargetInfo, settings: LabSettings) -> list[str]:
+        ran = {flow.endpoint for flow in summary.flows} if summary else set()
+        planned = flow_endpoints(info, settings.planned_endpoints(info))
+        return [f"{e.name}: not run" for e in planned if e.name not in ran]
+
     def findings(self, summary: FlowSummary, target: TargetResult) -> list[Finding]:
-        text = f"{label(target.name, target.info)}: {report.target_text(target, summary)}"
-        return [Finding(kind="shape", target=target.name, subject=self.name, text=text)]
+        return [
+            Finding(
+                kind="shape",
+                target=target.name,
+                subject=self.name,
+                text=f"{label(target.name, target.info)}: {report.target_text(target, flow)}",
+            )
+            for flow in summary.flows
+        ]
 
     def across(self, results: Results) -> list[Finding]:
         text = report.comparison(results)
-        return [Finding(kind="shape", subject=self.name, text=text)] if text else []
+        found = [Finding(kind="shape", subject=self.name, text=text)] if text else []
+        counts: dict[str, Counts] = {}
+        for target, flow in flows(results):
+            if flow.endpoint != FAN_OUT:
+                counts.setdefault(flow.endpoint, []).append((target.name, flow.requests, flow.failures))
+        answered = [app_answers(path, "flow", per_target) for path, per_target in counts.items()]
+        return found + [finding for finding in answered if finding is not None]
 
     def tables(self, results: Results) -> list[Table]:
         return [report.table(results)]
@@ -102,12 +176,28 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         plot = report.plot(results, directory / "flow-over-time.png")
         return [plot] if plot else []
 
+    def conclude(self, results: Results) -> AppConclusion | None:
+        return app_conclusion(results)
+
     def answers(self, results: Results) -> list[Answer]:
         found = answers.answer(results)
-        return [found] if found else []
+        return advice.answers(results) + ([found] if found else [])
 
     def comparison(self, results: Results) -> list[ComparisonRow]:
         return answers.comparison(results)
+
+
+def _unloaded(settings: FlowSettings, alone: list[Sample]) -> Record:
+    """A path none of whose requests alone succeeded: not loaded, its answers kept as its samples."""
+    return {
+        "params": settings.model_dump(),
+        "baseline": encode(alone),
+        "wall_s": 0.0,
+        "users": [],
+        "server_cpu_s": None,
+        "samples": encode(alone),
+        "unloaded": True,
+    }
 
 
 SHAPE = Flow()
