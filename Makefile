@@ -8,7 +8,8 @@ INSTALLED := $(VENV)/.installed
 PORTS ?=
 # `make lab N=1 K=4 R=2`: N seconds per CPU request, bursts n = 1..K, R repeats (defaults 0.5, 5, 3);
 # `make lab SCENARIOS=bursts,closed,ramp,sweep,rate` adds the other load shapes (default: bursts);
-# `make lab COMPARE=results/<earlier run>` sets every figure beside that run's.
+# `make lab COMPARE=results/<earlier run>` sets every figure beside that run's;
+# `make lab APP=module:app PATHS=/a,/b` measures a team's app in every server configuration.
 LAB_FLAGS = $(if $(N),--work-seconds $(N)) $(if $(K),--burst-max $(K)) $(if $(R),--repeats $(R)) \
 	$(if $(SCENARIOS),--scenarios $(SCENARIOS))
 
@@ -50,8 +51,9 @@ test: lint tools prometheus chromium ## Lint, then every test (real servers on 1
 targets: install ## Start the measured targets (and the downstream mock) on their local ports until Ctrl-C
 	$(BIN)/python -m labtester targets $(foreach p,$(PORTS),--port $(p))
 
-lab: install ## Run the whole lab locally (targets on 127.0.0.1), report in results/
-	$(BIN)/python -m labtester lab $(LAB_FLAGS) $(if $(COMPARE),--compare $(COMPARE))
+lab: install ## Run the whole lab locally (targets on 127.0.0.1), report in results/; APP=module:app PATHS=/a,/b
+	$(BIN)/python -m labtester lab $(LAB_FLAGS) $(if $(COMPARE),--compare $(COMPARE)) \
+		$(if $(APP),--app '$(APP)') $(if $(PATHS),--paths '$(PATHS)')
 
 bench: install /usr/bin/wrk ## Kernel CV, calibration error, measured/model ratios, client vs wrk
 	$(BIN)/python -m labtester bench $(LAB_FLAGS)

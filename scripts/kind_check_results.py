@@ -5,13 +5,15 @@ Usage: kind_check_results.py RESULTS_JSON VALUES_YAML PROMETHEUS_URL
 
 Reads results.json of schema version SCHEMA_VERSION (tester/labtester/results.schema.json):
 - The run completed, nothing it planned is missing, and every target the chart's values measure
-  (`measure`, default true) is in it: ready, without errors, calibrated, with every load shape the
-  run planned, and every burst endpoint answered at least one run without a failure.
+  (`measure`, default true; with `app.enabled`, the app's configurations of its interface) is in
+  it: ready, without errors, calibrated where its bursts ran CPU endpoints (a team's paths need no
+  calibration), with every load shape the run planned, and every burst endpoint answered at least
+  one run without a failure.
 - The tester's own cross-check of Prometheus (where the chart runs one): for every measured target
   it ran without error and Prometheus's count of each route equals the server's.
 - Seen from outside the tester too: Prometheus scraped every target (up == 1), and for each
-  measured target it counted at least as many answered requests on the work routes (/test/...,
-  less calibrate and resmon) as the tester's bursts recorded: Prometheus counts every request a
+  measured target it counted at least as many answered requests on the work routes (every route
+  but the control paths) as the tester's bursts recorded: Prometheus counts every request a
   target answered, the bursts are a subset of them, so a lower count means Prometheus missed the
   target's work. Scrapes come every few seconds, so this is retried for a while before it fails.
 """
@@ -32,16 +34,42 @@ import yaml
 from labtester.results import SCHEMA_VERSION  # the version this check was written for
 
 PROMETHEUS_WAIT_S = 60
-# Answered work requests per target, as Prometheus counts them (summed over workers and routes).
-WORK_ROUTES = 'route=~"/test/.*", route!~"/test/(calibrate|resmon)"'
+# Answered work requests per target, as Prometheus counts them (summed over workers and routes):
+# every route but the control paths, so a team's routes (named by its framework) count too.
+WORK_ROUTES = 'route!~"/healthz|/info|/metrics|/test/(calibrate|resmon)"'
 ANSWERED_QUERY = f'sum by (target) (lab_http_requests_total{{status="200", {WORK_ROUTES}}})'
 UP_QUERY = "up"
 
 Query = Callable[[str], dict[str, float]]
 
 
+def app_configurations(values: dict[str, Any]) -> list[str] | None:
+    """With `app.enabled`, the configurations the tester measures (those of the app's interface),
+    by the names the chart gives their Services (`app-<name>`, concurrency-lab.appServers)."""
+    app = values.get("app") or {}
+    if not app.get("enabled"):
+        return None
+    configurations = app.get("configurations") or []
+    return [f"app-{c['name']}" for c in configurations if c.get("interface") == app.get("interface")]
+
+
 def measured_targets(values: dict[str, Any]) -> list[str]:
+    configurations = app_configurations(values)
+    if configurations is not None:
+        return configurations
     return [target["name"] for target in values["targets"] if target.get("measure", True)]
+
+
+def scraped_targets(values: dict[str, Any]) -> list[str]:
+    """What Prometheus must see up: the app's configurations, or every target of the values."""
+    configurations = app_configurations(values)
+    return configurations if configurations is not None else [t["name"] for t in values["targets"]]
+
+
+def needs_calibration(target: dict[str, Any]) -> bool:
+    """Calibrated N sizes the lab's CPU endpoints; a team's paths (work "app") do what they do."""
+    bursts = target["scenarios"].get("bursts") or {"endpoints": []}
+    return any(endpoint.get("work", "cpu") == "cpu" for endpoint in bursts["endpoints"])
 
 
 def burst_runs(target: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -77,7 +105,7 @@ def result_problems(results: dict[str, Any], measured: list[str]) -> list[str]:
         if not target["ready"]:
             problems.append(f"{name}: never became ready")
         problems += [f"{name}: {error['stage']}: {error['error']}" for error in target["errors"]]
-        if target["calibration"] is None:
+        if target["calibration"] is None and needs_calibration(target):
             problems.append(f"{name}: not calibrated")
         problems += [f"{name}: no {shape} results" for shape in planned if shape not in target["scenarios"]]
         runs = burst_runs(target)
@@ -113,9 +141,9 @@ def prometheus_problems(
 ) -> list[str]:
     problems = []
     up = query(UP_QUERY)
-    for target in values["targets"]:
-        if up.get(target["name"]) != 1:
-            problems.append(f"Prometheus: {target['name']} is not up (up = {up.get(target['name'])})")
+    for name in scraped_targets(values):
+        if up.get(name) != 1:
+            problems.append(f"Prometheus: {name} is not up (up = {up.get(name)})")
     counted = query(ANSWERED_QUERY)
     by_name = {target["name"]: target for target in results["targets"]}
     for name in measured:

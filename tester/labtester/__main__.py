@@ -1,6 +1,7 @@
 """Command line: `python -m labtester {lab,run,bench,report,targets,schema}`.
 
-lab      start the targets locally (from the chart's target list), run the lab, stop them
+lab      start the targets locally (from the chart's target list), run the lab, stop them;
+         with --app module:app --paths /a,/b: a team's app in every server configuration
 run      run the lab against running targets (TESTER_* env vars: how the Job is configured)
 bench    the figures the lab's accuracy rests on (see bench.py)
 report   rebuild a results folder's reports from its raw log
@@ -22,7 +23,8 @@ from typing import Any, NoReturn
 
 from rich.console import Console
 
-from labtester.inputs import LAB_FLAGS, BadInput, Inputs, check
+from labtester.applab import app_env
+from labtester.inputs import APP_FLAGS, LAB_FLAGS, BadInput, Inputs, check
 from labtester.lab import run_lab, terminate
 from labtester.launcher import LaunchError, running_targets
 from labtester.progress import LabProgress
@@ -42,12 +44,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _run_and_report(
-    settings: LabSettings, console: Console, after_census: Any = None, compare: EarlierRun | None = None
+    settings: LabSettings,
+    console: Console,
+    after_census: Any = None,
+    compare: EarlierRun | None = None,
+    not_started: dict[str, str] | None = None,
 ) -> Results:
     run_dir = settings.output_dir / time.strftime("%Y%m%d-%H%M%S")
     try:  # readiness and census; each target adds its own plan once its /info is known
         with LabProgress(console, 2 + len(settings.targets) + len(settings.census_only)) as progress:
-            run_lab(settings, progress, run_dir, after_census)
+            run_lab(settings, progress, run_dir, after_census, not_started)
     finally:
         results = write_reports(run_dir, console, compare)  # also after a crash: what was measured is kept
     return results
@@ -85,7 +91,27 @@ def run_local_lab(inputs: Inputs, console: Console, **knobs: Any) -> Results:
         raise SystemExit(f"error: {error}") from None
 
 
+def run_app_lab(inputs: Inputs, console: Console) -> Results:
+    """A team's app in every configuration of its interface that starts: one that does not is a
+    finding (with its log's end), and the others are measured."""
+    settings = inputs.settings
+    assert settings is not None and settings.app is not None
+    env = app_env(settings.app, settings.paths)
+    try:
+        with running_targets(
+            inputs.app_configurations, extra_env=env, downstream=inputs.downstream, keep_going=True
+        ) as started:
+            measured = settings.with_targets([TargetRef(name=t.name, url=t.url) for t in started], [])
+            results = _run_and_report(measured, console, compare=inputs.earlier, not_started=started.failed)
+            started.keep_logs = bool(results.failed_checks)  # a failed run keeps the servers' logs
+            return results
+    except LaunchError as error:  # the downstream mock, which the app's paths may call
+        raise SystemExit(f"error: {error}") from None
+
+
 def command_lab(args: argparse.Namespace, inputs: Inputs) -> int:
+    if inputs.app_configurations:  # --app: checked, its configurations found (inputs.check)
+        return _exit_code(run_app_lab(inputs, make_console()))
     return _exit_code(run_local_lab(inputs, make_console()))
 
 
@@ -127,16 +153,20 @@ def command_targets(args: argparse.Namespace, inputs: Inputs) -> int:
     return 0
 
 
-def _add_lab_options(parser: argparse.ArgumentParser) -> None:
+def _add_lab_options(parser: argparse.ArgumentParser, app: bool) -> None:
+    """The settings' flags; `app`: also --app and --paths (lab and run measure a team's app)."""
     parser.add_argument("--config", type=Path, help="settings file (YAML/JSON); env vars and flags win")
     fields = TesterSettings.model_fields
     for name, flag in LAB_FLAGS.items():
+        if name in APP_FLAGS and not app:
+            continue
         field = fields[name]
         default = field.get_default(call_default_factory=True)
         shown = ",".join(default) if isinstance(default, list) else default
         kind = {"work_seconds": float, "burst_max": int, "repeats": int, "output_dir": Path}.get(name, str)
+        about = (field.description or name).rstrip(".")
         parser.add_argument(
-            flag, dest=name, type=kind, help=f"{(field.description or name).rstrip('.')} (default: {shown})"
+            flag, dest=name, type=kind, help=f"{about} (default: {shown})" if default else about
         )
 
 
@@ -153,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("bench", command_bench, "the figures the lab's accuracy rests on, with and without a CPU hog"),
     ):
         command = commands.add_parser(name, help=help_text)
-        _add_lab_options(command)
+        _add_lab_options(command, app=name != "bench")
         if name != "run":
             command.add_argument("--values", type=Path, default=DEFAULT_VALUES, help=values_help)
         if name != "bench":

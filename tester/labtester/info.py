@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Work = Literal["cpu", "io", "mixed"]
+Work = Literal["cpu", "io", "mixed", "app"]  # app: a team's code, its CPU and waits measured per request
 # How a target executes an endpoint's work (services/workload/contract.py documents each).
 Execution = Literal["event_loop", "workers", "process_pool", "thread_pool", "async", "greenlets", "threads"]
 
@@ -43,6 +43,10 @@ class ControlPaths(BaseModel):
     census: str = "/test/resmon"
     metrics: str = "/metrics"
     metrics_port: int | None = None
+
+    def paths(self) -> frozenset[str]:
+        """Every control path: the lab's own, never one of an app's."""
+        return frozenset(value for value in self.model_dump().values() if isinstance(value, str))
 
 
 class KernelInfo(BaseModel):

@@ -51,9 +51,11 @@ def run_lab(
     progress: LabProgress,
     run_dir: Path,
     after_census: Callable[[], None] | None = None,
+    not_started: dict[str, str] | None = None,
 ) -> None:
     """Measure every target into `run_dir`'s raw log; `after_census` runs once the census is taken
-    (the local lab stops its census-only variants there)."""
+    (the local lab stops its census-only variants there); `not_started`: targets the local lab
+    could not start, and why (recorded, so the report says so)."""
     with RawLog(run_dir) as log:
         log.write(
             "run_start",
@@ -64,6 +66,9 @@ def run_lab(
             settings=settings.model_dump(mode="json"),
         )
         status = "crashed"
+        for name, error in (not_started or {}).items():
+            progress.note(f"error: {name} did not start: {error}")
+            log.write("target", target=name, url="", measure=True, ready=False, stage="start", error=error)
         try:
             infos = wait_for_targets(settings, log, progress)
             if settings.prometheus_url:
@@ -142,7 +147,8 @@ class TargetRun:
         self.progress.add_steps(2 + sum(len(s.plan(self.info, self.settings)) for s in shapes))
         try:
             self.probe("start")
-            calibration = self.calibrate() if any(s.needs_calibration for s in shapes) else None
+            calibrate = any(s.needs_calibration(self.info, self.settings) for s in shapes)
+            calibration = self.calibrate() if calibrate else None
             for shape in shapes:
                 self.stage = f"{shape.name} scenario"
                 shape.run(self.context(shape.name, calibration))

@@ -188,12 +188,21 @@ def _stopped(server: RunningTarget) -> bool:
 
 
 class StartedTargets(list[RunningTarget]):
-    """The targets a group started, in order; their logs are kept if `keep_logs` is set."""
+    """The targets a group started, in order; their logs are kept if `keep_logs` is set. `failed`:
+    those that did not start (with `keep_going`), each with why, on one line."""
 
     def __init__(self, log_dir: Path) -> None:
         super().__init__()
         self.log_dir = log_dir
         self.keep_logs = False
+        self.failed: dict[str, str] = {}
+
+
+def one_line(error: LaunchError, tail: int = 3) -> str:
+    """A launch error on one line: what happened, then the last lines its server logged."""
+    first, *log = str(error).splitlines() or [""]
+    logged = [line.strip() for line in log if line.strip()][-tail:]
+    return f"{first} {' | '.join(logged)}".strip()
 
 
 @contextmanager
@@ -203,12 +212,14 @@ def running_targets(
     extra_env: dict[str, str] | None = None,
     log_dir: Path | None = None,
     downstream: TargetDefinition | None = None,
+    keep_going: bool = False,
 ) -> Iterator[StartedTargets]:
     """Start every definition (on its given port, or a free one) and stop them all on exit.
 
     With `downstream`, that mock service starts first and every target gets its URL. Their logs
     go to `log_dir`, else to a folder of their own that is removed once every target stopped
     cleanly, unless the block raised or set `keep_logs` (a failed run): then it says where it is.
+    With `keep_going`, a target that does not start is recorded in `failed` and the others start.
     """
     started = StartedTargets(log_dir or Path(tempfile.mkdtemp(prefix="lab-logs-")))
     servers: list[RunningTarget] = []
@@ -221,7 +232,13 @@ def running_targets(
             extra_env = {**(extra_env or {}), "LAB_DOWNSTREAM_URL": servers[0].url}
         for definition in definitions:
             port = (ports or {}).get(definition.name)
-            servers.append(start_target(definition, port, extra_env, started.log_dir))
+            try:
+                servers.append(start_target(definition, port, extra_env, started.log_dir))
+            except LaunchError as error:
+                if not keep_going:
+                    raise
+                started.failed[definition.name] = one_line(error)
+                continue
             started.append(servers[-1])
         yield started
         failed = False

@@ -16,13 +16,27 @@ from types import TracebackType
 import aiohttp
 
 from labtester.client import classify_error
+from labtester.servertiming import from_headers
 
-SAMPLE_FIELDS = ("path", "scheduled_s", "sent_s", "latency_s", "status", "error")
+# The server's account (Server-Timing) comes last: rows recorded before it had none.
+SAMPLE_FIELDS = (
+    "path",
+    "scheduled_s",
+    "sent_s",
+    "latency_s",
+    "status",
+    "error",
+    "cpu_s",
+    "app_s",
+    "pid",
+    "started_at",
+)
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One request of a load shape; times in seconds since the scenario started."""
+    """One request of a load shape; times in seconds since the scenario started, but the server's
+    start (its epoch seconds); the server's figures None where the response carried none."""
 
     path: str
     scheduled_s: float  # when the load shape meant to send it (= sent_s for closed loops)
@@ -30,6 +44,10 @@ class Sample:
     latency_s: float  # from sending to the full response (or the failure)
     status: int | None
     error: str | None  # failure type, None on a 2xx answer
+    cpu_s: float | None = None  # the CPU the request used, as the server measured it
+    app_s: float | None = None  # the app's time from its call to its response headers
+    pid: int | None = None
+    started_at: float | None = None
 
     @property
     def from_schedule_s(self) -> float:
@@ -86,7 +104,7 @@ class LoadClient:
         try:
             async with self._session.get(self.base_url + path) as response:
                 await response.read()
-                status = response.status
+                status, timing = response.status, from_headers(response.raw_headers)
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
             return Sample(
                 path,
@@ -97,6 +115,5 @@ class LoadClient:
                 classify_error(error),
             )
         failure = None if 200 <= status < 300 else f"HTTP {status}"
-        return Sample(
-            path, sent if scheduled_s is None else scheduled_s, sent, self.now() - sent, status, failure
-        )
+        scheduled = sent if scheduled_s is None else scheduled_s
+        return Sample(path, scheduled, sent, self.now() - sent, status, failure, *astuple(timing))

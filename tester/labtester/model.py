@@ -8,9 +8,20 @@ use equally (processor sharing, with unequal jobs): 4 gunicorn workers on 2 core
 requests in 1.5 x one, not 1 x. Threads under the GIL, greenlets and event loops run Python on one
 thread per process, so on one core per process. A wait needs no core: it takes its own duration.
 
-Each job's demand is what the server measured for it: CPU seconds for CPU work (so a CPU that runs
-slower makes the jobs bigger, not the model wrong), the wait's duration for I/O work; and, where
-the server said so, which of its processes ran it (an uneven spread is measured, not assumed).
+Each job is what the server measured for it: its CPU seconds (so a CPU that runs slower makes the
+jobs bigger, not the model wrong) and the wait its path showed alone (the app's time less its CPU,
+median over requests sent one at a time), so mixed work is modelled, not only pure CPU or pure
+waits; and, where the server said so, which of its processes ran it (an uneven spread is
+measured, not assumed). An endpoint that declares its work (the lab's own) waits what it declares:
+a CPU endpoint nothing, a wait endpoint each request's own wait. A path's time alone also holds
+any time its CPU waited for a core some other process held: on a busy machine a team's CPU path
+seems to wait, and the stability probes say when the machine was busy.
+
+The assumption about order: a request computes first and waits after (all its CPU, then all its
+waits), and holds its slot throughout. For requests alike the order moves no makespan (they keep
+in step whichever comes first); where a path interleaves CPU and waits across unequal requests, or
+its waits are themselves queues the burst fills (a pool of database connections, a lock), the
+model is wrong, and the bursts' departures show by how much.
 """
 
 from __future__ import annotations
@@ -53,23 +64,23 @@ def capacity(endpoint: EndpointInfo, info: TargetInfo) -> Capacity:
 
 @dataclass(frozen=True)
 class Job:
-    """One request's demand: `seconds` of CPU (needs a core) or of waiting (needs none)."""
+    """One request's demand: `cpu_s` of CPU (needs a core), then `wait_s` of waiting (needs none)."""
 
-    seconds: float
-    needs_core: bool
+    cpu_s: float
+    wait_s: float = 0.0
     process: int | None = None  # which server process ran it (0, 1, ...), where it was measured
 
 
-def _rates(running: list[int], jobs: Sequence[Job], process: list[int], limits: Capacity) -> dict[int, float]:
+def _rates(running: list[int], computing: set[int], process: list[int], limits: Capacity) -> dict[int, float]:
     """How fast each running job progresses: waits at full speed; CPU work shares the cores (or,
     one core per process, each process's core among its requests, the processes the cores)."""
-    on_cores = [j for j in running if jobs[j].needs_core]
+    on_cores = [j for j in running if j in computing]
     if limits.processes == 0:
         rate = min(1.0, limits.cores / len(on_cores)) if on_cores else 1.0
-        return {j: rate if jobs[j].needs_core else 1.0 for j in running}
+        return {j: rate if j in computing else 1.0 for j in running}
     per_process = {p: sum(1 for j in on_cores if process[j] == p) for p in {process[j] for j in on_cores}}
     share = min(1.0, limits.cores / len(per_process)) if per_process else 1.0
-    return {j: share / per_process[process[j]] if jobs[j].needs_core else 1.0 for j in running}
+    return {j: share / per_process[process[j]] if j in computing else 1.0 for j in running}
 
 
 def completion_times(jobs: Sequence[Job], limits: Capacity) -> list[float]:
@@ -80,7 +91,8 @@ def completion_times(jobs: Sequence[Job], limits: Capacity) -> list[float]:
     if limits.processes and all(p is not None for p in measured):
         process = [p for p in measured if p is not None]  # ...unless the server said where each ran
     slots_each = limits.slots / processes  # each process's own slots, fixed
-    remaining = [max(0.0, job.seconds) for job in jobs]
+    computing = {j for j, job in enumerate(jobs) if job.cpu_s > 0}  # in their CPU phase, then waits
+    remaining = [job.cpu_s if j in computing else max(0.0, job.wait_s) for j, job in enumerate(jobs)]
     finished = [math.nan] * len(jobs)
     waiting = list(range(len(jobs)))
     running: list[int] = []
@@ -90,14 +102,20 @@ def completion_times(jobs: Sequence[Job], limits: Capacity) -> list[float]:
             if sum(1 for r in running if process[r] == process[j]) < slots_each:
                 running.append(j)
                 waiting.remove(j)
-        rates = _rates(running, jobs, process, limits)
+        rates = _rates(running, computing, process, limits)
         step = min(remaining[j] / rates[j] for j in running)
         now += step
         for j in list(running):
             remaining[j] -= step * rates[j]
-            if remaining[j] <= 1e-12:
-                finished[j] = now
-                running.remove(j)
+            if remaining[j] > 1e-12:
+                continue
+            if j in computing:  # its CPU is done: its wait begins
+                computing.discard(j)
+                remaining[j] = max(0.0, jobs[j].wait_s)
+                if remaining[j] > 1e-12:
+                    continue
+            finished[j] = now
+            running.remove(j)
     return finished
 
 
@@ -109,7 +127,7 @@ def predicted_makespan(jobs: Sequence[Job], limits: Capacity) -> float:
 
 def cores_in_use(jobs: Sequence[Job], limits: Capacity) -> float:
     """Average cores the model gives the burst's CPU work: CPU seconds over the makespan."""
-    cpu = sum(job.seconds for job in jobs if job.needs_core)
+    cpu = sum(job.cpu_s for job in jobs)
     return cpu / predicted_makespan(jobs, limits) if cpu else 0.0
 
 

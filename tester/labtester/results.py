@@ -22,15 +22,23 @@ from labtester.stability import Stability
 
 # 3: measured work per request (cpu_s), released_at, interference findings, stability, typed
 #    sections per load shape; per-request observations stay in raw.jsonl and requests.csv.
-SCHEMA_VERSION = 3
+# 4: a team's app: each request's Server-Timing (bursts: where its figures came from, a path's
+#    CPU and wait alone), a flow per path, conclusions across targets (the app's recommendation),
+#    `answer` findings, targets that did not start.
+SCHEMA_VERSION = 4
 
 M = TypeVar("M", bound=BaseModel)
 
 if TYPE_CHECKING:
     ScenarioSummary = BaseModel
+    Conclusion = BaseModel
 else:  # every load shape's summary model, told apart by its `shape` field
     ScenarioSummary = Annotated[
         Union[tuple(shape.summary_model for shape in SHAPES.values())],  # noqa: UP007
+        Field(discriminator="shape"),
+    ]
+    Conclusion = Annotated[
+        Union[tuple(s.conclusion_model for s in SHAPES.values() if s.conclusion_model)],  # noqa: UP007
         Field(discriminator="shape"),
     ]
 
@@ -90,6 +98,7 @@ class Results(BaseModel):
     run: RunInfo
     stability: Stability | None
     targets: list[TargetResult]
+    conclusions: dict[str, Conclusion] = {}  # by load shape: what its targets say together
     findings: list[Finding] = []
     missing: list[str] = []
     failed_checks: list[str] = []
@@ -100,6 +109,13 @@ class Results(BaseModel):
 
     def lab_settings(self) -> LabSettings:
         return TesterSettings.model_validate(self.run.settings)
+
+    def measured(self) -> str:
+        """What the run measured, for its headline: a team's app on its paths, or N's CPU work."""
+        settings = self.run.settings
+        if settings.get("app"):
+            return f"the app {settings['app']} on {', '.join(settings.get('paths') or [])}"
+        return f"N = {settings['work_seconds']:g} s of CPU per request"
 
 
 def build_results(records: list[Record]) -> Results:
@@ -140,6 +156,8 @@ def build_results(records: list[Record]) -> Results:
         stability=stability,
         targets=list(targets.values()),
     )
+    concluded = {name: load_shape.conclude(results) for name, load_shape in SHAPES.items()}
+    results.conclusions = {name: conclusion for name, conclusion in concluded.items() if conclusion}
     results.findings = findings_for(results)
     results.missing = missing_for(results)
     results.failed_checks = [f.text for f in results.findings if f.kind == "failure"]
@@ -147,7 +165,8 @@ def build_results(records: list[Record]) -> Results:
 
 
 def _target(record: Record) -> TargetResult:
-    errors = [StageError(stage="readiness", error=record["error"])] if record.get("error") else []
+    stage = record.get("stage", "readiness")  # start: the local lab could not start it
+    errors = [StageError(stage=stage, error=record["error"])] if record.get("error") else []
     info = TargetInfo.model_validate(record["info"]) if record.get("info") else None
     return TargetResult(
         name=record["target"],

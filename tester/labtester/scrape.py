@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -10,6 +11,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.client import TargetError, classify_error
 
+# A server may count a request once its response is closed, just after the client has it: a count
+# is read again until it holds still (or matches what was sent), for at most this long.
+SETTLE_S = 2.0
+SETTLE_POLL_S = 0.1
 REQUESTS = "lab_http_requests_total"
 KERNEL_ITERATIONS = "lab_kernel_iterations_total"
 
@@ -19,8 +24,14 @@ class Scrape:
     requests: dict[tuple[str, str], float] = field(default_factory=dict)  # (route, status) -> count
     kernel_iterations: float = 0.0
 
-    def requests_for(self, route: str) -> dict[str, float]:
-        return {status: count for (r, status), count in self.requests.items() if r == route}
+    def requests_for(self, route: str, others_than: frozenset[str] | None = None) -> dict[str, float]:
+        """Counts by status of `route`; with `others_than`, of every route but those (a team's
+        path is labelled by its framework's template, which the tester cannot know)."""
+        counts: dict[str, float] = defaultdict(float)
+        for (r, status), count in self.requests.items():
+            if r == route if others_than is None else r not in others_than:
+                counts[status] += count
+        return dict(counts)
 
 
 def parse(text: str) -> Scrape:
@@ -72,8 +83,46 @@ class Delta:
         }
 
 
-def delta(before: Scrape, after: Scrape, route: str, sent: int) -> Delta:
-    old = before.requests_for(route)
-    new = after.requests_for(route)
+def delta(
+    before: Scrape, after: Scrape, route: str, sent: int, others_than: frozenset[str] | None = None
+) -> Delta:
+    """What the server counted for `route` between two scrapes (or, with `others_than`, for every
+    route but those), against what was sent."""
+    old = before.requests_for(route, others_than)
+    new = after.requests_for(route, others_than)
     by_status = {s: new[s] - old.get(s, 0.0) for s in new if new[s] - old.get(s, 0.0)}
     return Delta(route, sent, by_status, after.kernel_iterations - before.kernel_iterations)
+
+
+class Counted:
+    """One route's count on a target (or every route but `others_than`), read once it settles."""
+
+    def __init__(
+        self, client: httpx.Client, metrics_url: str, route: str, others_than: frozenset[str] | None
+    ) -> None:
+        self.client, self.url, self.route, self.others_than = client, metrics_url, route, others_than
+
+    def _read(self) -> Scrape:
+        return scrape(self.client, self.url)
+
+    def settled(self) -> Scrape:
+        """A scrape after which the route's count held still for one poll."""
+        deadline, last = time.monotonic() + SETTLE_S, self._read()
+        while time.monotonic() < deadline:
+            time.sleep(SETTLE_POLL_S)
+            now = self._read()
+            if now.requests_for(self.route, self.others_than) == last.requests_for(
+                self.route, self.others_than
+            ):
+                return now
+            last = now
+        return last
+
+    def since(self, before: Scrape, sent: int) -> Delta:
+        """What was counted since `before`, read again until it matches `sent` or time is up."""
+        deadline = time.monotonic() + SETTLE_S
+        counted = delta(before, self._read(), self.route, sent, self.others_than)
+        while not counted.matches and time.monotonic() < deadline:
+            time.sleep(SETTLE_POLL_S)
+            counted = delta(before, self._read(), self.route, sent, self.others_than)
+        return counted

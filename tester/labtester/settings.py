@@ -14,12 +14,26 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from labtester.info import TargetInfo
+from labtester.info import ControlPaths, TargetInfo
 from labtester.scenarios import SHAPES
 from labtester.yamlfile import read_mapping
 
 DEFAULT_SCENARIOS = ("bursts",)  # the quick default matrix; the others on request
+DEFAULT_APP_SCENARIOS = ("bursts", "flow")  # a team's app: bursts and a flow against each path
 DEFAULT_ENDPOINTS = ("sync-cpubound", "badasync-cpubound", "offload-cpubound", "io-bound")
+# The lab serves these itself, ahead of any app: never one of an app's paths.
+CONTROL_PATHS = frozenset(value for value in ControlPaths().model_dump().values() if isinstance(value, str))
+
+
+def check_app_path(path: str) -> str:
+    """An app's path as a request sends it: from /, maybe a query, never one of the lab's own."""
+    if not path.startswith("/"):
+        raise ValueError(f"path {path!r} does not start with /")
+    if path.partition("?")[0] in CONTROL_PATHS:
+        raise ValueError(
+            f"path {path!r} is one of the lab's control paths ({', '.join(sorted(CONTROL_PATHS))})"
+        )
+    return path
 
 
 class TargetRef(BaseModel):
@@ -68,11 +82,27 @@ class LabSettings(BaseSettings):
     )
     output_dir: Path = Field(Path("results"), description="Results folder (a subfolder per run).")
     scenarios: Annotated[list[str], NoDecode] = Field(
-        default_factory=lambda: list(DEFAULT_SCENARIOS), description=f"Load shapes: {', '.join(SHAPES)}."
+        default_factory=lambda: list(DEFAULT_SCENARIOS),
+        description=f"Load shapes: {', '.join(SHAPES)}; an app's default: {','.join(DEFAULT_APP_SCENARIOS)}.",
     )
     endpoints: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_ENDPOINTS),
         description="Endpoints to burst, each where a target's /info lists it.",
+    )
+    app: str | None = Field(
+        None,
+        min_length=1,
+        description="A team's app, module:attribute, started under every server configuration.",
+    )
+    paths: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="The app's paths to measure, /a,/b (each from /; a query string may follow).",
+    )
+    acceptable_p99: float = Field(
+        2.0,
+        ge=1,
+        description="Recommendation: a configuration's p99 is acceptable within this many times "
+        "the best p99 among the configurations.",
     )
 
     @field_validator("targets", "census_only", mode="before")
@@ -82,7 +112,7 @@ class LabSettings(BaseSettings):
             return parse_target_list(value, measure=info.field_name == "targets")
         return value
 
-    @field_validator("scenarios", "endpoints", mode="before")
+    @field_validator("scenarios", "endpoints", "paths", mode="before")
     @classmethod
     def _list_from_text(cls, value: Any) -> Any:
         return [s.strip() for s in value.split(",") if s.strip()] if isinstance(value, str) else value
@@ -113,6 +143,23 @@ class LabSettings(BaseSettings):
                 raise ValueError(f"{where + ' ' if where else ''}must be a finite number, not {number}")
         return value
 
+    @field_validator("paths")
+    @classmethod
+    def _app_paths(cls, value: list[str]) -> list[str]:
+        duplicated = sorted({path for path in value if value.count(path) > 1})
+        if duplicated:
+            raise ValueError(f"paths given twice: {duplicated}")
+        return [check_app_path(path) for path in value]
+
+    @model_validator(mode="after")
+    def _app_defaults(self) -> LabSettings:
+        """An app is measured on its paths, by bursts and a flow unless the scenarios are given."""
+        if self.app and not self.paths:
+            raise ValueError("an app needs its paths to measure (--paths /a,/b or TESTER_PATHS)")
+        if self.paths and "scenarios" not in self.model_fields_set:
+            self.scenarios = list(DEFAULT_APP_SCENARIOS)
+        return self
+
     @model_validator(mode="after")
     def _unique_names(self) -> LabSettings:
         names = [t.name for t in [*self.targets, *self.census_only]]
@@ -122,8 +169,9 @@ class LabSettings(BaseSettings):
         return self
 
     def planned_endpoints(self, info: TargetInfo) -> list[str]:
-        """The endpoints to burst that this target offers."""
-        return [name for name in self.endpoints if name in info.endpoints]
+        """The endpoints to measure that this target offers: an app's paths where they are given
+        (each the name of its endpoint in /info), else the lab's own endpoints."""
+        return [name for name in self.paths or self.endpoints if name in info.endpoints]
 
     def with_targets(
         self, targets: list[TargetRef], census_only: list[TargetRef], **knobs: Any

@@ -1,4 +1,5 @@
-"""Target definitions, read from the one place that holds them: the chart's `targets` list.
+"""Target definitions, read from the one place that holds them: the chart's `targets` list, and
+the server configurations a team's app is measured in (its `app.configurations`).
 
 The tester itself knows a target only by name and URL; only the local launcher needs to know how
 to start one, and it starts exactly what the chart deploys. The images the chart deploys derive
@@ -21,7 +22,8 @@ DEFAULT_VALUES = REPO_ROOT / "charts" / "concurrency-lab" / "values.yaml"
 # Every Python target's image: one Dockerfile, told which module to run (build arg MODULE).
 PYTHON_TARGET_DOCKERFILE = "services/Dockerfile"
 TESTER_DOCKERFILE = "tester/Dockerfile"
-APP_TARGET_MODULE = "app_target"  # what the values' `app` configurations run (services/app_target)
+# The family that serves a team's app by name (LAB_APP) in each of the app's configurations.
+APP_TARGET_MODULE = "app_target"
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,22 @@ def load_downstream(values_path: Path = DEFAULT_VALUES) -> TargetDefinition | No
     return _definition(values_path, "downstream", entry, measure=False) if entry.get("enabled") else None
 
 
+def load_app_configurations(
+    values_path: Path = DEFAULT_VALUES, interface: str | None = None
+) -> list[TargetDefinition]:
+    """The server configurations a team's app is compared in (`app.configurations`), those of
+    `interface` (asgi, wsgi) where it is given; each is the app target family with its settings."""
+    app = _values(values_path).get("app") or {}
+    if not isinstance(app, dict) or not isinstance(app.get("configurations") or [], list):
+        raise ValuesError(f"{values_path}: `app.configurations` must be a list of configurations")
+    defaults = {"module": APP_TARGET_MODULE, "image": app.get("image", ""), "localPort": 0}
+    return [
+        _definition(values_path, f"app.configurations[{i}]", {**defaults, **entry}, True)
+        for i, entry in enumerate(app.get("configurations") or [])
+        if isinstance(entry, dict) and (interface is None or entry.get("interface") == interface)
+    ]
+
+
 @dataclass(frozen=True)
 class ImageBuild:
     repository: str
@@ -116,9 +134,8 @@ def image_builds(values_path: Path = DEFAULT_VALUES, root: Path = REPO_ROOT) -> 
     if downstream is not None:
         servers.append((downstream.image, downstream.module))
     app = _values(values_path).get("app") or {}
-    if isinstance(app, dict) and app.get(
-        "image"
-    ):  # the app's configurations all run app_target from the app's image
+    # The app's configurations all run app_target from the app's image.
+    if isinstance(app, dict) and app.get("image"):
         servers.append((app["image"], APP_TARGET_MODULE))
     modules: dict[str, str] = {}
     for image, module in servers:

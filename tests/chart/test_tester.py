@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from labtester.settings import TesterSettings
-from labtester.targets import DEFAULT_VALUES, load_definitions
+from labtester.settings import DEFAULT_APP_SCENARIOS, TesterSettings
+from labtester.targets import DEFAULT_VALUES, load_app_configurations, load_definitions
 from tests.chart.conftest import CHART, PREFIX, Manifest, Render, find
 
 SCENARIOS = [DEFAULT_VALUES, CHART / "ci" / "fourth-target-values.yaml"]
@@ -102,3 +102,24 @@ def test_tester_is_told_where_prometheus_is(
     without = render(set_values=("prometheus.enabled=false", "grafana.enabled=false"))
     (container,) = find(without, "Job", f"{PREFIX}-tester")["spec"]["template"]["spec"]["containers"]
     assert "TESTER_PROMETHEUS_URL" not in {item["name"] for item in container["env"]}
+
+
+APP = ("app.enabled=true", "app.module=examples.shop.flask_app:app", "app.interface=wsgi")
+
+
+def test_with_an_app_the_job_measures_its_configurations_on_its_paths(
+    render: Render, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifests = render(set_values=(*APP, "app.paths={/report,/checkout?product=7}"))
+    settings = settings_in_job(find(manifests, "Job", f"{PREFIX}-tester"), monkeypatch)
+    wsgi = [d.name for d in load_app_configurations(DEFAULT_VALUES, "wsgi")]
+    assert wsgi and {t.name: t.url for t in settings.targets} == {
+        f"app-{name}": service_url(manifests, f"app-{name}") for name in wsgi
+    }
+    assert settings.census_only == []
+    assert settings.app == "examples.shop.flask_app:app" and settings.paths == [
+        "/report",
+        "/checkout?product=7",
+    ]
+    # The app's load shapes are the tester's own default for an app, defined once, there.
+    assert settings.scenarios == list(DEFAULT_APP_SCENARIOS)

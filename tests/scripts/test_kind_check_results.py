@@ -126,3 +126,33 @@ def test_prometheus_must_see_every_target_and_at_least_the_recorded_answers():
         "Prometheus: fastapi answered 1 work requests, the tester recorded 4",
         "Prometheus: flask-1x answered 0 work requests, the tester recorded 3",
     ]
+
+
+APP_VALUES = {
+    **VALUES,
+    "app": {
+        "enabled": True,
+        "interface": "wsgi",
+        "configurations": [
+            {"name": "uvicorn", "interface": "asgi"},
+            {"name": "sync-1x", "interface": "wsgi"},
+            {"name": "gthread", "interface": "wsgi"},
+        ],
+    },
+}
+
+
+def test_with_an_app_the_measured_targets_are_its_configurations():
+    assert check_results.measured_targets(APP_VALUES) == ["app-sync-1x", "app-gthread"]
+    assert check_results.scraped_targets(APP_VALUES) == ["app-sync-1x", "app-gthread"]
+    assert check_results.scraped_targets(VALUES) == ["fastapi", "flask-1x", "reload"]
+
+
+def test_a_teams_paths_need_no_calibration_the_labs_cpu_endpoints_do():
+    app = copy.deepcopy(RESULTS["targets"][0])
+    app["calibration"] = None
+    app["scenarios"]["bursts"]["endpoints"][0]["work"] = "app"
+    results = {**RESULTS, "targets": [app]}
+    assert check_results.result_problems(results, ["fastapi"]) == []
+    app["scenarios"]["bursts"]["endpoints"][0]["work"] = "cpu"
+    assert check_results.result_problems(results, ["fastapi"]) == ["fastapi: not calibrated"]

@@ -11,6 +11,7 @@ from labtester.findings import cause
 from labtester.info import TargetInfo
 from labtester.model import capacity
 from labtester.scenarios.bursts.analyse import burst_run
+from labtester.scenarios.bursts.served import path_wait, served
 
 RELEASE = 1_000.0
 
@@ -158,3 +159,59 @@ def test_release_offset_spread_and_delivery_lag_come_from_the_servers_clocks() -
     assert run.release_offset_s == pytest.approx(0.001)
     assert run.start_spread_s == pytest.approx(0.002)  # three starts, 1 ms apart, all before a finish
     assert run.delivery_lag_s == pytest.approx(0.001)
+
+
+def header_request(started: float, cpu_s: float, app_s: float, pid: int, received: float) -> dict[str, Any]:
+    """A reply as the raw log holds it when the response carried Server-Timing (no JSON body)."""
+    return {
+        "sent_at": RELEASE,
+        "received_at": received,
+        "status": 200,
+        "error": None,
+        "body": None,
+        "cpu_s": cpu_s,
+        "app_s": app_s,
+        "pid": pid,
+        "started_at": started,
+    }
+
+
+def app_info(execution: str, workers: int, slots: int | None) -> TargetInfo:
+    fields = info(execution, workers=workers).model_dump()
+    fields["endpoints"] = {
+        "/search": {
+            "name": "/search",
+            "path": "/search",
+            "work": "app",
+            "execution": execution,
+            "slots": slots,
+        }
+    }
+    return TargetInfo.model_validate(fields)
+
+
+def test_the_header_is_read_first_and_mixed_work_is_its_cpu_then_the_paths_wait() -> None:
+    # 2 sync workers on 2 cores; each request 0.04 CPU s then 0.12 s of waiting, alone: 0.16 s.
+    # 4 at once: the waits hold the workers, two rounds of 0.16 s.
+    target = app_info("workers", 2, 2)
+    endpoint = target.endpoints["/search"]
+    alone = [header_request(RELEASE + 0.001, 0.04, 0.161, 1, RELEASE + 0.163)]
+    wait = path_wait(alone)
+    assert wait == pytest.approx(0.121)
+    starts = [0.001, 0.002, 0.163, 0.164]
+    requests = [
+        header_request(RELEASE + s, 0.04, 0.161, 1 + i % 2, RELEASE + s + 0.162) for i, s in enumerate(starts)
+    ]
+    rec = {**record([0.04] * 4, 0.33), "requests": requests}
+    run = burst_run(rec, endpoint, capacity(endpoint, target), None, wait)
+    assert run.model_s == pytest.approx(2 * (0.04 + 0.121))
+    assert run.cpu_s == pytest.approx(0.16) and run.distinct_pids == 2
+    assert run.release_offset_s == pytest.approx(0.001) and run.max_overlap == 2
+
+
+def test_a_reply_without_the_header_falls_back_to_the_body() -> None:
+    # An older target: the body's start, finish and CPU, exactly as before the header existed.
+    rec = record([0.5, 0.5, 0.5], 0.76)
+    assert all(served(r) is not None and served(r).source == "body" for r in rec["requests"])  # type: ignore[union-attr]
+    assert path_wait(rec["requests"]) is None
+    assert judge(rec, info()).model_s == pytest.approx(0.75)

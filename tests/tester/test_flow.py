@@ -26,7 +26,8 @@ def run_flow(target: RunningTarget) -> dict[str, Any]:
     assert isinstance(shape, SampleShape)
     info = TargetInfo.model_validate(httpx.get(f"{target.url}/info").json())
     records = asyncio.run(shape.measure(target.url, SETTINGS, 60, info))
-    return shape.summarize(records, info).model_dump()
+    (flow,) = shape.summarize(records, info).model_dump()["flows"]
+    return dict(flow)
 
 
 @pytest.fixture(scope="module")

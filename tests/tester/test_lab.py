@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from labtester.results import SCHEMA_VERSION
 from tests.conftest import MEASURED
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "tester/labtester/results.schema.json").read_text())
@@ -177,12 +178,14 @@ def test_every_output_parses(
 ) -> None:
     _, run_dir = lab_run
     jsonschema.validate(results, SCHEMA)
-    assert results["schema_version"] == 3 and results["stability"]["samples"] > 0
+    assert results["schema_version"] == SCHEMA_VERSION and results["stability"]["samples"] > 0
     with (run_dir / "requests.csv").open() as file:
         rows = list(csv.DictReader(file))
     sent = sum(e["metrics"]["sent"] for _, e in {(n, e["name"]): e for n, e, _ in all_runs(results)}.items())
     assert len(rows) == sent
     assert all(float(row["cpu_s"]) >= 0 and float(row["released_at"]) > 0 for row in rows)
+    # Every row: the path it asked for, the server's figures from its Server-Timing header.
+    assert all(row["path"].startswith("/test/") and row["account"] == "server-timing" for row in rows)
     plots = sorted(p.name for p in (run_dir / "plots").iterdir())
     answers = [f"answer-{key}.png" for key in ("async-cpu", "io-bound", "offload", "workers")]
     assert plots == [*answers, "makespan.png", *(f"timeline-{name}.png" for name in sorted(MEASURED))]

@@ -23,11 +23,11 @@ W = 0.5  # seconds of work per request
 
 
 def cpu(*seconds: float) -> list[Job]:
-    return [Job(s, needs_core=True) for s in seconds]
+    return [Job(cpu_s=s) for s in seconds]
 
 
 def waits(*seconds: float) -> list[Job]:
-    return [Job(s, needs_core=False) for s in seconds]
+    return [Job(cpu_s=0.0, wait_s=s) for s in seconds]
 
 
 @pytest.mark.parametrize("n", [1, 2, 5])
@@ -136,13 +136,13 @@ def test_threads_under_the_gil_share_one_core_per_process() -> None:
 def test_the_measured_spread_over_processes_replaces_the_even_one() -> None:
     gthread = Capacity(16, 2, processes=2)
     # The OS handed all 4 to one worker: one core for all four, 4 x one, not 2 x.
-    on_one = [Job(W, needs_core=True, process=0) for _ in range(4)]
+    on_one = [Job(W, process=0) for _ in range(4)]
     assert predicted_makespan(on_one, gthread) == pytest.approx(4 * W)
     # 3 on one worker, 1 on the other: the lone one ends at 1 x, the three share a core: 3 x.
-    three_one = [Job(W, needs_core=True, process=p) for p in (0, 0, 1, 0)]
+    three_one = [Job(W, process=p) for p in (0, 0, 1, 0)]
     assert predicted_makespan(three_one, gthread) == pytest.approx(3 * W)
     # Where the server did not say, the spread stays even; and free sharing ignores processes.
-    assert predicted_makespan([Job(W, needs_core=True, process=0), *cpu(W)], gthread) == pytest.approx(W)
+    assert predicted_makespan([Job(W, process=0), *cpu(W)], gthread) == pytest.approx(W)
     assert predicted_makespan(on_one, Capacity(4, 2)) == pytest.approx(2 * W)
 
 
@@ -175,3 +175,34 @@ def test_bounds_of_the_other_executions() -> None:
     # Two gevent workers on two cores: 1 / (1 - p) per core.
     assert speedup_bound(p, endpoint("greenlets", "mixed", 200), target(2, 2)) == pytest.approx(22)
     assert speedup_bound(1.0, endpoint("async", "mixed", None), target(1, 2)) == math.inf
+
+
+def mixed(n: int, cpu_s: float, wait_s: float) -> list[Job]:
+    return [Job(cpu_s=cpu_s, wait_s=wait_s) for _ in range(n)]
+
+
+def test_a_mixed_request_alone_takes_its_cpu_plus_its_wait() -> None:
+    assert predicted_makespan(mixed(1, 0.04, 0.12), Capacity(1, 2)) == pytest.approx(0.16)
+
+
+def test_mixed_work_on_one_event_loop_overlaps_the_waits_not_the_cpu() -> None:
+    # One loop (one core, no slot limit): 5 requests' CPU takes turns, their waits overlap.
+    loop = Capacity(math.inf, 1, processes=1)
+    assert predicted_makespan(mixed(5, 0.04, 0.12), loop) == pytest.approx(5 * 0.04 + 0.12)
+
+
+def test_mixed_work_on_sync_workers_holds_a_worker_through_its_wait() -> None:
+    # 2 sync workers on 2 cores: the waits hold the worker, so 4 requests take two full rounds.
+    workers = Capacity(2, 2)
+    assert predicted_makespan(mixed(4, 0.04, 0.12), workers) == pytest.approx(2 * 0.16)
+    # 8 gthread threads on the same 2 cores (one process, one core): one round, the CPU shared.
+    threads = Capacity(8, 1, processes=1)
+    assert predicted_makespan(mixed(4, 0.04, 0.12), threads) == pytest.approx(4 * 0.04 + 0.12)
+
+
+def test_a_job_in_its_wait_leaves_the_core_to_the_others() -> None:
+    # One core: A computes 1 s then waits 2 s; B computes 2 s. Sharing until A's CPU is done at
+    # 2 s, B alone from then: done at 3 s; A's wait ends at 4 s.
+    jobs = [Job(cpu_s=1.0, wait_s=2.0), Job(cpu_s=2.0)]
+    assert completion_times(jobs, Capacity(math.inf, 1)) == pytest.approx([4.0, 3.0])
+    assert cores_in_use(jobs, Capacity(math.inf, 1)) == pytest.approx(3.0 / 4.0)

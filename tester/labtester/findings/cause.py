@@ -17,11 +17,12 @@ DELIVERY_SHARE = 0.1
 OVERHEAD_SHARE = 0.2
 
 
-def execution(endpoint: EndpointInfo, info: TargetInfo, cores: float | None) -> str:
-    """How the target runs this endpoint, from its config: the reason for its shape."""
+def execution(endpoint: EndpointInfo, info: TargetInfo, cores: float | None, cpu: bool | None = None) -> str:
+    """How the target runs this endpoint, from its config: the reason for its shape. `cpu`: whether
+    its work is mostly CPU, where it was measured (a team's path); else from the work it declares."""
     workers, threads = info.workers, info.threads
     on_cores = f" on {plural(cores, 'core')}" if cores else ""
-    cpu = endpoint.work != "io"
+    cpu = endpoint.work != "io" if cpu is None else cpu
     match endpoint.execution:
         case "event_loop":
             loops = "the event loop" if workers == 1 else f"each of {workers} event loops"

@@ -54,11 +54,9 @@ def _calibration(target: TargetResult) -> list[Finding]:
 
 
 def _target_checks(target: TargetResult) -> list[Finding]:
-    name = label(target.name, target.info)
+    name = label(target.name, target.info) + (f" ({target.url})" if target.url else "")
     found = [
-        Finding(
-            kind="failure", target=target.name, text=f"{name} ({target.url}): {e.stage} failed: {e.error}"
-        )
+        Finding(kind="failure", target=target.name, text=f"{name}: {e.stage} failed: {e.error}")
         for e in target.errors
     ]
     found += _calibration(target)
@@ -105,7 +103,8 @@ def missing_for(results: Results) -> list[str]:
         if not target.measure:
             continue
         if not target.ready or target.info is None:
-            missing.append(f"{target.name}: not measured (never ready)")
+            started = all(error.stage != "start" for error in target.errors)
+            missing.append(f"{target.name}: not measured ({'never ready' if started else 'did not start'})")
             continue
         for shape_name in settings.scenarios:
             shape = SHAPES[shape_name]

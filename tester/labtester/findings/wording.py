@@ -21,3 +21,9 @@ def pct(fraction: float) -> str:
 
 def times(value: float) -> str:
     return f"{value:.1f} x T"
+
+
+def milliseconds(seconds: float) -> str:
+    """`38 ms`, `2.1 ms`, `0.04 ms`: as many digits as a request's time or CPU deserves."""
+    ms = seconds * 1000
+    return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms" if ms >= 1 else f"{ms:.2f} ms"

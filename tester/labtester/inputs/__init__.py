@@ -18,15 +18,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from labtester.inputs.errors import BadInput
-from labtester.inputs.paths import read_earlier, read_ports, read_run_folder, read_values, writable_folder
-from labtester.inputs.settings import LAB_FLAGS, read_settings
+from labtester.inputs.paths import (
+    read_app,
+    read_earlier,
+    read_ports,
+    read_run_folder,
+    read_values,
+    writable_folder,
+)
+from labtester.inputs.settings import APP_FLAGS, LAB_FLAGS, read_settings
 from labtester.settings import LabSettings
 from labtester.targets import TargetDefinition
 
 if TYPE_CHECKING:
     from labtester.report.compare import EarlierRun
 
-__all__ = ["LAB_FLAGS", "BadInput", "Inputs", "check"]
+__all__ = ["APP_FLAGS", "LAB_FLAGS", "BadInput", "Inputs", "check"]
 
 
 @dataclass
@@ -38,6 +45,7 @@ class Inputs:
     downstream: TargetDefinition | None = None
     ports: dict[str, int] = field(default_factory=dict)  # `targets`: every server's local port
     earlier: EarlierRun | None = None  # --compare's run
+    app_configurations: list[TargetDefinition] = field(default_factory=list)  # lab --app: the app's
 
 
 def check(args: argparse.Namespace) -> Inputs:
@@ -48,6 +56,8 @@ def check(args: argparse.Namespace) -> Inputs:
         inputs.targets, inputs.downstream = read_values(args.values)
     if "config" in args:
         inputs.settings, sources = read_settings(args, local="values" in args)
+    if args.command == "lab" and inputs.settings is not None and inputs.settings.app:
+        inputs.app_configurations = read_app(inputs.settings, args.values, sources.name(("app",)))
     if "port" in args:
         inputs.ports = read_ports(args.port, inputs.targets, inputs.downstream)
     if "run_dir" in args:

@@ -1,5 +1,5 @@
 """The files and folders a command names: --values, --port, `report`'s run folder, --compare's run
-and the output folder."""
+and the output folder; and the app `lab --app` names, imported once."""
 
 from __future__ import annotations
 
@@ -11,10 +11,17 @@ from typing import TYPE_CHECKING
 
 from labtester.inputs.errors import BadInput, reason
 from labtester.rawlog import RAW_LOG
-from labtester.targets import TargetDefinition, ValuesError, load_definitions, load_downstream
+from labtester.targets import (
+    TargetDefinition,
+    ValuesError,
+    load_app_configurations,
+    load_definitions,
+    load_downstream,
+)
 
 if TYPE_CHECKING:
     from labtester.report.compare import EarlierRun
+    from labtester.settings import LabSettings
 
 
 def read_values(path: Path) -> tuple[list[TargetDefinition], TargetDefinition | None]:
@@ -28,6 +35,25 @@ def read_values(path: Path) -> tuple[list[TargetDefinition], TargetDefinition | 
     if len(set(names)) < len(names):
         raise BadInput(f"--values {path}: two servers share a name ({sorted(names)})")
     return targets, downstream
+
+
+def read_app(settings: LabSettings, values: Path, named: str) -> list[TargetDefinition]:
+    """The app's configurations, once `python -m app_target check` imported it and said its
+    interface (asgi, wsgi); `named`: how the user gave the app (--app, TESTER_APP, a key)."""
+    from labtester.applab import AppError, check_app
+
+    assert settings.app is not None
+    try:
+        interface = check_app(settings.app, settings.paths)
+    except AppError as error:
+        said = str(error).removeprefix(f"LAB_APP={settings.app}:").strip()
+        raise BadInput(f"{named} {settings.app}: {said}") from None
+    configurations = load_app_configurations(values, interface)
+    if not configurations:
+        raise BadInput(
+            f"--values {values}: no app configuration serves {interface} apps (app.configurations)"
+        )
+    return configurations
 
 
 def read_ports(

@@ -27,7 +27,11 @@ LAB_FLAGS = {
     "repeats": "--repeats",
     "scenarios": "--scenarios",
     "output_dir": "--output",
+    "app": "--app",
+    "paths": "--paths",
 }
+# Flags only the commands that measure a team's app take (`lab` starts it, `run` is told of it).
+APP_FLAGS = ("app", "paths")
 
 
 def read_config(path: Path | None) -> dict[str, Any]:

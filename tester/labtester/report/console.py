@@ -21,6 +21,7 @@ MARKERS = {
     "departure": "model departs",
     "interference": "interference",
     "noise": "noise",
+    "answer": "app",
 }
 
 
@@ -128,7 +129,7 @@ def print_summary(contents: Contents, console: Console) -> None:
     if stability := results.stability:
         state = f"; machine {'UNSTABLE' if stability.unstable else 'stable'} (CV {stability.cv_pct:.0f} %)"
     console.print(
-        f"\nconcurrency-lab run {run.id} ({run.status}), N = {run.settings['work_seconds']:g} s{state}",
+        f"\nconcurrency-lab run {run.id} ({run.status}), {results.measured()}{state}",
         highlight=False,
     )
     for line in answer_lines(contents.answers):

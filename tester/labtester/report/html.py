@@ -69,7 +69,9 @@ def _section(contents: Contents, section: Section) -> str:
     if figures:
         parts.append(f'<div class="plots">{"".join(figures)}</div>')
     if section.id == "findings":
-        parts.append(_findings(contents, ("shape", "interference", "departure", "noise")) or "<p>None.</p>")
+        parts.append(
+            _findings(contents, ("answer", "shape", "interference", "departure", "noise")) or "<p>None.</p>"
+        )
     if section.id == "failures":
         failures = _findings(contents, ("failure",))
         missing = "".join(f"<li>{escape(m)}</li>" for m in contents.results.missing)
@@ -92,7 +94,7 @@ def _run_line(contents: Contents) -> str:
             f" The machine was {state} (CV {stability.cv_pct:.0f} %, band +-{stability.band_pct:.0f} %)."
         )
     return (
-        f"Run {escape(run.id)}, {escape(run.status)}: N = {settings['work_seconds']:g} s of CPU per request, "
+        f"Run {escape(run.id)}, {escape(run.status)}: {escape(contents.results.measured())}, "
         f"bursts of n = 1..{settings['burst_max']}, {plural(settings['repeats'], 'repeat')}, load shapes "
         f"{escape(', '.join(settings['scenarios']))}; {len(contents.targets)} targets side by side.{machine}"
     )

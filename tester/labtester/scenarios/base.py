@@ -3,6 +3,7 @@
 - plan:    the steps a shape will take on a target (progress, and what counts as missing);
 - run:     measure on one target, writing every observation to the raw log through `ctx.record`;
 - analyse: the raw records of one target into the shape's typed summary (part of results.json);
+- conclude: what it concludes across the targets, once per run (results.json `conclusions`);
 - findings, tables, plots, files: what the report shows of it;
 - answers, comparison, sections: the questions it answers, its rows of the side-by-side
   comparison, and its part of the report's details (views.py).
@@ -59,7 +60,11 @@ class LoadShape(ABC, Generic[SettingsT, SummaryT]):
     name: ClassVar[str]
     summary_model: ClassVar[type[BaseModel]]
     settings_model: ClassVar[type[BaseModel] | None] = None  # None: the lab's own knobs suffice
-    needs_calibration: ClassVar[bool] = False  # whose work is measured in calibrated N seconds
+    conclusion_model: ClassVar[type[BaseModel] | None] = None  # None: it concludes nothing across
+
+    def needs_calibration(self, info: TargetInfo, settings: LabSettings) -> bool:
+        """Whether it loads this target with CPU work sized in calibrated N seconds."""
+        return False
 
     def settings(self, settings: LabSettings) -> SettingsT:
         """This shape's own settings (TESTER_<SHAPE>__<KEY>), or the lab's when it has none."""
@@ -80,6 +85,10 @@ class LoadShape(ABC, Generic[SettingsT, SummaryT]):
     @abstractmethod
     def analyse(self, records: list[Record], info: TargetInfo | None, settings: LabSettings) -> SummaryT:
         """The shape's summary of one target, from its raw records alone."""
+
+    def conclude(self, results: Results) -> BaseModel | None:
+        """What its summaries of every target say together (a conclusion_model), or None."""
+        return None
 
     def findings(self, summary: SummaryT, target: TargetResult) -> list[Finding]:
         return []

@@ -19,7 +19,7 @@ from labtester.results import Results, RunInfo, TargetResult
 from labtester.scenarios import SHAPES
 from labtester.scenarios.bursts.curves import curves
 from labtester.scenarios.common import encode
-from labtester.scenarios.flow.analyse import FlowSettings, FlowSummary
+from labtester.scenarios.flow.analyse import FlowSettings, flows
 from tests.conftest import DEFINITIONS, MEASURED
 
 LabRun = tuple[subprocess.CompletedProcess[str], Path]
@@ -142,7 +142,7 @@ def test_the_flow_answers_asgi_against_wsgi_threads_beside_littles_law_and_the_s
         stability=None,
         targets=targets,
     )
-    ((_, a), (_, w)) = results.summaries(FlowSummary)
+    ((_, a), (_, w)) = flows(results)
     (answer,) = flow.answers(results)
     assert answer.key == "asgi-wsgi" and w.prediction.binding == "slots"
     assert f"at {a.requests_per_s / w.requests_per_s:.1f}x the requests/s" in answer.answer

@@ -20,7 +20,7 @@ from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.scenarios.bursts import answers, curves, report
 from labtester.scenarios.bursts.analyse import BurstsSummary, endpoint_bursts
-from labtester.scenarios.bursts.findings import endpoint_findings, points_missing
+from labtester.scenarios.bursts.findings import answers_across, endpoint_findings, points_missing
 from labtester.scenarios.bursts.measure import measure_bursts
 from labtester.views import Answer, ComparisonRow, Section
 
@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 class Bursts(LoadShape[BaseModel, BurstsSummary]):
     name = "bursts"
     summary_model = BurstsSummary
-    needs_calibration = True
+
+    def needs_calibration(self, info: TargetInfo, settings: LabSettings) -> bool:
+        """CPU endpoints are sized in calibrated N seconds; a team's paths do what they do."""
+        return any(info.endpoints[name].work == "cpu" for name in settings.planned_endpoints(info))
 
     def plan(self, info: TargetInfo, settings: LabSettings) -> list[str]:
         per_endpoint = 1 + settings.burst_max * settings.repeats  # the baseline, then each burst
@@ -53,6 +56,11 @@ class Bursts(LoadShape[BaseModel, BurstsSummary]):
         if target.info is None:
             return []
         return [f for e in summary.endpoints for f in endpoint_findings(target.name, target.info, e)]
+
+    def across(self, results: Results) -> list[Finding]:
+        return answers_across(
+            [(target.name, summary) for target, summary in results.summaries(BurstsSummary)]
+        )
 
     def missing(self, summary: BurstsSummary | None, info: TargetInfo, settings: LabSettings) -> list[str]:
         measured = {e.name: e for e in summary.endpoints} if summary else {}

@@ -17,9 +17,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from labtester.info import EndpointInfo, TargetInfo
-from labtester.model import Capacity, Job, capacity, predicted_makespan
+from labtester.model import Capacity, capacity, predicted_makespan
 from labtester.rawlog import Record
 from labtester.scenarios.bursts.accounting import Accounting, account, taker
+from labtester.scenarios.bursts.served import Served, Source, accounts, jobs, path_wait, served
 from labtester.stats import Spread, max_overlap, spread
 
 # Measured within this share of the model counts as agreeing with it (15 %: what one noisy repeat
@@ -95,6 +96,10 @@ class EndpointBursts(BaseModel):
     points: list[Point]
     metrics: MetricsCheck | None
     failures: dict[str, int]
+    sent: int = 0  # requests sent, baseline included
+    account: Source | None = None  # where the server's figures came from
+    cpu_s: float | None = None  # CPU of one request alone (median of the baseline)
+    wait_s: float | None = None  # the wait the path showed alone (Server-Timing's app - cpu)
 
 
 class BurstsSummary(BaseModel):
@@ -102,41 +107,17 @@ class BurstsSummary(BaseModel):
     endpoints: list[EndpointBursts]
 
 
-def _bodies(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r["body"] for r in requests if r["body"] and "started_at" in r["body"]]
-
-
-def _jobs(
-    requests: list[dict[str, Any]], endpoint: EndpointInfo, fallback_s: float | None
-) -> list[Job] | None:
-    """Demands in the order the server took the requests: CPU seconds, or the wait's duration."""
-    bodies = sorted(_bodies(requests), key=lambda b: b["started_at"])
-    if len(bodies) != len(requests):
-        return None
-    if endpoint.work == "io":
-        return [Job(float(b["duration_s"]), needs_core=False) for b in bodies]
-    # The server's processes, numbered in the order they first took a request.
-    process = {pid: index for index, pid in enumerate(dict.fromkeys(b.get("pid") for b in bodies))}
-    jobs = []
-    for body in bodies:
-        demand = body.get("cpu_s", fallback_s)
-        if demand is None:
-            return None
-        ran_on = process[body["pid"]] if body.get("pid") is not None else None
-        jobs.append(Job(float(demand), needs_core=True, process=ran_on))
-    return jobs
-
-
-def _concurrent_starts(bodies: list[dict[str, Any]]) -> list[float]:
-    """Start times of the requests the server took before it finished the first one."""
-    first_finish = min(b["finished_at"] for b in bodies)
-    return [b["started_at"] for b in bodies if b["started_at"] < first_finish]
-
-
-def burst_run(record: Record, endpoint: EndpointInfo, limits: Capacity, fallback_s: float | None) -> BurstRun:
+def burst_run(
+    record: Record,
+    endpoint: EndpointInfo,
+    limits: Capacity,
+    fallback_s: float | None,
+    wait_s: float | None = None,
+) -> BurstRun:
+    """One burst judged by its model; `wait_s`: the wait its path showed alone (the header's)."""
     requests = record["requests"]
     failures = dict(Counter(r["error"] for r in requests if r["error"]))
-    bodies = _bodies(requests)
+    taken = accounts(requests)
     base: dict[str, Any] = {
         "n": record["n"],
         "repeat": record["repeat"],
@@ -144,14 +125,14 @@ def burst_run(record: Record, endpoint: EndpointInfo, limits: Capacity, fallback
         "released_at": record["released_at"],
         "failures": failures,
     }
-    jobs = _jobs(requests, endpoint, fallback_s)
-    if failures or not bodies or jobs is None:
+    demands = jobs(requests, endpoint, wait_s, fallback_s)
+    if failures or not taken or demands is None:
         unmeasured = {name: None for name in BurstRun.model_fields if name not in base and name != "verdict"}
         return BurstRun(**base, **unmeasured, verdict="failed")
     makespan = max(r["received_at"] for r in requests) - record["released_at"]
-    model = predicted_makespan(jobs, limits)
+    model = predicted_makespan(demands, limits)
     ratio = makespan / model if model > 0 else None
-    accounting = account(record, model, makespan, jobs, limits)
+    accounting = account(record, model, makespan, demands, limits)
     cause = taker(accounting) if ratio and ratio - 1 > INTERFERENCE_FLOOR else None
     verdict: Verdict = "agrees"
     if cause:
@@ -167,24 +148,24 @@ def burst_run(record: Record, endpoint: EndpointInfo, limits: Capacity, fallback
         accounting=accounting,
         cause=cause,
         verdict=verdict,
-        **_server_side(requests, bodies, record["released_at"]),
+        **_server_side(requests, taken, record["released_at"]),
     )
 
 
-def _server_side(
-    requests: list[dict[str, Any]], bodies: list[dict[str, Any]], released: float
-) -> dict[str, Any]:
+def _server_side(requests: list[dict[str, Any]], taken: list[Served], released: float) -> dict[str, Any]:
     """What the server's own timestamps, pids and CPU times say about one burst."""
-    starts = _concurrent_starts(bodies)
-    cpu = [b["cpu_s"] for b in bodies if b.get("cpu_s") is not None]
+    first_finish = min(a.finished_at for a in taken)
+    starts = [a.started_at for a in taken if a.started_at < first_finish]  # taken at once
+    cpu = [a.cpu_s for a in taken if a.cpu_s is not None]
+    lags = [r["received_at"] - a.finished_at for r in requests if (a := served(r)) is not None]
     return {
-        "cpu_s": sum(cpu) if len(cpu) == len(bodies) else None,
-        "release_offset_s": min(b["started_at"] for b in bodies) - released,
+        "cpu_s": sum(cpu) if len(cpu) == len(taken) else None,
+        "release_offset_s": min(a.started_at for a in taken) - released,
         "start_spread_s": max(starts) - min(starts),
-        "delivery_lag_s": max(r["received_at"] - r["body"]["finished_at"] for r in requests),
-        "max_overlap": max_overlap([(b["started_at"], b["finished_at"]) for b in bodies]),
-        "distinct_pids": len({b["pid"] for b in bodies}),
-        "most_on_one_process": max(Counter(b["pid"] for b in bodies).values()),
+        "delivery_lag_s": max(lags),
+        "max_overlap": max_overlap([(a.started_at, a.finished_at) for a in taken]),
+        "distinct_pids": len({a.pid for a in taken}),
+        "most_on_one_process": max(Counter(a.pid for a in taken).values()),
     }
 
 
@@ -216,9 +197,11 @@ def endpoint_bursts(name: str, records: list[Record], info: TargetInfo) -> Endpo
     baseline_records = [r for r in fired if r["phase"] == "baseline"]
     singles = [r["requests"][0] for r in baseline_records if not r["requests"][0]["error"]]
     single_s = statistics.median(r["received_at"] - r["sent_at"] for r in singles) if singles else None
-    server_single = [r["body"]["duration_s"] for r in singles if r["body"]]
-    fallback = statistics.median(server_single) if server_single else None
-    runs = [burst_run(r, endpoint, limits, fallback) for r in fired]
+    alone = [a for a in map(served, singles) if a is not None]
+    fallback = _median([a.app_s for a in alone])
+    # Every request sent alone tells the path's wait: the baseline's and the bursts of one.
+    wait_s = path_wait([r["requests"][0] for r in fired if r["n"] == 1 and not r["requests"][0]["error"]])
+    runs = [burst_run(r, endpoint, limits, fallback, wait_s) for r in fired]
     by_n: dict[int, list[BurstRun]] = {}
     for run in (r for r in runs if r.phase == "burst"):
         by_n.setdefault(run.n, []).append(run)
@@ -245,4 +228,8 @@ def endpoint_bursts(name: str, records: list[Record], info: TargetInfo) -> Endpo
         if metrics
         else None,
         failures=dict(failures),
+        sent=sum(len(record["requests"]) for record in fired),
+        account=alone[0].source if alone else None,
+        cpu_s=_median([a.cpu_s for a in alone if a.cpu_s is not None]),
+        wait_s=wait_s,
     )

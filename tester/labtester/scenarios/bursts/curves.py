@@ -34,14 +34,16 @@ class Curve:
 
     def _units(self, point: Point, clear: bool = False) -> list[tuple[BurstRun, float]]:
         """Each repeat with its unit, one request's own demand: the mean CPU seconds its requests
-        measured (CPU work: a CPU that runs slower makes the unit bigger too), or the time of one
-        wait alone. `clear`: only the repeats the machine did not interfere with."""
+        measured (CPU work: a CPU that runs slower makes the unit bigger too), plus for mixed work
+        the wait its path showed alone, or the time of one wait alone. `clear`: only the repeats
+        the machine did not interfere with."""
         single = self.endpoint.single_s
         runs = [r for r in point.runs if r.makespan_s is not None]
         runs = [r for r in runs if r.verdict != "interference"] if clear else runs
         if self.endpoint.work == "io":
             return [(r, single) for r in runs if single]
-        return [(r, r.cpu_s / r.n) for r in runs if r.cpu_s]
+        wait = (self.endpoint.wait_s or 0.0) if self.endpoint.work != "cpu" else 0.0
+        return [(r, r.cpu_s / r.n + wait) for r in runs if r.cpu_s]
 
     def samples(self, point: Point, clear: bool = False) -> list[float]:
         """How long n took in units of one request's own demand, in each repeat."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from labtester.findings import Finding
 from labtester.findings import cause as causes
+from labtester.findings.answered import Counts, app_answers, is_answer
 from labtester.findings.shape import concurrency
 from labtester.findings.wording import label, plural, times
 from labtester.info import TargetInfo
 from labtester.model import ONE_CORE_PER_PROCESS
-from labtester.scenarios.bursts.analyse import MODEL_AGREEMENT, BurstRun, EndpointBursts, Point
+from labtester.scenarios.bursts.analyse import MODEL_AGREEMENT, BurstRun, BurstsSummary, EndpointBursts, Point
 
 
 def _shape(name: str, info: TargetInfo, endpoint: EndpointBursts) -> Finding | None:
@@ -18,7 +19,9 @@ def _shape(name: str, info: TargetInfo, endpoint: EndpointBursts) -> Finding | N
     largest = measured[-1]
     assert largest.makespan is not None and largest.model_s is not None
     x_single = largest.makespan.median / endpoint.single_s
-    how = causes.execution(info.endpoints[endpoint.name], info, endpoint.capacity.cores)
+    # A team's path declares no work: mostly CPU or mostly waiting is what it measured alone.
+    mostly_cpu = (endpoint.cpu_s or 0.0) >= (endpoint.wait_s or 0.0) if endpoint.work == "app" else None
+    how = causes.execution(info.endpoints[endpoint.name], info, endpoint.capacity.cores, mostly_cpu)
     shape = concurrency(largest.n, largest.overlap or largest.n)
     model = (
         f"processor sharing over their measured work predicts {times(largest.model_s / endpoint.single_s)}"
@@ -117,6 +120,7 @@ def _median_run(runs: list[BurstRun]) -> BurstRun:
 
 
 def _failures(name: str, info: TargetInfo, endpoint: EndpointBursts) -> list[Finding]:
+    """Failed requests; on a team's paths, an HTTP status is the app's answer (app_answers)."""
     found = [
         Finding(
             kind="failure",
@@ -125,6 +129,7 @@ def _failures(name: str, info: TargetInfo, endpoint: EndpointBursts) -> list[Fin
             text=f"{label(name, info)}: {count} {endpoint.name} request(s) failed: {error}.",
         )
         for error, count in sorted(endpoint.failures.items())
+        if endpoint.work != "app" or not is_answer(error)
     ]
     check = endpoint.metrics
     if check and not check.matches:
@@ -154,3 +159,13 @@ def points_missing(endpoint: EndpointBursts | None, burst_max: int, repeats: int
         for n in range(1, burst_max + 1)
         if n not in have or len(have[n].runs) < repeats
     ]
+
+
+def answers_across(summaries: list[tuple[str, BurstsSummary]]) -> list[Finding]:
+    """Per path of a team's app, what it answered that was not a success, on every configuration."""
+    counts: dict[str, Counts] = {}
+    for name, summary in summaries:
+        for endpoint in (e for e in summary.endpoints if e.work == "app"):
+            counts.setdefault(endpoint.name, []).append((name, endpoint.sent, endpoint.failures))
+    found = [app_answers(path, "burst", per_target) for path, per_target in counts.items()]
+    return [finding for finding in found if finding is not None]

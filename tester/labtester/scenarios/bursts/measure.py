@@ -17,34 +17,40 @@ from labtester import census, machine
 from labtester.info import EndpointInfo
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.bursts.release import Reply, release
-from labtester.scrape import delta, scrape
+from labtester.scrape import Counted
 
 WARMUP_ARGUMENT = 1  # one iteration or one millisecond: starts pools and connections, costs nothing
 CONTROL_TIMEOUT_S = 30
 
 
-def arguments(ctx: ShapeContext) -> dict[str, int]:
-    """The argument of each kind of work: calibrated iterations for CPU, N in ms for waits."""
-    cpu = ctx.calibration.iterations if ctx.calibration else 1
-    return {"cpu": cpu, "io": round(ctx.settings.work_seconds * 1000)}
+def argument_of(ctx: ShapeContext, endpoint: EndpointInfo) -> int | None:
+    """The path's argument: calibrated iterations for CPU, N in ms for waits; none for the other
+    paths (a team's app, mixed work), which do what they do."""
+    if endpoint.work == "cpu":
+        return ctx.calibration.iterations if ctx.calibration else 1
+    return round(ctx.settings.work_seconds * 1000) if endpoint.work == "io" else None
 
 
 def measure_bursts(ctx: ShapeContext) -> None:
-    work = arguments(ctx)
     with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
         for name in ctx.settings.planned_endpoints(ctx.info):
             ctx.probe(f"before {name}")
-            _measure_endpoint(ctx, control, ctx.info.endpoints[name], work[ctx.info.endpoints[name].work])
+            endpoint = ctx.info.endpoints[name]
+            _measure_endpoint(ctx, control, endpoint, argument_of(ctx, endpoint))
 
 
 def _measure_endpoint(
-    ctx: ShapeContext, control: httpx.Client, endpoint: EndpointInfo, argument: int
+    ctx: ShapeContext, control: httpx.Client, endpoint: EndpointInfo, argument: int | None
 ) -> None:
     base, settings = ctx.target.url, ctx.settings
     metrics_url = base + ctx.info.control.metrics
     url = endpoint.url(base, argument)
     asyncio.run(release(endpoint.url(base, WARMUP_ARGUMENT), settings.burst_max, CONTROL_TIMEOUT_S))
-    before = scrape(control, metrics_url)
+    # A team's path is counted under its framework's route template: every route but the lab's.
+    counts = Counted(
+        control, metrics_url, endpoint.path, ctx.info.control.paths() if endpoint.work == "app" else None
+    )
+    before = counts.settled()
     sent = 0
     ctx.progress.step(f"{ctx.target.name}: {endpoint.name} baseline")
     for repeat in range(settings.repeats):
@@ -58,8 +64,7 @@ def _measure_endpoint(
             sent += _fire(
                 ctx, control, endpoint, url, argument, "burst", n, repeat, sample_census=largest_first
             )
-    counted = delta(before, scrape(control, metrics_url), endpoint.path, sent)
-    ctx.record("metrics", endpoint=endpoint.name, **counted.as_dict())
+    ctx.record("metrics", endpoint=endpoint.name, **counts.since(before, sent).as_dict())
 
 
 def fire(
@@ -90,7 +95,7 @@ def _fire(
     control: httpx.Client,
     endpoint: EndpointInfo,
     url: str,
-    argument: int,
+    argument: int | None,
     phase: str,
     n: int,
     repeat: int,
@@ -100,7 +105,10 @@ def _fire(
     """One burst, recorded; returns how many requests it sent."""
     census_url = ctx.target.url + ctx.info.control.census
     burst = fire(control, url, n, census_url, ctx.settings.request_timeout_s, sample_census)
-    ctx.record("burst", endpoint=endpoint.name, phase=phase, argument=argument, repeat=repeat, **burst)
+    path = url.removeprefix(ctx.target.url)
+    ctx.record(
+        "burst", endpoint=endpoint.name, path=path, phase=phase, argument=argument, repeat=repeat, **burst
+    )
     ctx.check_alive([request["error"] for request in burst["requests"]])
     return n
 

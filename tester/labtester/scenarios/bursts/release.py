@@ -21,19 +21,25 @@ from urllib.parse import urlsplit
 import h11
 
 from labtester.client import classify_error
+from labtester.servertiming import ServerTiming, from_headers
 
 READ_CHUNK = 65536
 
 
 @dataclass(frozen=True)
 class Reply:
-    """One request of a burst, with the server's own account when it answered."""
+    """One request of a burst, with the server's own account when it answered: its Server-Timing
+    header (None where the response had none) and its JSON body (the lab's endpoints)."""
 
     sent_at: float  # client epoch seconds: its bytes were written
     received_at: float  # client epoch seconds: the whole response (or the failure) arrived
     status: int | None  # None: no HTTP response at all
     error: str | None  # failure type; None on a 2xx answer
     body: dict[str, Any] | None
+    cpu_s: float | None = None
+    app_s: float | None = None
+    pid: int | None = None
+    started_at: float | None = None  # server epoch seconds
 
     @property
     def ok(self) -> bool:
@@ -50,14 +56,14 @@ def _request_bytes(connection: h11.Connection, host: str, target: str) -> bytes:
 
 async def _read_response(
     reader: asyncio.StreamReader, connection: h11.Connection
-) -> tuple[int, dict[str, Any] | None]:
-    status, body = 0, bytearray()
+) -> tuple[int, dict[str, Any] | None, ServerTiming]:
+    status, body, timing = 0, bytearray(), ServerTiming()
     while True:
         event = connection.next_event()
         if event is h11.NEED_DATA:
             connection.receive_data(await reader.read(READ_CHUNK))
         elif isinstance(event, h11.Response):
-            status = event.status_code
+            status, timing = event.status_code, from_headers(event.headers)
         elif isinstance(event, h11.Data):
             body += event.data
         elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
@@ -66,7 +72,7 @@ async def _read_response(
         parsed = json.loads(body)
     except ValueError:
         parsed = None
-    return status, parsed if isinstance(parsed, dict) else None
+    return status, parsed if isinstance(parsed, dict) else None, timing
 
 
 class _Open:
@@ -81,7 +87,7 @@ class _Open:
         """Read the response, then close at once: a server that lingers for the client's close
         before taking its next connection (gunicorn's sync worker, up to 2 s) must not wait."""
         try:
-            status, body = await asyncio.wait_for(
+            status, body, timing = await asyncio.wait_for(
                 _read_response(self.reader, self.http), max(0.0, deadline - time.monotonic())
             )
         except (OSError, TimeoutError, h11.ProtocolError, asyncio.IncompleteReadError) as error:
@@ -90,7 +96,7 @@ class _Open:
             await self.close()
         received_at = time.time()
         failure = None if 200 <= status < 300 else f"HTTP {status}"
-        return Reply(self.sent_at, received_at, status, failure, body)
+        return Reply(self.sent_at, received_at, status, failure, body, **asdict(timing))
 
     async def close(self) -> None:
         if self.writer.is_closing():

@@ -14,6 +14,7 @@ from labtester.atomic import replacing
 from labtester.plotting import plt, save_png
 from labtester.rawlog import Record
 from labtester.scenarios.bursts.analyse import BurstsSummary, EndpointBursts, Point
+from labtester.scenarios.bursts.served import accounts, served
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -22,6 +23,7 @@ REQUESTS_CSV = "requests.csv"
 CSV_COLUMNS = [
     "target",
     "endpoint",
+    "path",
     "phase",
     "n",
     "repeat",
@@ -38,6 +40,7 @@ CSV_COLUMNS = [
     "cpu_s",
     "delivery_lag_s",
     "pid",
+    "account",
 ]
 
 
@@ -168,17 +171,14 @@ def timeline_plot(target: TargetResult, records: list[Record], path: Path) -> Pa
     figure, axes = plt.subplots(len(bursts), 1, figsize=(8, 1.0 + 1.2 * len(bursts)), squeeze=False)
     for axis, (endpoint, record) in zip(axes[:, 0], sorted(bursts.items()), strict=True):
         released = record["released_at"]
-        bodies = [r["body"] for r in record["requests"] if r["body"] and "started_at" in r["body"]]
-        colours = {pid: plt.cm.tab10(i % 10) for i, pid in enumerate(sorted({b["pid"] for b in bodies}))}
+        taken = accounts(record["requests"])
+        colours = {pid: plt.cm.tab10(i % 10) for i, pid in enumerate(sorted({str(a.pid) for a in taken}))}
         for row, request in enumerate(record["requests"]):
-            body = request["body"]
-            if body and "started_at" in body:
-                start = body["started_at"] - released
-                axis.barh(
-                    row, body["finished_at"] - body["started_at"], left=start, color=colours[body["pid"]]
-                )
-                if body.get("cpu_s") is not None:
-                    axis.text(start, row, f" {body['cpu_s']:.2f} CPU s", va="center", fontsize=6)
+            if (account := served(request)) is not None:
+                start = account.started_at - released
+                axis.barh(row, account.app_s, left=start, color=colours[str(account.pid)])
+                if account.cpu_s is not None:
+                    axis.text(start, row, f" {account.cpu_s:.2f} CPU s", va="center", fontsize=6)
             axis.plot([request["received_at"] - released], [row], marker="|", color="black")
         axis.set_title(
             f"{endpoint}: n={record['n']}, colour = server pid ({len(colours)} distinct)", fontsize=8
@@ -197,15 +197,17 @@ def _save(figure: Any, path: Path) -> Path:
 
 
 def request_rows(records: list[Record]) -> Iterator[dict[str, Any]]:
+    """Every burst request: what the client saw, and the server's account (Server-Timing, or the
+    lab's body where a response had no header)."""
     for record in records:
         if record.get("scenario") != "bursts" or record.get("kind") != "burst":
             continue
         for request in record["requests"]:
-            body = request["body"] or {}
-            finished = body.get("finished_at")
+            account = served(request)
             yield {
                 "target": record["target"],
                 "endpoint": record["endpoint"],
+                "path": record.get("path"),
                 "phase": record["phase"],
                 "n": record["n"],
                 "repeat": record["repeat"],
@@ -216,12 +218,13 @@ def request_rows(records: list[Record]) -> Iterator[dict[str, Any]]:
                 "sent_at": request["sent_at"],
                 "received_at": request["received_at"],
                 "latency_s": request["received_at"] - request["sent_at"],
-                "server_started_at": body.get("started_at"),
-                "server_finished_at": finished,
-                "server_duration_s": body.get("duration_s"),
-                "cpu_s": body.get("cpu_s"),
-                "delivery_lag_s": request["received_at"] - finished if finished else None,
-                "pid": body.get("pid"),
+                "server_started_at": account.started_at if account else None,
+                "server_finished_at": account.finished_at if account else None,
+                "server_duration_s": account.app_s if account else None,
+                "cpu_s": account.cpu_s if account else None,
+                "delivery_lag_s": request["received_at"] - account.finished_at if account else None,
+                "pid": account.pid if account else None,
+                "account": account.source if account else None,
             }
 
 

@@ -1,9 +1,11 @@
 """Flow: the seed study's workload. Users ramped Locust-style against `fan-out` (k parallel waits,
-then one HTTP call to the downstream mock), measured against the lab's own Little's-law prediction,
-and the ASGI/WSGI ratio set beside the study's published one."""
+then one HTTP call to the downstream mock), or against each path of a team's app, measured against
+the lab's own Little's-law prediction; the ASGI/WSGI ratio set beside the study's published one,
+and for an app, what each path costs and which configuration serves it best."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,33 +14,68 @@ from rich.table import Table
 
 from labtester import census, machine
 from labtester.findings import Finding
+from labtester.findings.answered import Counts, app_answers
 from labtester.findings.wording import label
-from labtester.info import TargetInfo
-from labtester.loadclient import LoadClient
+from labtester.info import EndpointInfo, TargetInfo
+from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
-from labtester.scenarios.common import SampleShape, encode, ramp_users
-from labtester.scenarios.flow import answers, report
-from labtester.scenarios.flow.analyse import FAN_OUT, FlowSettings, FlowSummary, summarize
+from labtester.scenarios.base import ShapeContext
+from labtester.scenarios.common import SampleShape, encode, errors, ramp_users
+from labtester.scenarios.flow import advice, answers, report
+from labtester.scenarios.flow.analyse import (
+    FAN_OUT,
+    FlowSettings,
+    FlowSummary,
+    flow_endpoints,
+    flows,
+    summarize,
+)
+from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.views import Answer, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
+    from labtester.settings import LabSettings
 
 
 class Flow(SampleShape[FlowSettings, FlowSummary]):
     name = "flow"
     settings_model = FlowSettings
     summary_model = FlowSummary
+    conclusion_model = AppConclusion
 
     def applies(self, info: TargetInfo) -> bool:
-        return FAN_OUT in info.endpoints
+        return FAN_OUT in info.endpoints or any(e.work == "app" for e in info.endpoints.values())
+
+    def plan(self, info: TargetInfo, settings: LabSettings) -> list[str]:
+        return [f"flow on {e.name}" for e in flow_endpoints(info, settings.planned_endpoints(info))]
+
+    def run(self, ctx: ShapeContext) -> None:
+        settings = self.settings(ctx.settings)
+        for endpoint in flow_endpoints(ctx.info, ctx.settings.planned_endpoints(ctx.info)):
+            ctx.progress.step(f"{ctx.target.name}: flow on {endpoint.name}")
+            record = asyncio.run(
+                self.measure_path(
+                    ctx.target.url, endpoint, settings, ctx.settings.request_timeout_s, ctx.info
+                )
+            )
+            ctx.record("run", endpoint=endpoint.name, **record)
+            ctx.check_alive(errors(record))
 
     async def measure(
         self, url: str, settings: FlowSettings, timeout_s: float, info: TargetInfo
     ) -> list[Record]:
-        path, census_url = f"{info.endpoints[FAN_OUT].path}?{settings.query()}", url + info.control.census
+        return [await self.measure_path(url, info.endpoints[FAN_OUT], settings, timeout_s, info)]
+
+    async def measure_path(
+        self, url: str, endpoint: EndpointInfo, settings: FlowSettings, timeout_s: float, info: TargetInfo
+    ) -> Record:
+        """Users ramped against one path, after a few requests alone (R, and what one costs)."""
+        path, census_url = settings.path(endpoint), url + info.control.census
         async with LoadClient(url, timeout_s) as client, httpx.AsyncClient(timeout=60) as control:
             alone = [await client.get(path) for _ in range(settings.baseline)]
+            if endpoint.work == "app" and not any(sample.ok for sample in alone):
+                return _unloaded(settings, alone)  # a path that only errs: its answers are the result
             cpu_before = await census.cpu_seconds(control, census_url)
             machine_before = machine.snapshot()
             client.restart_clock()
@@ -49,28 +86,44 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             machine_after = machine.snapshot()
             cpu_after = await census.cpu_seconds(control, census_url)
         cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
-        return [
-            {
-                "params": settings.model_dump(),
-                "baseline": encode(alone),
-                "wall_s": wall_s,
-                "users": users,
-                "server_cpu_s": cpu,
-                "machine": machine.recorded(machine_before, machine_after),
-                "samples": encode(samples),
-            }
-        ]
+        return {
+            "params": settings.model_dump(),
+            "baseline": encode(alone),
+            "wall_s": wall_s,
+            "users": users,
+            "server_cpu_s": cpu,
+            "machine": machine.recorded(machine_before, machine_after),
+            "samples": encode(samples),
+        }
 
     def summarize(self, records: list[Record], info: TargetInfo | None) -> FlowSummary:
         return summarize(records, info)
 
+    def missing(self, summary: FlowSummary | None, info: TargetInfo, settings: LabSettings) -> list[str]:
+        ran = {flow.endpoint for flow in summary.flows} if summary else set()
+        planned = flow_endpoints(info, settings.planned_endpoints(info))
+        return [f"{e.name}: not run" for e in planned if e.name not in ran]
+
     def findings(self, summary: FlowSummary, target: TargetResult) -> list[Finding]:
-        text = f"{label(target.name, target.info)}: {report.target_text(target, summary)}"
-        return [Finding(kind="shape", target=target.name, subject=self.name, text=text)]
+        return [
+            Finding(
+                kind="shape",
+                target=target.name,
+                subject=self.name,
+                text=f"{label(target.name, target.info)}: {report.target_text(target, flow)}",
+            )
+            for flow in summary.flows
+        ]
 
     def across(self, results: Results) -> list[Finding]:
         text = report.comparison(results)
-        return [Finding(kind="shape", subject=self.name, text=text)] if text else []
+        found = [Finding(kind="shape", subject=self.name, text=text)] if text else []
+        counts: dict[str, Counts] = {}
+        for target, flow in flows(results):
+            if flow.endpoint != FAN_OUT:
+                counts.setdefault(flow.endpoint, []).append((target.name, flow.requests, flow.failures))
+        answered = [app_answers(path, "flow", per_target) for path, per_target in counts.items()]
+        return found + [finding for finding in answered if finding is not None]
 
     def tables(self, results: Results) -> list[Table]:
         return [report.table(results)]
@@ -79,12 +132,28 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         plot = report.plot(results, directory / "flow-over-time.png")
         return [plot] if plot else []
 
+    def conclude(self, results: Results) -> AppConclusion | None:
+        return app_conclusion(results)
+
     def answers(self, results: Results) -> list[Answer]:
         found = answers.answer(results)
-        return [found] if found else []
+        return advice.answers(results) + ([found] if found else [])
 
     def comparison(self, results: Results) -> list[ComparisonRow]:
         return answers.comparison(results)
+
+
+def _unloaded(settings: FlowSettings, alone: list[Sample]) -> Record:
+    """A path none of whose requests alone succeeded: not loaded, its answers kept as its samples."""
+    return {
+        "params": settings.model_dump(),
+        "baseline": encode(alone),
+        "wall_s": 0.0,
+        "users": [],
+        "server_cpu_s": None,
+        "samples": encode(alone),
+        "unloaded": True,
+    }
 
 
 SHAPE = Flow()

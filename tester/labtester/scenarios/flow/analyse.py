@@ -1,9 +1,11 @@
 """The flow's settings and summary, and the lab's own prediction of it (Little's law).
 
-A server holding at most `slots` requests at once, each for R seconds, completes at most slots / R
-requests a second; U users who send again as soon as they are answered ask for U / R. The
-prediction is the smaller of the two, and of what the server's own CPU allows (cores / CPU
-seconds per request, measured), named by which one binds. The cores are those its handling can
+A flow runs against the seed study's fan-out, or against each path of a team's app (endpoints of
+work "app" in /info). A server holding at most `slots` requests at once, each for R seconds,
+completes at most slots / R requests a second; U users who send again as soon as they are
+answered ask for U / R. The prediction is the smaller of the two, and of what the server's CPU
+allows (cores / CPU seconds per request: each request's own, from its Server-Timing header, else
+the server's whole CPU over the run), named by which one binds. The cores are those its handling can
 use, as far as the rest of the machine left them free during the run (the tester, the downstream
 mock and any neighbour share the same CPUs; /proc/stat says how much they took). Where that
 binds on a saturated machine, it is the share the target got: an explanation, not a check. The study's
@@ -14,19 +16,30 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
 from labtester import machine
-from labtester.info import TargetInfo
+from labtester.info import EndpointInfo, TargetInfo
+from labtester.loadclient import Sample
 from labtester.model import capacity
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, failures_by_type, latency_table
 from labtester.scenarios.flow.series import FlowSecond, flow_seconds
 
+if TYPE_CHECKING:
+    from labtester.results import Results, TargetResult
+
 FAN_OUT = "fan-out"
 Binding = Literal["users", "slots", "cpu"]
+CpuSource = Literal["server-timing", "census"]
+
+
+def flow_endpoints(info: TargetInfo, planned: list[str]) -> list[EndpointInfo]:
+    """What a flow runs against: the app's paths among those planned, else the study's fan-out."""
+    app = [info.endpoints[name] for name in planned if info.endpoints[name].work == "app"]
+    return app or ([info.endpoints[FAN_OUT]] if FAN_OUT in info.endpoints else [])
 
 
 class FlowSettings(BaseModel):
@@ -48,6 +61,10 @@ class FlowSettings(BaseModel):
     def query(self) -> str:
         return f"k={self.k}&wait_ms={self.wait_ms}&call_ms={self.call_ms}"
 
+    def path(self, endpoint: EndpointInfo) -> str:
+        """The request's path: the fan-out with the study's arguments; an app's path as given."""
+        return f"{endpoint.path}?{self.query()}" if endpoint.name == FAN_OUT else endpoint.path
+
 
 def usable_cores(cores: float, cores_free: float | None) -> float:
     """The cores its handling can use, as far as the rest of the machine left them free."""
@@ -57,7 +74,8 @@ def usable_cores(cores: float, cores_free: float | None) -> float:
 class Prediction(BaseModel):
     per_request_s: float  # R: one request alone
     slots: float | None  # None: no limit
-    cpu_per_request_s: float | None  # the server's CPU per request, measured over the run
+    cpu_per_request_s: float | None  # CPU per request, measured over the run
+    cpu_source: CpuSource | None = None  # each request's header, or the server's CPU over the run
     cores: float  # the cores the handling can use
     cores_free: float | None  # of the machine's CPUs, what the tester, downstream and others left
     per_s: float
@@ -67,9 +85,25 @@ class Prediction(BaseModel):
     def usable_cores(self) -> float:
         return usable_cores(self.cores, self.cores_free)
 
+    def ceiling(self) -> tuple[float, Binding] | None:
+        """What the configuration allows whatever the load: the fewer of its slots over the time a
+        request holds one and its cores over a request's CPU; None where neither binds."""
+        limits: dict[Binding, float] = {}
+        if self.slots is not None and self.per_request_s > 0:
+            limits["slots"] = self.slots / self.per_request_s
+        if self.cpu_per_request_s:
+            limits["cpu"] = self.cores / self.cpu_per_request_s
+        if not limits:
+            return None
+        binding = min(limits, key=lambda name: limits[name])
+        return limits[binding], binding
 
-class FlowSummary(BaseModel):
-    shape: Literal["flow"] = "flow"
+
+class PathFlow(BaseModel):
+    """One flow: users ramped against one path."""
+
+    endpoint: str = FAN_OUT
+    path: str = ""
     params: FlowSettings
     wall_s: float
     requests: int
@@ -79,16 +113,27 @@ class FlowSummary(BaseModel):
     latency_s: dict[str, float]
     prediction: Prediction
     over_time: list[FlowSecond]
+    loaded: bool = True  # False: every request alone erred, so no users were ramped against it
+    cpu_s: float | None = None  # CPU of one request alone (its header; median of the baseline)
+    wait_s: float | None = None  # what it waited alone: the app's time less its CPU (median)
+
+
+class FlowSummary(BaseModel):
+    shape: Literal["flow"] = "flow"
+    flows: list[PathFlow]
 
 
 def predict(
     settings: FlowSettings,
     per_request_s: float,
     info: TargetInfo,
-    cpu_per_request_s: float | None,
+    cpu: tuple[float, CpuSource] | None,
     cores_free: float | None = None,
+    endpoint_name: str = FAN_OUT,
 ) -> Prediction:
-    endpoint = info.endpoints[FAN_OUT]
+    """Little's law for one path: `cpu`, the CPU per request measured and where it came from."""
+    endpoint = info.endpoints[endpoint_name]
+    cpu_per_request_s = cpu[0] if cpu else None
     limits = capacity(endpoint, info)
     slots = None if math.isinf(limits.slots) else limits.slots
     # The cores its handling can use: one per process where Python runs on one thread per process.
@@ -103,6 +148,7 @@ def predict(
         per_request_s=per_request_s,
         slots=slots,
         cpu_per_request_s=cpu_per_request_s,
+        cpu_source=cpu[1] if cpu else None,
         cores=cores,
         cores_free=cores_free,
         per_s=candidates[binding],
@@ -110,21 +156,32 @@ def predict(
     )
 
 
+def flows(results: Results) -> list[tuple[TargetResult, PathFlow]]:
+    """Every flow of the run, by target in run order, then by path."""
+    return [(target, flow) for target, summary in results.summaries(FlowSummary) for flow in summary.flows]
+
+
 def summarize(records: list[Record], info: TargetInfo | None) -> FlowSummary:
-    (record,) = records
-    settings = FlowSettings(**record["params"])
-    samples, alone = decode(record["samples"]), decode(record["baseline"])
     if info is None:
         raise ValueError("the flow needs the target's /info")
+    return FlowSummary(flows=[path_flow(record, info) for record in records])
+
+
+def path_flow(record: Record, info: TargetInfo) -> PathFlow:
+    settings = FlowSettings(**record["params"])
+    samples, alone = decode(record["samples"]), decode(record["baseline"])
+    name = record.get("endpoint", FAN_OUT)
     wall = record["wall_s"]
     answered = [s.latency_s for s in alone if s.ok]
     per_request = statistics.median(answered) if answered else math.nan
     # Steady once the last user has had its first answer: every user running from then on.
     steady_from = min(wall, (settings.users - 1) / settings.spawn_rate + (per_request if answered else 1.0))
     steady = [s for s in samples if s.ok and s.sent_s + s.latency_s >= steady_from]
-    done = sum(1 for s in samples if s.ok)
-    cpu = record.get("server_cpu_s")
-    return FlowSummary(
+    server_cpu = record.get("server_cpu_s")
+    cpu = _cpu_per_request([s for s in samples if s.ok], server_cpu)
+    return PathFlow(
+        endpoint=name,
+        path=info.endpoints[name].path,
         params=settings,
         wall_s=wall,
         requests=len(samples),
@@ -132,11 +189,31 @@ def summarize(records: list[Record], info: TargetInfo | None) -> FlowSummary:
         requests_per_s=len(steady) / (wall - steady_from) if wall > steady_from else 0.0,
         steady_from_s=steady_from,
         latency_s=latency_table([s.latency_s for s in samples if s.ok], (50, 95, 99)),
-        prediction=predict(
-            settings, per_request, info, cpu / done if cpu and done else None, _cores_free(record, cpu)
-        ),
+        prediction=predict(settings, per_request, info, cpu, _cores_free(record, server_cpu), name),
         over_time=flow_seconds(samples, wall, record["users"]),
+        loaded=not record.get("unloaded", False),
+        **_alone(alone),
     )
+
+
+def _cpu_per_request(done: list[Sample], server_cpu_s: float | None) -> tuple[float, CpuSource] | None:
+    """Each answered request's own CPU (its header) where every one carried it; else the server's
+    whole CPU over the run per answered request."""
+    measured = [s.cpu_s for s in done if s.cpu_s is not None]
+    if done and len(measured) == len(done):
+        return statistics.fmean(measured), "server-timing"
+    return (server_cpu_s / len(done), "census") if server_cpu_s and done else None
+
+
+def _alone(baseline: list[Sample]) -> dict[str, float | None]:
+    """What one request of the path used alone: its CPU and the wait beside it (the header's)."""
+    measured = [(s.cpu_s, s.app_s) for s in baseline if s.ok and s.cpu_s is not None and s.app_s is not None]
+    if not measured:
+        return {"cpu_s": None, "wait_s": None}
+    return {
+        "cpu_s": statistics.median(cpu for cpu, _ in measured),
+        "wait_s": max(0.0, statistics.median(app - cpu for cpu, app in measured)),
+    }
 
 
 def _cores_free(record: Record, server_cpu_s: float | None) -> float | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from labtester.findings.wording import plural
-from labtester.scenarios.flow.analyse import FlowSummary
+from labtester.scenarios.flow.analyse import FAN_OUT, PathFlow, flows
 from labtester.scenarios.flow.report import (
     PREDICTION_AGREEMENT,
     STUDY_ASGI_MEDIAN_S,
@@ -21,13 +21,13 @@ if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
 
 
-def _steady(summary: FlowSummary) -> list[float]:
+def _steady(summary: PathFlow) -> list[float]:
     """Requests answered in each whole second with every user running: the figure's noise."""
     last = summary.wall_s - 1
     return [float(s.requests) for s in summary.over_time if summary.steady_from_s <= s.t < last]
 
 
-def _line(target: TargetResult, summary: FlowSummary) -> Line:
+def flow_line(target: TargetResult, summary: PathFlow) -> Line:
     seconds = summary.over_time
     return Line(
         label=target.name,
@@ -37,7 +37,7 @@ def _line(target: TargetResult, summary: FlowSummary) -> Line:
     )
 
 
-def _why(wsgi: TargetResult, w: FlowSummary) -> str:
+def _why(wsgi: TargetResult, w: PathFlow) -> str:
     info = wsgi.info
     held = f"{info.workers} x {info.threads} threads" if info else "its threads"
     if w.prediction.binding == "slots":
@@ -78,24 +78,41 @@ def answer(results: Results) -> Answer | None:
             y_label="requests / s",
             reference="Little's law",
             integer_x=False,
-            lines=[_line(asgi, a), _line(wsgi, w)],
+            lines=[flow_line(asgi, a), flow_line(wsgi, w)],
         ),
     )
 
 
 def comparison(results: Results) -> list[ComparisonRow]:
-    pairs = results.summaries(FlowSummary)
-    if not pairs:
-        return []
+    """Per path: requests/s against Little's law and the median, a cell per target; for a team's
+    paths also the p99 the recommendation weighs."""
+    by_path: dict[str, list[tuple[TargetResult, PathFlow]]] = {}
+    for target, flow in flows(results):
+        if flow.latency_s:  # a flow with no success has no figure to set beside another
+            by_path.setdefault(flow.endpoint, []).append((target, flow))
+    return [row for endpoint, pairs in by_path.items() for row in _rows(endpoint, pairs)]
+
+
+def _rows(endpoint: str, pairs: list[tuple[TargetResult, PathFlow]]) -> list[ComparisonRow]:
     users = "/".join(sorted({str(f.params.users) for _, f in pairs}))
+    # The fan-out keeps the keys earlier runs were compared by; a team's path is named in its own.
+    key, label = (
+        (f"flow/{users}", f"flow {users} users")
+        if endpoint == FAN_OUT
+        else (
+            f"flow/{endpoint}/{users}",
+            f"{endpoint} flow {users} users",
+        )
+    )
+    cpu_bound = any(f.prediction.binding == "cpu" for _, f in pairs)
     rate = ComparisonRow(
-        key=f"flow/{users}/rate",
+        key=f"{key}/rate",
         shape="flow",
-        label=f"flow {users} users req/s",
+        label=f"{label} req/s",
         unit="req/s",
         reference="Little's law",
         tolerance=PREDICTION_AGREEMENT,
-        cpu_bound=any(f.prediction.binding == "cpu" for _, f in pairs),
+        cpu_bound=cpu_bound,
         cells={
             t.name: Cell(
                 value=f.requests_per_s,
@@ -106,18 +123,27 @@ def comparison(results: Results) -> list[ComparisonRow]:
             for t, f in pairs
         },
     )
-    median = ComparisonRow(
-        key=f"flow/{users}/p50",
+    quantiles = ("p50", "p99") if endpoint != FAN_OUT else ("p50",)
+    return [rate, *(_latency_row(key, label, q, cpu_bound, pairs) for q in quantiles)]
+
+
+def _latency_row(
+    key: str, label: str, quantile: str, cpu_bound: bool, pairs: list[tuple[TargetResult, PathFlow]]
+) -> ComparisonRow:
+    return ComparisonRow(
+        key=f"{key}/{quantile}",
         shape="flow",
-        label=f"flow {users} users median s",
+        label=f"{label} {'median' if quantile == 'p50' else quantile} s",
         unit="s",
         reference="none",
         tolerance=PREDICTION_AGREEMENT,
-        cpu_bound=rate.cpu_bound,
+        cpu_bound=cpu_bound,
         cells={
-            t.name: Cell(value=f.latency_s["p50"], samples=[s.p50 for s in f.over_time if s.p50 is not None])
+            t.name: Cell(
+                value=f.latency_s[quantile],
+                samples=[v for s in f.over_time if (v := getattr(s, quantile)) is not None],
+            )
             for t, f in pairs
-            if "p50" in f.latency_s
+            if quantile in f.latency_s
         },
     )
-    return [rate, median]

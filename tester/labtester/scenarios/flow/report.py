@@ -13,7 +13,7 @@ from rich.table import Table
 from labtester.findings.wording import plural
 from labtester.plotting import gaps, plt, save_png
 from labtester.scenarios.common import failures_text, ms
-from labtester.scenarios.flow.analyse import FlowSummary, Prediction
+from labtester.scenarios.flow.analyse import FAN_OUT, PathFlow, Prediction, flows
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -23,24 +23,25 @@ if TYPE_CHECKING:
 STUDY_ASGI_PER_S, STUDY_WSGI_PER_S = 218.85, 40.6
 STUDY_ASGI_MEDIAN_S, STUDY_WSGI_MEDIAN_S = 1.4, 9.9
 # One side of the study's comparison: a target and its flow.
-Side = tuple["TargetResult", FlowSummary]
+Side = tuple["TargetResult", PathFlow]
 # Measured within this share of the prediction counts as agreeing with it.
 PREDICTION_AGREEMENT = 0.2
 
 
-def _agreement(summary: FlowSummary) -> float:
+def _agreement(summary: PathFlow) -> float:
     return summary.requests_per_s / summary.prediction.per_s if summary.prediction.per_s else float("nan")
 
 
 def table(results: Results) -> Table:
     result = Table(
-        title="Flow: users ramped Locust-style against fan-out (k waits, then a downstream call); "
-        "predicted = Little's law: min(users, slots, CPU) / time per request",
+        title="Flow: users ramped Locust-style against each path (fan-out: k waits, then a downstream "
+        "call); predicted = Little's law: min(users, slots, CPU) / time per request",
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
     for column in (
         "target",
+        "path",
         "users",
         "req/s",
         "predicted",
@@ -51,11 +52,15 @@ def table(results: Results) -> Table:
         "p99 ms",
         "fails",
     ):
-        result.add_column(column, justify="left" if column in ("target", "bound by", "fails") else "right")
-    for target, f in results.summaries(FlowSummary):
+        left = column in ("target", "path", "bound by", "fails")
+        result.add_column(column, justify="left" if left else "right")
+    for target, f in flows(results):
+        if not f.latency_s:
+            continue  # no success to time: its failures are in the findings
         latency = f.latency_s
         result.add_row(
             target.name,
+            f.endpoint,
             str(f.params.users),
             f"{f.requests_per_s:.1f}",
             f"{f.prediction.per_s:.1f}",
@@ -67,12 +72,16 @@ def table(results: Results) -> Table:
     return result
 
 
-def target_text(target: TargetResult, f: FlowSummary) -> str:
+def target_text(target: TargetResult, f: PathFlow) -> str:
     p, latency = f.prediction, f.latency_s
     slots = "no limit" if p.slots is None else plural(p.slots, "slot")
     alone, median, p99 = p.per_request_s * 1000, latency.get("p50", 0) * 1000, latency.get("p99", 0) * 1000
+    against = "" if f.endpoint == FAN_OUT else f" on {f.endpoint}"
+    if not f.latency_s:
+        ramped = "no answer was a success" if f.loaded else "not loaded: every request alone erred"
+        return f"flow of {f.params.users} users{against}: {ramped} (failures: {failures_text(f.failures)})."
     return (
-        f"flow of {f.params.users} users: {f.requests_per_s:.1f} req/s, median {median:.0f} ms, "
+        f"flow of {f.params.users} users{against}: {f.requests_per_s:.1f} req/s, median {median:.0f} ms, "
         f"p99 {p99:.0f} ms; Little's law predicts {p.per_s:.1f} req/s ({slots}, "
         f"{alone:.0f} ms per request alone, bound by {_binding(p)}): measured/predicted {_agreement(f):.2f}; "
         f"failures: {failures_text(f.failures)}."
@@ -82,6 +91,7 @@ def target_text(target: TargetResult, f: FlowSummary) -> str:
 def _binding(p: Prediction) -> str:
     if p.binding != "cpu" or p.cpu_per_request_s is None:
         return p.binding
+    measured = "each request's own, from its Server-Timing" if p.cpu_source == "server-timing" else "measured"
     free = (
         ""
         if p.cores_free is None
@@ -90,14 +100,15 @@ def _binding(p: Prediction) -> str:
         "so the prediction explains the rate rather than checks it"
     )
     return (
-        f"cpu: {p.cpu_per_request_s * 1000:.1f} ms of CPU per request on {p.usable_cores:.2f} of its "
-        f"{p.cores:g} usable cores{free}"
+        f"cpu: {p.cpu_per_request_s * 1000:.1f} ms of CPU per request ({measured}) on "
+        f"{p.usable_cores:.2f} of its {p.cores:g} usable cores{free}"
     )
 
 
 def asgi_wsgi(results: Results) -> tuple[Side, Side] | None:
     """The study's two sides, where both ran: ASGI (uvicorn) and WSGI threads (gunicorn gthread)."""
-    by_class = {t.info.worker_class: (t, f) for t, f in results.summaries(FlowSummary) if t.info}
+    fan_out = [(t, f) for t, f in flows(results) if f.endpoint == FAN_OUT]
+    by_class = {t.info.worker_class: (t, f) for t, f in fan_out if t.info}
     if "uvicorn" not in by_class or "gthread" not in by_class:
         return None
     return by_class["uvicorn"], by_class["gthread"]
@@ -128,7 +139,7 @@ def comparison(results: Results) -> str | None:
 
 
 def plot(results: Results, path: Path) -> Path | None:
-    rows = results.summaries(FlowSummary)
+    rows = flows(results)
     if not rows:
         return None
     figure, axes = plt.subplots(len(rows), 3, figsize=(12, 2.6 * len(rows)), squeeze=False, sharex=True)
@@ -141,7 +152,7 @@ def plot(results: Results, path: Path) -> Path | None:
             latency.plot(t, gaps(getattr(s, key) for s in f.over_time), linestyle=style, label=key)
         load.plot(t, [s.users for s in f.over_time], label="users")
         load.plot(t, [s.in_flight for s in f.over_time], label="in flight")
-        rate.set_ylabel(target.name)
+        rate.set_ylabel(target.name if f.endpoint == FAN_OUT else f"{target.name} {f.endpoint}")
         for axis, title in ((rate, "requests/s"), (latency, "response time s"), (load, "users, in flight")):
             axis.set_title(title, fontsize=8)
             axis.grid(alpha=0.3)

@@ -1,0 +1,171 @@
+"""What the flows of a team's app say together: each path's cost alone (CPU and wait), every
+configuration's rate and p99 on it beside Little's law, and the recommendation.
+
+The recommendation is the configuration with the highest rate among those whose p99 is acceptable
+on every path the app answered: within `acceptable_p99` (a knob of the settings, default 2) times
+the best p99 any configuration reached on that path, with no failed request and no error answer.
+Several paths weigh alike: the rate on each over the best rate on it, geometric mean. Where no
+configuration is acceptable on every path, it is chosen among those acceptable on the most, and
+the paths where its p99 is not are named. Its
+predicted ceiling is Little's law for the configuration alone, whatever the load: the fewer of its
+slots over the time a request holds one and its cores over the CPU a request uses.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel
+
+from labtester.findings.answered import is_answer
+from labtester.findings.wording import milliseconds, plural
+from labtester.scenarios.flow.analyse import FAN_OUT, Binding, PathFlow, Prediction, flows
+
+if TYPE_CHECKING:
+    from labtester.results import Results, TargetResult
+
+
+class Configuration(BaseModel):
+    """One configuration's flow on one path."""
+
+    target: str
+    label: str  # `gthread (gunicorn, 2 workers x 8 threads)`
+    requests_per_s: float
+    predicted_per_s: float  # Little's law for this run (users, slots, CPU)
+    binding: Binding
+    ceiling_per_s: float | None  # Little's law for the configuration alone (slots, CPU)
+    ceiling_binding: Binding | None
+    why: str  # what binds the ceiling, in words, with its figures
+    p50_s: float | None
+    p99_s: float | None
+    failed: int  # requests that got no answer (timeouts, resets...)
+    error_answers: int  # answers the app gave that were not a success (404, 500...)
+    acceptable: bool  # p99 within acceptable_p99 x the best, nothing failed, no error answer
+
+
+class PathServed(BaseModel):
+    path: str
+    cpu_s: float | None  # CPU one request used alone (median over the configurations)
+    wait_s: float | None  # what it waited alone: the app's time less its CPU (least over configurations)
+    best_p99_s: float | None
+    configurations: list[Configuration]  # by rate, highest first
+    best: str | None  # the highest rate at an acceptable p99 on this path
+
+
+class Recommendation(BaseModel):
+    target: str
+    label: str
+    score: float  # geometric mean over the paths of its rate over the best rate there
+    beyond: list[str] = []  # paths where its p99 was not acceptable (none acceptable everywhere)
+
+
+class AppConclusion(BaseModel):
+    shape: Literal["flow"] = "flow"
+    app: str | None
+    acceptable_p99: float
+    cores: int | None  # of the configurations (their effective cores)
+    paths: list[PathServed]  # the paths the app answered with a success somewhere
+    unanswered: list[str]  # paths no configuration answered with a success
+    recommendation: Recommendation | None  # None: no path the app answered with a success
+
+
+def _configuration(target: TargetResult, flow: PathFlow) -> Configuration:
+    p99 = flow.latency_s.get("p99") if flow.requests_per_s > 0 else None
+    ceiling = flow.prediction.ceiling()
+    return Configuration(
+        target=target.name,
+        label=target.info.label(target.name) if target.info else target.name,
+        requests_per_s=flow.requests_per_s,
+        predicted_per_s=flow.prediction.per_s,
+        binding=flow.prediction.binding,
+        ceiling_per_s=ceiling[0] if ceiling else None,
+        ceiling_binding=ceiling[1] if ceiling else None,
+        why=_why(flow.prediction, ceiling[1] if ceiling else None),
+        p50_s=flow.latency_s.get("p50"),
+        p99_s=p99,
+        failed=sum(count for error, count in flow.failures.items() if not is_answer(error)),
+        error_answers=sum(count for error, count in flow.failures.items() if is_answer(error)),
+        acceptable=False,
+    )
+
+
+def _why(prediction: Prediction, binding: Binding | None) -> str:
+    """`its 16 slots, each held 160 ms a request`: what limits the configuration, and by how much."""
+    p = prediction
+    if binding == "slots" and p.slots is not None:
+        return f"its {plural(p.slots, 'slot')}, each held {milliseconds(p.per_request_s)} a request"
+    if binding == "cpu" and p.cpu_per_request_s:
+        cpu = f"{milliseconds(p.cpu_per_request_s)} of CPU a request"
+        return f"its {plural(p.cores, 'core')} at {cpu}"
+    return "neither slots nor CPU: no limit was found below the load"
+
+
+def _path(path: str, pairs: list[tuple[TargetResult, PathFlow]], within: float) -> PathServed | None:
+    served = sorted((_configuration(t, f) for t, f in pairs), key=lambda s: -s.requests_per_s)
+    p99s = [s.p99_s for s in served if s.p99_s is not None and not s.failed and not s.error_answers]
+    if not p99s:
+        return None
+    best_p99 = min(p99s)
+    for s in served:
+        s.acceptable = s.p99_s is not None and s.p99_s <= within * best_p99 and not s.failed
+        s.acceptable = s.acceptable and not s.error_answers
+    cpu = [f.cpu_s for _, f in pairs if f.cpu_s is not None]
+    wait = [f.wait_s for _, f in pairs if f.wait_s is not None]
+    return PathServed(
+        path=path,
+        cpu_s=statistics.median(cpu) if cpu else None,
+        wait_s=min(wait) if wait else None,  # a busy machine only adds to a wait: the least is the path's
+        best_p99_s=best_p99,
+        configurations=served,
+        best=next((s.target for s in served if s.acceptable), None),
+    )
+
+
+def _recommend(paths: list[PathServed]) -> Recommendation | None:
+    """The best geometric mean of rate over best rate among the configurations acceptable on every
+    path; where none is, among those acceptable on the most paths, naming where it is not."""
+    ratios: dict[str, list[float]] = {}
+    beyond: dict[str, list[str]] = {}
+    labels: dict[str, str] = {}
+    for path in paths:
+        best_rate = max(s.requests_per_s for s in path.configurations)
+        for s in path.configurations:
+            if s.requests_per_s > 0 and best_rate > 0:
+                ratios.setdefault(s.target, []).append(s.requests_per_s / best_rate)
+                beyond.setdefault(s.target, []).extend([] if s.acceptable else [path.path])
+                labels[s.target] = s.label
+    measured = {name: r for name, r in ratios.items() if len(r) == len(paths)}  # served every path
+    if not measured:
+        return None
+    fewest = min(len(beyond[name]) for name in measured)
+    mean = {
+        name: math.exp(statistics.fmean(map(math.log, r)))
+        for name, r in measured.items()
+        if len(beyond[name]) == fewest
+    }
+    chosen = max(mean, key=lambda name: mean[name])
+    return Recommendation(target=chosen, label=labels[chosen], score=mean[chosen], beyond=beyond[chosen])
+
+
+def app_conclusion(results: Results) -> AppConclusion | None:
+    """The app's conclusion, where the flows ran against a team's paths; else None."""
+    by_path: dict[str, list[tuple[TargetResult, PathFlow]]] = {}
+    for target, flow in flows(results):
+        if flow.endpoint != FAN_OUT:
+            by_path.setdefault(flow.endpoint, []).append((target, flow))
+    if not by_path:
+        return None
+    settings = results.lab_settings()
+    found = {path: _path(path, pairs, settings.acceptable_p99) for path, pairs in by_path.items()}
+    paths = [served for served in found.values() if served is not None]
+    cores = {t.info.effective_cores for pairs in by_path.values() for t, _ in pairs if t.info}
+    return AppConclusion(
+        app=settings.app,
+        acceptable_p99=settings.acceptable_p99,
+        cores=min(cores) if cores else None,
+        paths=paths,
+        unanswered=[path for path, served in found.items() if served is None],
+        recommendation=_recommend(paths),
+    )

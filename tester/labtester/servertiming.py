@@ -1,0 +1,69 @@
+"""The server's own account of one request, read from its W3C `Server-Timing` header.
+
+Every target wraps its app in the lab's CPU middleware, which appends to any Server-Timing the app
+set itself: `cpu;dur=12.345, app;dur=45.678, pid;desc=1234, start;desc=1764000000.123456`
+(milliseconds for `dur`; `start` in server epoch seconds). Entries come in any order, among others
+the app may write; unknown ones are ignored. A response without them was not measured: None,
+never zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+HEADER = "server-timing"
+
+
+@dataclass(frozen=True)
+class ServerTiming:
+    cpu_s: float | None = None  # CPU the request used where it ran, up to its response headers
+    app_s: float | None = None  # wall time from the app being called to its response headers
+    pid: int | None = None  # the process that served it
+    started_at: float | None = None  # server epoch seconds when the app was called
+
+
+def _entries(values: Iterable[str]) -> dict[str, dict[str, str]]:
+    """`name;key=value;key="value"` entries of every header line, by name (the first one wins)."""
+    entries: dict[str, dict[str, str]] = {}
+    for value in values:
+        for entry in value.split(","):
+            name, *params = (part.strip() for part in entry.split(";"))
+            if not name or name.lower() in entries:
+                continue
+            fields = {}
+            for param in params:
+                key, _, text = param.partition("=")
+                fields[key.strip().lower()] = text.strip().strip('"')
+            entries[name.lower()] = fields
+    return entries
+
+
+def _number(entry: dict[str, str] | None, key: str) -> float | None:
+    try:
+        return float(entry[key]) if entry is not None and key in entry else None
+    except ValueError:
+        return None
+
+
+def parse(values: Iterable[str]) -> ServerTiming:
+    """The lab's figures from the header's values (one per header line); None where absent."""
+    entries = _entries(values)
+    cpu_ms, app_ms = _number(entries.get("cpu"), "dur"), _number(entries.get("app"), "dur")
+    pid = _number(entries.get("pid"), "desc")
+    return ServerTiming(
+        cpu_s=cpu_ms / 1000 if cpu_ms is not None else None,
+        app_s=app_ms / 1000 if app_ms is not None else None,
+        pid=int(pid) if pid is not None else None,
+        started_at=_number(entries.get("start"), "desc"),
+    )
+
+
+def from_headers(headers: Iterable[tuple[bytes | str, bytes | str]]) -> ServerTiming:
+    """From raw (name, value) header pairs, as h11 and aiohttp give them."""
+    values = [_text(value) for name, value in headers if _text(name).lower() == HEADER]
+    return parse(values)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("latin-1") if isinstance(value, bytes) else value

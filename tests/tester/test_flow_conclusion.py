@@ -1,0 +1,173 @@
+"""The app's conclusion from its flows: each path's cost, every configuration beside Little's law,
+and the recommendation (the highest rate at an acceptable p99 on every path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from labtester.results import Results, RunInfo, TargetResult
+from labtester.scenarios import SHAPES
+from labtester.scenarios.flow.analyse import FlowSettings, FlowSummary, PathFlow, Prediction
+from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
+
+
+def flow(
+    path: str, rate: float, p99: float, *, slots: float | None, failures: dict[str, int] | None = None
+) -> PathFlow:
+    prediction = Prediction(
+        per_request_s=0.16,
+        slots=slots,
+        cpu_per_request_s=0.04,
+        cores=2,
+        cores_free=2,
+        per_s=rate,
+        binding="slots",
+    )
+    return PathFlow(
+        endpoint=path,
+        path=path,
+        params=FlowSettings(),
+        wall_s=10,
+        requests=int(rate * 10),
+        failures=failures or {},
+        requests_per_s=rate,
+        steady_from_s=1,
+        latency_s={"p50": p99 / 2, "p99": p99} if rate else {},
+        prediction=prediction,
+        over_time=[],
+        cpu_s=0.04,
+        wait_s=0.12,
+    )
+
+
+def results(flows: dict[str, list[PathFlow]], **settings: Any) -> Results:
+    targets = [
+        TargetResult(
+            name=name,
+            url="http://x",
+            measure=True,
+            ready=True,
+            info=None,
+            scenarios={"flow": FlowSummary(flows=f)},
+        )
+        for name, f in flows.items()
+    ]
+    run = RunInfo(
+        id="r",
+        started_at=0,
+        finished_at=1,
+        status="complete",
+        settings={"app": "shop:app", "paths": ["/a"], **settings},
+    )
+    return Results(run=run, stability=None, targets=targets)
+
+
+def conclude(found: Results) -> AppConclusion:
+    conclusion = app_conclusion(found)
+    assert conclusion is not None
+    return conclusion
+
+
+def test_the_highest_rate_whose_p99_is_within_twice_the_best_is_recommended() -> None:
+    found = results(
+        {
+            "sync-1x": [flow("/a", 12, 1.2, slots=2)],
+            "gthread": [flow("/a", 48, 0.30, slots=16)],
+            "gevent": [flow("/a", 50, 0.70, slots=200)],  # faster, but its p99 is 2.3x the best
+        }
+    )
+    conclusion = conclude(found)
+    (path,) = conclusion.paths
+    assert [c.target for c in path.configurations] == ["gevent", "gthread", "sync-1x"]
+    assert path.best_p99_s == pytest.approx(0.30) and [c.acceptable for c in path.configurations] == [
+        False,
+        True,
+        False,
+    ]
+    assert conclusion.recommendation is not None and conclusion.recommendation.target == "gthread"
+    # The knob: with 3x the best p99 acceptable, gevent's rate wins.
+    assert conclude(results(found_flows(found), acceptable_p99=3)).recommendation.target == "gevent"  # type: ignore[union-attr]
+
+
+def found_flows(found: Results) -> dict[str, list[PathFlow]]:
+    return {t.name: t.scenarios["flow"].flows for t in found.targets}  # type: ignore[attr-defined]
+
+
+def test_every_path_weighs_and_one_that_errs_everywhere_is_left_out() -> None:
+    found = results(
+        {
+            "sync-1x": [
+                flow("/a", 10, 0.5, slots=2),
+                flow("/b", 90, 0.2, slots=2),
+                flow("/x", 0, 0, slots=2, failures={"HTTP 500": 9}),
+            ],
+            "gthread": [
+                flow("/a", 40, 0.5, slots=16),
+                flow("/b", 60, 0.2, slots=16),
+                flow("/x", 0, 0, slots=16, failures={"HTTP 500": 9}),
+            ],
+        }
+    )
+    conclusion = conclude(found)
+    assert [p.path for p in conclusion.paths] == ["/a", "/b"] and conclusion.unanswered == ["/x"]
+    # gthread: 1.0 and 0.67 of the best rates; sync-1x: 0.25 and 1.0: the geometric mean picks gthread.
+    assert conclusion.recommendation is not None and conclusion.recommendation.target == "gthread"
+    assert conclusion.recommendation.score == pytest.approx((1.0 * 60 / 90) ** 0.5)
+
+
+def test_a_configuration_that_fails_requests_is_never_acceptable() -> None:
+    found = results(
+        {"a": [flow("/a", 50, 0.3, slots=4, failures={"timeout": 2})], "b": [flow("/a", 20, 0.5, slots=4)]}
+    )
+    conclusion = conclude(found)
+    assert conclusion.paths[0].best_p99_s == pytest.approx(0.5)
+    assert conclusion.recommendation is not None and conclusion.recommendation.target == "b"
+
+
+def test_the_ceiling_and_why_from_littles_law_for_the_configuration_alone() -> None:
+    # 2 slots held 0.16 s: 12.5/s; 2 cores over 0.04 CPU s: 50/s. The slots bind.
+    (served,) = conclude(results({"sync-1x": [flow("/a", 12, 1.2, slots=2)]})).paths[0].configurations
+    assert served.ceiling_per_s == pytest.approx(12.5) and served.ceiling_binding == "slots"
+    assert served.why == "its 2 slots, each held 160 ms a request"
+    (served,) = conclude(results({"gevent": [flow("/a", 48, 0.5, slots=200)]})).paths[0].configurations
+    assert served.ceiling_per_s == pytest.approx(50) and served.ceiling_binding == "cpu"
+    assert served.why == "its 2 cores at 40 ms of CPU a request"
+
+
+def test_the_recommendation_is_the_first_answer_with_its_numbers() -> None:
+    found = results({"sync-1x": [flow("/a", 12, 1.2, slots=2)], "gthread": [flow("/a", 48, 0.3, slots=16)]})
+    found.conclusions = {"flow": conclude(found)}
+    answers = SHAPES["flow"].answers(found)
+    assert [a.key for a in answers] == ["app-recommendation", "app-a"]
+    recommendation, path = answers
+    assert recommendation.question == "How should shop:app be served?" and recommendation.answer.startswith(
+        "gthread"
+    )
+    assert (
+        "/a: gthread 48.0/s at p99 0.30 s (the best); predicted ceiling 50.0/s, bound by its 2 cores"
+        in recommendation.evidence
+    )
+    assert path.answer.startswith(
+        "/a used 40 ms of CPU and waited 120 ms alone: it was served at gthread 48.0/s, sync-1x 12.0/s"
+    )
+
+
+def test_where_none_is_acceptable_everywhere_the_one_acceptable_on_most_paths_is_named_with_a_caveat() -> (
+    None
+):
+    found = results(
+        {
+            "sync-2x": [flow("/a", 24, 0.5, slots=4), flow("/b", 40, 0.3, slots=4)],  # /b beyond 2x
+            "gthread": [flow("/a", 19, 2.0, slots=16), flow("/b", 119, 0.2, slots=16)],  # /a beyond 2x
+            "gevent": [flow("/a", 10, 4.0, slots=200), flow("/b", 116, 0.1, slots=200)],  # /a beyond
+        }
+    )
+    conclusion = conclude(found)
+    # Each is acceptable on one path: gthread's rates are the best mean of rate over best rate.
+    assert conclusion.recommendation is not None and conclusion.recommendation.target == "gthread"
+    assert conclusion.recommendation.beyond == ["/a"]
+    found.conclusions = {"flow": conclusion}
+    (answer, *_) = SHAPES["flow"].answers(found)
+    assert answer.answer.startswith("gthread, with a caveat:") and answer.answer.endswith("but not on /a.")

@@ -1,0 +1,34 @@
+"""The Server-Timing header as the tester reads it: the lab's entries in any order, among the
+app's own; a response without them is not measured (None), never zero."""
+
+from __future__ import annotations
+
+import pytest
+
+from labtester.servertiming import ServerTiming, from_headers, parse
+
+LAB = "cpu;dur=12.345, app;dur=45.678, pid;desc=1234, start;desc=1764000000.123456"
+
+
+def test_the_labs_entries_in_seconds() -> None:
+    timing = parse([LAB])
+    assert timing.cpu_s == pytest.approx(0.012345) and timing.app_s == pytest.approx(0.045678)
+    assert timing.pid == 1234 and timing.started_at == pytest.approx(1764000000.123456)
+
+
+def test_any_order_among_the_apps_own_entries_and_lines() -> None:
+    shuffled = 'db;dur=3.2;desc="query", start;desc=5.5, pid;desc=7'
+    assert parse([shuffled, "app;dur=20, cpu;dur=4, cache;desc=hit"]) == ServerTiming(0.004, 0.02, 7, 5.5)
+
+
+def test_without_the_labs_entries_nothing_is_measured() -> None:
+    assert parse([]) == ServerTiming(None, None, None, None)
+    assert parse(["db;dur=3.2, total;dur=9"]) == ServerTiming()
+    assert parse(["cpu;dur=abc, app"]) == ServerTiming()  # malformed: not a zero
+
+
+def test_from_raw_header_pairs_as_h11_and_aiohttp_give_them() -> None:
+    pairs = [(b"content-type", b"application/json"), (b"Server-Timing", LAB.encode())]
+    assert from_headers(pairs).pid == 1234
+    assert from_headers([("server-timing", "cpu;dur=1")]).cpu_s == pytest.approx(0.001)
+    assert from_headers([("content-length", "2")]) == ServerTiming()
