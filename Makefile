@@ -9,9 +9,10 @@ PORTS ?=
 # `make lab N=1 K=4 R=2`: N seconds per CPU request, bursts n = 1..K, R repeats (defaults 0.5, 5, 3);
 # `make lab SCENARIOS=bursts,closed,ramp,sweep,rate` adds the other load shapes (default: bursts);
 # `make lab COMPARE=results/<earlier run>` sets every figure beside that run's;
-# `make lab APP=module:app PATHS=/a,/b` measures a team's app in every server configuration.
+# `make lab APP=module:app PATHS=/a,/b` measures a team's app in every server configuration;
+# `make lab CLIENTS=2`: the load sent by 2 client processes released together, their rows merged.
 LAB_FLAGS = $(if $(N),--work-seconds $(N)) $(if $(K),--burst-max $(K)) $(if $(R),--repeats $(R)) \
-	$(if $(SCENARIOS),--scenarios $(SCENARIOS))
+	$(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(CLIENTS),--clients $(CLIENTS))
 
 .DEFAULT_GOAL := help
 
@@ -56,8 +57,12 @@ lab: install ## Run the whole lab locally (targets on 127.0.0.1), report in resu
 	$(BIN)/python -m labtester lab $(LAB_FLAGS) $(if $(COMPARE),--compare $(COMPARE)) \
 		$(if $(APP),--app '$(APP)') $(if $(PATHS),--paths '$(PATHS)')
 
-bench: install /usr/bin/wrk ## Kernel CV, calibration error, measured/model ratios, client vs wrk
+bench: install $(VENV)/.bench /usr/bin/wrk ## Kernel CV, calibration error, measured/model ratios, client vs Locust and wrk
 	$(BIN)/python -m labtester bench $(LAB_FLAGS)
+
+$(VENV)/.bench: pyproject.toml # Locust, which `make bench` sets the lab's client beside
+	$(BIN)/pip install --quiet -e '.[bench]'
+	touch $@
 
 /usr/bin/wrk: # the reference load client `make bench` compares the tester's with
 	apt-get update && apt-get install -y --no-install-recommends wrk
@@ -92,6 +97,8 @@ LAB_STATE_DIR ?= $(if $(filter 0,$(LAB_UID)),/run/concurrency-lab,$(if $(XDG_RUN
 LAB_PULL_IMAGES ?= auto
 # A kind node image to use as it is (empty: kind's own where it can be had, else one built here).
 KIND_NODE_IMAGE ?=
+# `make kind-up NODES=2`: one control plane and a worker, both taking pods (the tester's clients spread).
+NODES ?= 1
 KUBECTL ?= kubectl
 PROMETHEUS := /usr/bin/prometheus
 CHART := charts/concurrency-lab
@@ -147,7 +154,7 @@ images: wheelhouse ## Build the lab's images on BASE_IMAGE, offline, tagged by c
 # Settings of scripts/kind-up and scripts/kind-down.
 KIND_ENV = KIND=$(KIND) CLUSTER=$(CLUSTER) KIND_CONFIG=kind-config.yaml LAB_CACHE=$(LAB_CACHE) \
 	LAB_STATE_DIR=$(LAB_STATE_DIR) LAB_PULL_IMAGES=$(LAB_PULL_IMAGES) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) \
-	MAKE="$(MAKE)" PYTHON=$(BIN)/python \
+	MAKE="$(MAKE)" PYTHON=$(BIN)/python NODES=$(NODES) \
 	IMAGE_TAG=$(IMAGE_TAG) IMAGE_TAGS=$(IMAGE_TAGS) BASE_IMAGE=$(BASE_IMAGE) \
 	LOCAL_BASE_IMAGE=$(LOCAL_BASE_IMAGE) VALUES=$(CHART)/values.yaml
 
@@ -162,12 +169,14 @@ run-lab: install tools ## Check the fit, deploy to kind, run the tester Job, cop
 kind-down: tools ## Delete the cluster, stop the engine kind-up started, restore kernel settings
 	$(KIND_ENV) scripts/kind-down
 
-# Extra `helm upgrade` flags for kind-check's run-lab (empty: the profile that fits the cluster).
-KIND_CHECK_HELM_ARGS ?=
+# Extra `helm upgrade` flags for kind-check's run-lab (with no -f: the profile that fits the
+# cluster): two clients, on the two nodes kind-check makes (KIND_CHECK_NODES).
+KIND_CHECK_HELM_ARGS ?= --set tester.parallelism=2
+KIND_CHECK_NODES ?= 2
 
 kind-check: install tools ## kind-up, run-lab, assertions, kind-down; the machine as before (CI)
-	MAKE="$(MAKE)" KUBECTL=$(KUBECTL) HELM=$(HELM) CLUSTER=$(CLUSTER) NAMESPACE=$(NAMESPACE) RELEASE=$(RELEASE) \
-		PYTHON=$(BIN)/python RESULTS_DIR=results/kind \
+	MAKE="$(MAKE)" NODES=$(KIND_CHECK_NODES) KUBECTL=$(KUBECTL) HELM=$(HELM) CLUSTER=$(CLUSTER) NAMESPACE=$(NAMESPACE) \
+		RELEASE=$(RELEASE) PYTHON=$(BIN)/python RESULTS_DIR=results/kind \
 		CHECK_HELM_ARGS="$(KIND_CHECK_HELM_ARGS)" scripts/kind-check
 
 grafana: ## Grafana's URL and admin password (anonymous visitors can already read)

@@ -12,7 +12,9 @@ Reads results.json of schema version SCHEMA_VERSION (tester/labtester/results.sc
   bursts ran CPU endpoints (a team's paths need no calibration), with every load shape the run
   planned, and every burst endpoint answered at least one run without a failure.
 - The tester's own cross-check of Prometheus (where the chart runs one): for every measured target
-  it ran without error and Prometheus's count of each route equals the server's.
+  it ran without error, Prometheus's count of each route equals the server's, and the server's
+  count of each load window equals the sum of every client's sends.
+- With P clients (the tester Job's parallelism), every burst of n >= 2 was sent by min(n, P) of them.
 - Seen from outside the tester too: Prometheus scraped every target (up == 1), and for each
   measured target it counted at least as many answered requests on the work routes (every route
   but the control paths) as the tester's bursts recorded: Prometheus counts every request a
@@ -137,6 +139,25 @@ def tester_cross_check(results: dict[str, Any], measured: list[str]) -> list[str
                 for route in check["routes"]
                 if route["prometheus"] != route["server"]
             ]
+            problems += [
+                f"{target['name']} {sent['window']}: the clients sent {sent['sent']}, the server "
+                f"counted {sent['server']:g}"
+                for sent in check.get("sent", [])
+                if sent["sent"] != sent["server"]
+            ]
+    return problems
+
+
+def client_problems(results: dict[str, Any]) -> list[str]:
+    """With P clients, each burst of n is split across min(n, P) of them, every one measured."""
+    clients = results["run"]["settings"].get("clients", 1)
+    if clients == 1:
+        return []
+    problems = []
+    for target in results["targets"]:
+        for path, run in burst_runs(target):
+            if run.get("verdict") != "failed" and run.get("clients") != min(run["n"], clients):
+                problems.append(f"{target['name']} {path} n={run['n']}: sent by {run.get('clients')} clients")
     return problems
 
 
@@ -179,7 +200,7 @@ def main() -> None:
     results = json.loads(results_path.read_text())
     values = yaml.safe_load(values_path.read_text())
     measured = measured_targets(values)
-    problems = result_problems(results, measured)
+    problems = result_problems(results, measured) + client_problems(results)
     if values.get("prometheus", {}).get("enabled"):
         problems += tester_cross_check(results, measured)
         query, deadline = prometheus_query(url), time.monotonic() + PROMETHEUS_WAIT_S
@@ -195,7 +216,11 @@ def main() -> None:
     counts = ", ".join(
         f"{target['name']} {answered(target)}" for target in results["targets"] if target["name"] in measured
     )
-    print(f"{results_path}: every measured target measured; answered requests the tester recorded: {counts}")
+    clients = results["run"]["settings"].get("clients", 1)
+    print(
+        f"{results_path}: every measured target measured by {clients} client(s); answered requests "
+        f"the tester recorded: {counts}"
+    )
 
 
 if __name__ == "__main__":

@@ -56,7 +56,8 @@ def main(env: dict[str, str]) -> int:
              settings.kube_context, "--namespace", settings.namespace, *helm_args])  # fmt: skip
         return True
 
-    state = wait_ready(cluster, job, without_grafana, timing.READY_TIMEOUT_S)
+    clients = jobs[0]["spec"].get("parallelism", 1) if jobs else 0
+    state = wait_ready(cluster, job, without_grafana, timing.READY_TIMEOUT_S, clients)
     if job is None:
         say("These values have no tester Job: the targets run until `make kind-down`; nothing is measured.")
         return 0

@@ -60,7 +60,11 @@ def pod_ready(pod: Manifest) -> bool:
     return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
 
 
-def progress(cluster: Cluster, job: str | None) -> Progress:
+# Which client of the tester's Indexed Job a pod is: client 0 writes the log and the report.
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+
+
+def progress(cluster: Cluster, job: str | None, clients: int = 1) -> Progress:
     s = cluster.s
     deployments = cluster.get("deployments", "--selector", s.selector())
     pods = [
@@ -68,7 +72,7 @@ def progress(cluster: Cluster, job: str | None) -> Progress:
         for p in cluster.get("pods", "--selector", s.selector())
         if not p["metadata"].get("deletionTimestamp")
     ]
-    expected = sum(d["spec"].get("replicas", 1) for d in deployments) + (1 if job else 0)
+    expected = sum(d["spec"].get("replicas", 1) for d in deployments) + (clients if job else 0)
     ready = sum(d["spec"].get("replicas", 1) for d in deployments if rolled_out(d))
     waiting: dict[str, str] = {}
     pulling: dict[str, str] = {}
@@ -81,7 +85,8 @@ def progress(cluster: Cluster, job: str | None) -> Progress:
             and labels.get("job-name") == job
             and pod["status"].get("phase") in ("Running", "Succeeded", "Failed")
         ):
-            tester_pod = name
+            if labels.get(COMPLETION_INDEX, "0") == "0":
+                tester_pod = name
             ready += 1
             continue
         if (labels.get("job-name") and labels.get("job-name") != job) or pod_ready(pod):
@@ -101,15 +106,20 @@ def describe_waiting(waiting: dict[str, str]) -> str:
 
 
 def wait_ready(
-    cluster: Cluster, job: str | None, on_pull_failure: Callable[[set[str]], bool], timeout_s: float
+    cluster: Cluster,
+    job: str | None,
+    on_pull_failure: Callable[[set[str]], bool],
+    timeout_s: float,
+    clients: int = 1,
 ) -> Progress:
-    """Until every Deployment is rolled out and the tester's pod runs; progress as it goes."""
+    """Until every Deployment is rolled out and every pod of the tester (its clients) runs; progress
+    as it goes. The tester's pod to follow is client 0's."""
     deadline = time.monotonic() + timeout_s
     last_shown: tuple[int, int] | None = None
     last_detail = time.monotonic()
     pulling_since: dict[str, float] = {}
     while True:
-        state = progress(cluster, job)
+        state = progress(cluster, job, clients)
         if state.pull_failed and on_pull_failure(state.pull_failed):
             deadline = time.monotonic() + timeout_s
             continue
@@ -123,7 +133,7 @@ def wait_ready(
                 f"{describe_waiting({pod: state.waiting[pod] for pod in stuck})}\n"
                 "The lab's own images are built and loaded into kind by `make kind-up`."
             )
-        if state.ready == state.expected and not state.waiting:
+        if state.ready == state.expected and not state.waiting and (job is None or state.tester_pod):
             say(f"Pods ready {state.ready}/{state.expected}.")
             return state
         if (state.ready, state.expected) != last_shown:

@@ -1,5 +1,6 @@
-"""uvicorn's app factory (`app_target.asgi:create_app`, called once per worker): the team's ASGI
-app behind the control paths, each request measured (workload.asgi_cpu)."""
+"""uvicorn's app factory (`app_target.asgi:create_app`, called once per worker, through
+workload.serving.served_app, which ties the worker's life to the root's): the team's ASGI app
+behind the control paths, each request measured (workload.asgi_cpu)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,9 @@ from app_target.info import app_info
 from app_target.loading import load_app
 from app_target.settings import AppSettings
 from workload.asgi_cpu import AsgiCpuMiddleware
-from workload.lifetime import end_with_root
 
 
 def create_app() -> AsgiCpuMiddleware:
-    end_with_root()  # a --workers or --reload child ends with the root, however the root ends
     settings = AppSettings()
     loaded = load_app(settings.app)
     control = ControlPaths(app_info(settings, loaded), settings.reload)

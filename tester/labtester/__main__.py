@@ -5,6 +5,7 @@ lab      start the targets locally (from the chart's target list), run the lab, 
 run      run the lab against running targets (TESTER_* env vars: how the Job is configured)
 bench    the figures the lab's accuracy rests on (see bench.py)
 report   rebuild a results folder's reports from its raw log
+serve-results  the chart's results server: the folder read-only, finished runs taken by PUT
 targets  start the measured targets locally until Ctrl-C
 schema   print the results document's JSON schema (generated from the typed model)
 """
@@ -24,9 +25,12 @@ from typing import Any, NoReturn
 from rich.console import Console
 
 from labtester.applab import app_env
+from labtester.clients.follow import run_follower
+from labtester.clients.local import local_clients
+from labtester.clients.publish import publish
 from labtester.inputs import APP_FLAGS, LAB_FLAGS, BadInput, Inputs, check
 from labtester.lab import run_lab, terminate
-from labtester.launcher import LaunchError, running_targets
+from labtester.launcher import LaunchError, free_port, running_targets
 from labtester.progress import LabProgress
 from labtester.report import write_reports
 from labtester.report.compare import EarlierRun
@@ -51,11 +55,18 @@ def _run_and_report(
     not_started: dict[str, str] | None = None,
 ) -> Results:
     run_dir = settings.output_dir / time.strftime("%Y%m%d-%H%M%S")
+    if settings.clients > 1 and not settings.barrier:  # the other clients as processes here
+        settings = settings.model_copy(update={"barrier": f"127.0.0.1:{free_port()}"})
+        clients: Any = local_clients(settings, run_dir / "clients")
+    else:
+        clients = contextlib.nullcontext()
     try:  # readiness and census; each target adds its own plan once its /info is known
-        with LabProgress(console, 2 + len(settings.targets) + len(settings.census_only)) as progress:
+        with clients, LabProgress(console, 2 + len(settings.targets) + len(settings.census_only)) as progress:
             run_lab(settings, progress, run_dir, after_census, not_started)
     finally:
         results = write_reports(run_dir, console, compare)  # also after a crash: what was measured is kept
+        if settings.results_url:
+            publish(run_dir, settings.results_url, console)
     return results
 
 
@@ -64,7 +75,10 @@ def _exit_code(results: Results) -> int:
 
 
 def command_run(args: argparse.Namespace, inputs: Inputs) -> int:
-    assert inputs.settings is not None  # checked: it names targets
+    assert inputs.settings is not None  # checked: it names targets, or is a client other than 0
+    if inputs.settings.client_index > 0:  # client 0's plan, and its part of each step
+        with LabProgress(make_console(), 0) as progress:
+            return run_follower(inputs.settings, progress)
     return _exit_code(_run_and_report(inputs.settings, make_console(), compare=inputs.earlier))
 
 
@@ -125,6 +139,14 @@ def command_report(args: argparse.Namespace, inputs: Inputs) -> int:
     return _exit_code(write_reports(args.run_dir, make_console(), inputs.earlier))
 
 
+def command_serve_results(args: argparse.Namespace, inputs: Inputs) -> int:
+    from labtester.results_server import serve
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    serve(args.directory, args.listen)
+    return 0
+
+
 def command_schema(args: argparse.Namespace, inputs: Inputs) -> int:
     print(json.dumps(Results.model_json_schema(), indent=2))
     return 0
@@ -163,10 +185,13 @@ def _add_lab_options(parser: argparse.ArgumentParser, app: bool) -> None:
         field = fields[name]
         default = field.get_default(call_default_factory=True)
         shown = ",".join(default) if isinstance(default, list) else default
-        kind = {"work_seconds": float, "burst_max": int, "repeats": int, "output_dir": Path}.get(name, str)
+        types = {"work_seconds": float, "burst_max": int, "repeats": int, "clients": int, "output_dir": Path}
         about = (field.description or name).rstrip(".")
         parser.add_argument(
-            flag, dest=name, type=kind, help=f"{about} (default: {shown})" if default else about
+            flag,
+            dest=name,
+            type=types.get(name, str),
+            help=f"{about} (default: {shown})" if default else about,
         )
 
 
@@ -198,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
     targets.add_argument("--port", action="append", default=[], metavar="NAME=PORT", help="override a port")
     targets.set_defaults(handler=command_targets)
     commands.add_parser("schema", help="print the results JSON schema").set_defaults(handler=command_schema)
+    results = commands.add_parser("serve-results", help="serve a results folder; take finished runs by PUT")
+    results.add_argument("--directory", type=Path, default=Path("/results"))
+    results.add_argument("--port", dest="listen", type=int, default=8080)
+    results.set_defaults(handler=command_serve_results)
     return parser
 
 

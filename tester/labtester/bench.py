@@ -1,7 +1,8 @@
 """`make bench`: the figures the lab's accuracy rests on, measured through HTTP like the lab does.
 
 0. What the CPU middleware (Server-Timing, per-request CPU) adds to each request, in-process.
-1. The load client against wrk on the same trivial endpoint (its capacity and added latency).
+1. The load client against wrk on the same trivial endpoint (its capacity and added latency), and
+   what one client costs: its CPU per request beside Locust's FastHttpUser's and wrk's.
 2. A local lab on an idle machine: the kernel's drift, calibration errors, |measured/model - 1|
    over every CPU burst (median and worst), departure findings, the release's offset and spread
    (by the servers' own start times) and the delivery lag.
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from rich.console import Console
 
+from labtester.clients.benchmark import ClientCost, measure
+from labtester.clients.report import release_text
 from labtester.launcher import dying_with_tester, running_targets
 from labtester.loadclient import LoadClient, Sample
 from labtester.results import Results
@@ -100,17 +103,44 @@ def print_capacity(console: Console, targets: list[TargetDefinition]) -> None:
             run_tester_client(target.url, "/healthz", CAPACITY_CONCURRENCY),
         )
         wrk_one, tester_one = run_wrk(url, 1), run_tester_client(target.url, "/healthz", 1)
+        print_client_cost(console, url)
     share = tester.requests_per_s / wrk.requests_per_s * 100
     console.print(
         f"BENCH client at concurrency {CAPACITY_CONCURRENCY} on /healthz: "
         f"wrk {wrk.requests_per_s:,.0f} req/s, "
-        f"tester (aiohttp) {tester.requests_per_s:,.0f} req/s = {share:.0f} % of wrk (goal: at least 50 %)",
+        f"tester {tester.requests_per_s:,.0f} req/s = {share:.0f} % of wrk (goal: at least 50 %)",
         highlight=False,
     )
     console.print(
         f"BENCH client latency at concurrency 1 (p50): wrk {wrk_one.p50_s * 1000:.2f} ms, tester "
         f"{tester_one.p50_s * 1000:.2f} ms: "
         f"the tester adds {(tester_one.p50_s - wrk_one.p50_s) * 1000:+.2f} ms",
+        highlight=False,
+    )
+
+
+COST_ROUNDS = 2  # each client twice, interleaved: a neighbour's burst does not hit one alone
+COST_CLIENTS = ("lab", "locust", "wrk")
+COST_GOAL = 0.5  # the lab's client at most this share of Locust's CPU per request
+
+
+def print_client_cost(console: Console, url: str) -> None:
+    """CPU seconds per request of each client in a closed loop on `url`, the median of its rounds."""
+    costs: dict[str, list[ClientCost]] = {kind: [] for kind in COST_CLIENTS}
+    for _ in range(COST_ROUNDS):
+        for kind in COST_CLIENTS:
+            costs[kind].append(measure(kind, url, CAPACITY_CONCURRENCY, WRK_DURATION_S))
+    per_request = {
+        kind: float(np.median([c.cpu_per_request_s for c in runs])) for kind, runs in costs.items()
+    }
+    rates = {kind: float(np.median([c.per_s for c in runs])) for kind, runs in costs.items()}
+    shown = ", ".join(
+        f"{kind} {per_request[kind] * 1000:.3f} ms ({rates[kind]:,.0f} req/s)" for kind in COST_CLIENTS
+    )
+    console.print(
+        f"BENCH client CPU per request at concurrency {CAPACITY_CONCURRENCY} on /healthz: {shown}; "
+        f"the lab's = {per_request['lab'] / per_request['locust']:.2f} x Locust's (goal: at most "
+        f"{COST_GOAL}), {per_request['lab'] / per_request['wrk']:.1f} x wrk's",
         highlight=False,
     )
 
@@ -203,6 +233,8 @@ def print_accuracy(console: Console, results: Results, title: str) -> None:
     )
     for line in release_lines(runs):
         say(line)
+    if results.run.clients > 1 and (release := release_text(results)):
+        say(release)
     for finding in results.findings:
         if finding.kind in ("interference", "departure"):
             console.print(f"  {finding.kind}: {finding.text}", highlight=False, markup=False)

@@ -9,6 +9,8 @@ import aiohttp
 import h11
 import httpx
 
+from labtester.connections import RemoteDisconnected
+
 # What an errno says, in the words a report uses.
 _ERRNO_NAMES = {
     errno.ECONNREFUSED: "connection refused",
@@ -23,7 +25,11 @@ def classify_error(error: BaseException) -> str:
     if isinstance(error, httpx.TimeoutException | aiohttp.ServerTimeoutError | TimeoutError):
         return "timeout"
     if isinstance(
-        error, httpx.RemoteProtocolError | aiohttp.ServerDisconnectedError | h11.RemoteProtocolError
+        error,
+        httpx.RemoteProtocolError
+        | aiohttp.ServerDisconnectedError
+        | h11.RemoteProtocolError
+        | RemoteDisconnected,
     ):
         return "remote disconnected"  # the server closed the connection before a whole response
     cause: BaseException | None = error

@@ -9,23 +9,24 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-from labtester import census, machine, prometheus, stability
-from labtester.calibrate import Calibration, calibrate
-from labtester.client import TargetError, classify_error, get_json
+from labtester import census, machine, prometheus
+from labtester.client import TargetError, get_json
+from labtester.clients.barrier import RUN_SCOPE, BarrierServer
+from labtester.clients.crew import Crew, CrewBroken
 from labtester.info import TargetInfo
 from labtester.progress import LabProgress
 from labtester.rawlog import RawLog
 from labtester.readiness import NotReady, wait_ready
 from labtester.results import SCHEMA_VERSION
-from labtester.scenarios import SHAPES
-from labtester.scenarios.base import ShapeContext
-from labtester.scrape import scrape
 from labtester.settings import LabSettings, TargetRef
+from labtester.target_run import TargetRun
 
 CONTROL_TIMEOUT_S = 30
 
@@ -56,7 +57,7 @@ def run_lab(
     """Measure every target into `run_dir`'s raw log; `after_census` runs once the census is taken
     (the local lab stops its census-only variants there); `not_started`: targets the local lab
     could not start, and why (recorded, so the report says so)."""
-    with RawLog(run_dir) as log:
+    with RawLog(run_dir) as log, leading(settings, log) as crew:
         log.write(
             "run_start",
             run_id=run_dir.name,
@@ -79,9 +80,16 @@ def run_lab(
             take_idle_census(settings, infos, log, progress)
             if after_census:
                 after_census()
-            for target in (t for t in settings.targets if t.name in infos):
-                TargetRun(settings, log, progress, target, infos[target.name]).measure()
+            measured = [t for t in settings.targets if t.name in infos]
+            crew.meet(RUN_SCOPE, "targets", the_plan(settings, measured, infos))
+            for target in measured:
+                TargetRun(settings, log, progress, target, infos[target.name], crew).measure()
+            crew.meet(RUN_SCOPE, "end")
             status = "complete"
+        except CrewBroken as error:  # a client stopped: what was measured until then stands
+            status = "interrupted"
+            log.write("error", target=None, stage="clients", error=str(error))
+            progress.note(f"error: the clients could not go on together: {error}")
         except BaseException as error:
             if not (_termination_requested.is_set() or isinstance(error, KeyboardInterrupt)):
                 raise  # a crash: reported as such, with its traceback
@@ -132,88 +140,27 @@ def take_idle_census(
             log.write("census", target=target.name, phase="idle", census=taken)
 
 
-class TargetRun:
-    """Everything measured on one target; a failure ends this target, not the run."""
+@contextmanager
+def leading(settings: LabSettings, log: RawLog) -> Iterator[Crew]:
+    """Client 0: alone, or serving the barrier every client of the crew meets at (itself too)."""
+    if settings.clients == 1:
+        yield Crew()
+        return
+    host, _, port = (settings.barrier or "127.0.0.1:0").rpartition(":")
+    local = host in ("127.0.0.1", "localhost")  # local clients; else the pods reach it by name
+    bind = "127.0.0.1" if local else "0.0.0.0"
+    server = BarrierServer(settings.clients, log, bind, int(port), settings.ready_timeout_s).start()
+    crew = Crew(0, settings.clients)
+    try:
+        yield crew.connect(f"127.0.0.1:{server.port}", settings.ready_timeout_s)
+    finally:
+        crew.close()
+        server.stop()
 
-    def __init__(
-        self, settings: LabSettings, log: RawLog, progress: LabProgress, target: TargetRef, info: TargetInfo
-    ) -> None:
-        self.settings, self.log, self.progress, self.target, self.info = settings, log, progress, target, info
-        self.stage = "stability probe"
-        self.control = httpx.Client(timeout=settings.request_timeout_s)
 
-    def measure(self) -> None:
-        shapes = [SHAPES[name] for name in self.settings.scenarios if SHAPES[name].applies(self.info)]
-        self.progress.add_steps(2 + sum(len(s.plan(self.info, self.settings)) for s in shapes))
-        try:
-            self.probe("start")
-            calibrate = any(s.needs_calibration(self.info, self.settings) for s in shapes)
-            calibration = self.calibrate() if calibrate else None
-            for shape in shapes:
-                self.stage = f"{shape.name} scenario"
-                shape.run(self.context(shape.name, calibration))
-            self.probe("end")
-            if self.settings.prometheus_url:
-                self.cross_check_prometheus(self.settings.prometheus_url)
-        except TargetError as error:
-            self.progress.note(f"error: {self.target.name} ({self.target.url}): {self.stage} failed: {error}")
-            self.log.write("error", target=self.target.name, stage=self.stage, error=str(error))
-        finally:
-            self.control.close()
-
-    def context(self, shape: str, calibration: Calibration | None) -> ShapeContext:
-        return ShapeContext(
-            target=self.target,
-            info=self.info,
-            settings=self.settings,
-            log=self.log,
-            progress=self.progress,
-            calibration=calibration,
-            probe=self.probe,
-            check_alive=self.check_alive,
-            shape=shape,
-        )
-
-    def probe(self, where: str) -> None:
-        """A stability probe of the machine, run on this target's kernel."""
-        fields = stability.probe(self.control, self.target.url, self.info, self.settings.stability_samples)
-        self.log.write("probe", target=self.target.name, label=where, **fields)
-
-    def calibrate(self) -> Calibration:
-        self.stage = "calibration"
-        self.progress.step(f"{self.target.name}: calibrating to N = {self.settings.work_seconds:g} s")
-        settings = self.settings
-        calibration = calibrate(
-            self.control,
-            self.target.url,
-            self.info,
-            settings.work_seconds,
-            settings.calibration_tolerance,
-            settings.calibration_rounds,
-        )
-        self.log.write("calibration", target=self.target.name, calibration=calibration.model_dump())
-        self.progress.note(
-            f"{self.target.name}: {calibration.iterations} iterations -> "
-            f"{calibration.measured_seconds:.3f} s ({calibration.error_pct:+.1f} % of N)"
-        )
-        return calibration
-
-    def cross_check_prometheus(self, url: str) -> None:
-        self.stage = "Prometheus cross-check"
-        self.progress.step(f"{self.target.name}: Prometheus cross-check")
-        server = scrape(self.control, self.target.url + self.info.control.metrics)
-        check = prometheus.cross_check(
-            url, self.target.name, server, time.time(), self.settings.ready_timeout_s
-        )
-        self.log.write("prometheus", target=self.target.name, check=check.model_dump())
-
-    def check_alive(self, errors: list[str | None]) -> None:
-        """After failed requests, stop measuring a target that no longer answers at all."""
-        if not any(errors):
-            return
-        try:
-            self.control.get(self.target.url + self.info.control.health, timeout=10).raise_for_status()
-        except httpx.HTTPError as error:
-            raise TargetError(
-                f"stopped answering {self.info.control.health} ({classify_error(error)})"
-            ) from error
+def the_plan(settings: LabSettings, targets: list[TargetRef], infos: dict[str, TargetInfo]) -> dict[str, Any]:
+    """What client 0 tells the others at the start: the settings and the targets to measure."""
+    return {
+        "settings": settings.model_dump(mode="json"),
+        "targets": [{**t.model_dump(), "info": infos[t.name].model_dump(mode="json")} for t in targets],
+    }

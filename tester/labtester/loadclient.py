@@ -1,21 +1,21 @@
-"""The high-rate load client: aiohttp.
+"""The high-rate load client: kept-alive connections of our own (connections.py), a Sample each.
 
-Chosen by measurement: against a trivial uvicorn endpoint an httpx AsyncClient loop was the
-bottleneck (hundreds of requests a second) where an aiohttp session kept pace with wrk. httpx stays
-where rate does not matter (control calls); bursts use their own raw release. `make bench` sets this
-client beside wrk on the same endpoint in the same run, and the README quotes its figures.
+Chosen by measurement: an httpx AsyncClient loop was the bottleneck (hundreds of requests a
+second); an aiohttp session kept pace with wrk but cost about 0.7x Locust's CPU per request, most
+of it in its request and response objects (connections.py has the figures). httpx stays where rate
+does not matter (control calls); bursts use their own raw release. `make bench` sets this client's
+CPU per request beside Locust's and wrk's on the same endpoint in the same run.
 """
 
 from __future__ import annotations
 
 import resource
 import time
-from dataclasses import astuple, dataclass
+from dataclasses import asdict, astuple, dataclass
 from types import TracebackType
 
-import aiohttp
-
 from labtester.client import classify_error
+from labtester.connections import Connections
 from labtester.servertiming import from_headers
 
 # The server's account (Server-Timing) comes last: rows recorded before it had none.
@@ -30,6 +30,7 @@ SAMPLE_FIELDS = (
     "app_s",
     "pid",
     "started_at",
+    "client",
 )
 
 
@@ -48,6 +49,7 @@ class Sample:
     app_s: float | None = None  # the app's time from its call to its response headers
     pid: int | None = None
     started_at: float | None = None
+    client: int = 0  # the client (of P) that sent it
 
     @property
     def from_schedule_s(self) -> float:
@@ -70,42 +72,40 @@ def raise_open_file_limit() -> None:
 
 
 class LoadClient:
-    """One aiohttp session for a scenario; `get` never raises, it returns what happened."""
+    """One pool of connections for a scenario; `get` never raises, it returns what happened."""
 
-    def __init__(self, base_url: str, timeout_s: float) -> None:
+    def __init__(self, base_url: str, timeout_s: float, client: int = 0) -> None:
         self.base_url = base_url
         self.timeout_s = timeout_s
+        self.client = client
         self.started = time.perf_counter()
-        self._session: aiohttp.ClientSession | None = None
+        self.origin_at = time.time()  # the epoch of `started`: the merge aligns clients by it
+        self._connections: Connections | None = None
 
     async def __aenter__(self) -> LoadClient:
         raise_open_file_limit()
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0),  # no client-side cap: the load shape decides
-            timeout=aiohttp.ClientTimeout(total=self.timeout_s),
-        )
-        self.started = time.perf_counter()
+        self._connections = Connections(self.base_url)  # no client-side cap: the load shape decides
+        self.restart_clock()
         return self
 
     async def __aexit__(self, *_: type[BaseException] | BaseException | TracebackType | None) -> None:
-        if self._session:
-            await self._session.close()
+        if self._connections:
+            self._connections.close()
 
     def restart_clock(self) -> None:
-        """Times from here on count from zero (after a warm-up or a baseline)."""
-        self.started = time.perf_counter()
+        """Times from here on count from zero (after a warm-up or a baseline, at a release)."""
+        self.started, self.origin_at = time.perf_counter(), time.time()
 
     def now(self) -> float:
         return time.perf_counter() - self.started
 
     async def get(self, path: str, scheduled_s: float | None = None) -> Sample:
-        assert self._session is not None, "use LoadClient as an async context manager"
+        assert self._connections is not None, "use LoadClient as an async context manager"
         sent = self.now()
         try:
-            async with self._session.get(self.base_url + path) as response:
-                await response.read()
-                status, timing = response.status, from_headers(response.raw_headers)
-        except (aiohttp.ClientError, TimeoutError, OSError) as error:
+            status, headers = await self._connections.get(path, self.timeout_s)
+            timing = from_headers(headers.items())
+        except (TimeoutError, OSError) as error:
             return Sample(
                 path,
                 sent if scheduled_s is None else scheduled_s,
@@ -113,7 +113,10 @@ class LoadClient:
                 self.now() - sent,
                 None,
                 classify_error(error),
+                client=self.client,
             )
         failure = None if 200 <= status < 300 else f"HTTP {status}"
         scheduled = sent if scheduled_s is None else scheduled_s
-        return Sample(path, scheduled, sent, self.now() - sent, status, failure, *astuple(timing))
+        return Sample(
+            path, scheduled, sent, self.now() - sent, status, failure, **asdict(timing), client=self.client
+        )

@@ -8,6 +8,7 @@ what is left was used by other processes: a neighbour, a build, another lab.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass
@@ -85,5 +86,9 @@ def recorded(before: CpuSnapshot, after: CpuSnapshot) -> dict[str, Any]:
 
 
 def use_recorded(pair: dict[str, Any]) -> CpuUse:
-    """Who used the CPU between the two snapshots of a raw record (see `recorded`)."""
-    return between(CpuSnapshot.model_validate(pair["before"]), CpuSnapshot.model_validate(pair["after"]))
+    """Who used the CPU between the two snapshots of a raw record (see `recorded`). With several
+    clients, `clients_s` is what the others used on this machine meanwhile: the tester's too."""
+    use = between(CpuSnapshot.model_validate(pair["before"]), CpuSnapshot.model_validate(pair["after"]))
+    if pair.get("clients_s"):
+        return dataclasses.replace(use, tester_s=use.tester_s + float(pair["clients_s"]))
+    return use

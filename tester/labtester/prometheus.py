@@ -32,14 +32,33 @@ class RouteCount(BaseModel):
         return self.prometheus == self.server
 
 
-class PrometheusCheck(BaseModel):
-    url: str
-    routes: list[RouteCount]
-    error: str | None = None
+class SentCount(BaseModel):
+    """Over one load window: what every client sent to a route, and what the server counted."""
+
+    window: str
+    route: str
+    sent: int
+    server: float
 
     @property
     def matches(self) -> bool:
-        return self.error is None and all(r.matches for r in self.routes)
+        return self.sent == self.server
+
+
+class PrometheusCheck(BaseModel):
+    """Prometheus's counts against the server's, and the server's against the sum of every
+    client's sends (filled from the merged rows when the results are built)."""
+
+    url: str
+    routes: list[RouteCount]
+    error: str | None = None
+    sent: list[SentCount] = []
+
+    @property
+    def matches(self) -> bool:
+        return (
+            self.error is None and all(r.matches for r in self.routes) and all(c.matches for c in self.sent)
+        )
 
 
 def _get(client: httpx.Client, url: str, **params: str) -> Any:

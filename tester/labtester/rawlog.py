@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 RAW_LOG = "raw.jsonl"
 
 Record = dict[str, Any]
+
+
+class RecordSink(Protocol):
+    """Where a client's observations go: the raw log (client 0), or the barrier (the others)."""
+
+    def write(self, record_type: str, **fields: Any) -> None: ...
 
 
 class RawLog:
@@ -24,11 +31,19 @@ class RawLog:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / RAW_LOG
         self._file: IO[str] = self.path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()  # client 0 and the barrier (other clients' records) both write
 
     def write(self, record_type: str, **fields: Any) -> None:
-        self._file.write(json.dumps({"type": record_type, **fields}, default=str) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        self.write_many([{"type": record_type, **fields}])
+
+    def write_many(self, records: list[Record]) -> None:
+        if not records:
+            return
+        text = "".join(json.dumps(record, default=str) + "\n" for record in records)
+        with self._lock:
+            self._file.write(text)
+            self._file.flush()
+            os.fsync(self._file.fileno())
 
     def close(self) -> None:
         self._file.close()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union
 from pydantic import BaseModel, Field
 
 from labtester.calibrate import Calibration
+from labtester.clients.usage import ClientUse, CountCheck, client_uses, count_checks, sent_counts
 from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.prometheus import PrometheusCheck
@@ -82,6 +83,8 @@ class TargetResult(BaseModel):
     calibration_check: CalibrationCheck | None = None
     scenarios: dict[str, ScenarioSummary] = {}
     prometheus: PrometheusCheck | None = None
+    clients: list[ClientUse] = []  # what each client spent, per load shape
+    counts: list[CountCheck] = []  # the server's counts against every client's sends, per run
 
 
 class RunInfo(BaseModel):
@@ -90,6 +93,7 @@ class RunInfo(BaseModel):
     finished_at: float | None
     status: str  # complete, interrupted, crashed, or incomplete (no end record)
     cpus: int | None = None  # CPUs of the tester's machine
+    clients: int = 1  # P: the clients that shared the load
     settings: dict[str, Any]
 
 
@@ -98,6 +102,7 @@ class Results(BaseModel):
     run: RunInfo
     stability: Stability | None
     targets: list[TargetResult]
+    errors: list[StageError] = []  # the run's own, not a target's (the clients broke up)
     conclusions: dict[str, Conclusion] = {}  # by load shape: what its targets say together
     findings: list[Finding] = []
     missing: list[str] = []
@@ -131,8 +136,11 @@ def build_results(records: list[Record]) -> Results:
     stability = stability_of(records)
     targets = {r["target"]: _target(r) for r in records if r["type"] == "target"}
     scenario_records: dict[tuple[str, str], list[Record]] = {}
+    run_errors = []
     for record in records:
-        target = targets.get(record.get("target", ""))
+        if record["type"] == "error" and not record.get("target"):
+            run_errors.append(StageError(stage=record["stage"], error=record["error"]))
+        target = targets.get(record.get("target") or "")
         if target is None:
             continue
         if record["type"] == "scenario":
@@ -141,7 +149,11 @@ def build_results(records: list[Record]) -> Results:
     for (name, shape), shape_records in scenario_records.items():
         target = targets[name]
         target.scenarios[shape] = SHAPES[shape].analyse(shape_records, target.info, settings)
+        target.clients += client_uses(shape, shape_records)
+        target.counts += count_checks(shape, shape_records)
     for target in targets.values():
+        if target.prometheus:
+            target.prometheus.sent = sent_counts(target)
         if target.calibration:
             target.calibration_check = calibration_check(target.calibration, stability)
     results = Results(
@@ -151,10 +163,12 @@ def build_results(records: list[Record]) -> Results:
             finished_at=end["finished_at"] if end else None,
             status=end["status"] if end else "incomplete",
             cpus=start.get("cpus"),
+            clients=settings.clients,
             settings=start["settings"],
         ),
         stability=stability,
         targets=list(targets.values()),
+        errors=run_errors,
     )
     concluded = {name: load_shape.conclude(results) for name, load_shape in SHAPES.items()}
     results.conclusions = {name: conclusion for name, conclusion in concluded.items() if conclusion}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import httpx
@@ -92,6 +93,17 @@ def delta(
     new = after.requests_for(route, others_than)
     by_status = {s: new[s] - old.get(s, 0.0) for s in new if new[s] - old.get(s, 0.0)}
     return Delta(route, sent, by_status, after.kernel_iterations - before.kernel_iterations)
+
+
+def work_counts(before: Scrape, after: Scrape, control_paths: Iterable[object]) -> dict[str, float]:
+    """Requests the server counted between two scrapes on every route but its control paths
+    (the census client 0 reads meanwhile), by route."""
+    control = {str(path) for path in control_paths}
+    counts: dict[str, float] = defaultdict(float)
+    for (route, status), count in after.requests.items():
+        if route not in control:
+            counts[route] += count - before.requests.get((route, status), 0.0)
+    return {route: count for route, count in counts.items() if count}
 
 
 class Counted:

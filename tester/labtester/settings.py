@@ -85,6 +85,23 @@ class LabSettings(BaseSettings):
         default_factory=lambda: list(DEFAULT_SCENARIOS),
         description=f"Load shapes: {', '.join(SHAPES)}; an app's default: {','.join(DEFAULT_APP_SCENARIOS)}.",
     )
+    clients: int = Field(
+        1, ge=1, le=64, description="P: clients sharing the load, released together (processes or pods)."
+    )
+    client_index: int = Field(
+        0, ge=0, description="This client's index i of P (on Kubernetes, the pod's completion index)."
+    )
+    barrier: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9_.-]+:[0-9]+$",
+        description="host:port of client 0's barrier; unset with P > 1: one on 127.0.0.1, and the "
+        "other P - 1 clients started here as processes.",
+    )
+    results_url: str | None = Field(
+        None,
+        pattern=r"^https?://",
+        description="Where client 0 uploads the finished results folder (the chart's results server).",
+    )
     endpoints: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_ENDPOINTS),
         description="Endpoints to burst, each where a target's /info lists it.",
@@ -158,6 +175,14 @@ class LabSettings(BaseSettings):
             raise ValueError("an app needs its paths to measure (--paths /a,/b or TESTER_PATHS)")
         if self.paths and "scenarios" not in self.model_fields_set:
             self.scenarios = list(DEFAULT_APP_SCENARIOS)
+        return self
+
+    @model_validator(mode="after")
+    def _client_of_the_crew(self) -> LabSettings:
+        if self.client_index >= self.clients:
+            raise ValueError(f"client_index {self.client_index} is not one of the {self.clients} clients")
+        if self.client_index > 0 and not self.barrier:
+            raise ValueError("a client other than 0 needs the barrier's host:port (TESTER_BARRIER)")
         return self
 
     @model_validator(mode="after")

@@ -1,4 +1,6 @@
-"""The tester Job: told every target's Service URL, no retries, a TTL, reports on the results volume."""
+"""The tester Job: told every target's Service URL, no retries, a TTL, its finished run handed to
+the results server (the one pod on the results volume); with `tester.parallelism` P, an Indexed Job
+of P clients spread across nodes, client 0's barrier reachable by name."""
 
 from __future__ import annotations
 
@@ -13,11 +15,18 @@ from tests.chart.conftest import CHART, PREFIX, Manifest, Render, deployed_defin
 SCENARIOS = [DEFAULT_VALUES, CHART / "ci" / "fourth-target-values.yaml", CHART / "ci" / "small-values.yaml"]
 
 
-def settings_in_job(job: Manifest, monkeypatch: pytest.MonkeyPatch) -> TesterSettings:
-    """What the tester's own settings class reads from the Job's environment."""
+COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+
+
+def settings_in_job(job: Manifest, monkeypatch: pytest.MonkeyPatch, index: int = 0) -> TesterSettings:
+    """What the tester's own settings class reads from the environment of the Job's pod `index`."""
     (container,) = job["spec"]["template"]["spec"]["containers"]
     for item in container["env"]:
-        monkeypatch.setenv(item["name"], item["value"])
+        if "valueFrom" in item:  # the downward API: the pod's completion index
+            assert item["valueFrom"]["fieldRef"]["fieldPath"] == COMPLETION_INDEX
+            monkeypatch.setenv(item["name"], str(index))
+        else:
+            monkeypatch.setenv(item["name"], item["value"])
     return TesterSettings()
 
 
@@ -60,8 +69,10 @@ def test_tester_settings_come_from_values(
     assert container["command"] == ["python", "-m", "labtester", "run"]
     mounts = {mount["mountPath"]: mount["name"] for mount in container["volumeMounts"]}
     results_volume = next(v for v in pod["volumes"] if v["name"] == mounts[str(settings.output_dir)])
-    claim = results_volume["persistentVolumeClaim"]["claimName"]
-    find(default_manifests, "PersistentVolumeClaim", claim)
+    # Its own copy; the finished run goes to the results server, which keeps it on the claim.
+    assert "emptyDir" in results_volume and settings.results_url == service_url(default_manifests, "results")
+    assert not any("persistentVolumeClaim" in volume for volume in pod["volumes"])
+    assert settings.clients == 1 and settings.barrier is None
     # matplotlib needs a writable config directory on the read-only root filesystem.
     assert {item["name"]: item["value"] for item in container["env"]}["MPLCONFIGDIR"] in mounts
 
@@ -74,11 +85,12 @@ def test_job_never_retries_and_cleans_up(default_manifests: list[Manifest]) -> N
     assert spec["activeDeadlineSeconds"] > 0
 
 
-def test_results_server_shares_the_claim_read_only(default_manifests: list[Manifest]) -> None:
+def test_results_server_alone_mounts_the_claim(default_manifests: list[Manifest]) -> None:
     pod = find(default_manifests, "Deployment", f"{PREFIX}-results")["spec"]["template"]["spec"]
     (container,) = pod["containers"]
+    assert container["command"][:4] == ["python", "-m", "labtester", "serve-results"]
     (mount,) = container["volumeMounts"]
-    assert mount == {"name": "results", "mountPath": "/results", "readOnly": True}
+    assert mount == {"name": "results", "mountPath": "/results"}
     (volume,) = pod["volumes"]
     assert volume["persistentVolumeClaim"]["claimName"] == f"{PREFIX}-results"
     service = find(default_manifests, "Service", f"{PREFIX}-results")
@@ -102,6 +114,43 @@ def test_tester_is_told_where_prometheus_is(
     without = render(set_values=("prometheus.enabled=false", "grafana.enabled=false"))
     (container,) = find(without, "Job", f"{PREFIX}-tester")["spec"]["template"]["spec"]["containers"]
     assert "TESTER_PROMETHEUS_URL" not in {item["name"] for item in container["env"]}
+
+
+def test_parallelism_makes_an_indexed_job_of_clients_spread_across_nodes(
+    render: Render, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifests = render(set_values=("tester.parallelism=2",))
+    job = find(manifests, "Job", f"{PREFIX}-tester")
+    spec = job["spec"]
+    assert spec["completionMode"] == "Indexed" and spec["parallelism"] == spec["completions"] == 2
+    pod = spec["template"]["spec"]
+    (spread,) = pod["topologySpreadConstraints"]
+    assert spread["topologyKey"] == "kubernetes.io/hostname" and spread["maxSkew"] == 1
+    assert spread["labelSelector"]["matchLabels"].items() <= pod_labels(job).items()
+    # Client 0's barrier: <job>-0.<headless service>, which selects the Job's pods.
+    service = find(manifests, "Service", f"{PREFIX}-tester")
+    assert service["spec"]["clusterIP"] == "None" and pod["subdomain"] == service["metadata"]["name"]
+    assert service["spec"]["selector"].items() <= pod_labels(job).items()
+    (container,) = pod["containers"]
+    (port,) = container["ports"]
+    assert service["spec"]["ports"][0]["targetPort"] == port["name"]
+    for index in (0, 1):
+        settings = settings_in_job(job, monkeypatch, index)
+        assert (settings.clients, settings.client_index) == (2, index)
+        assert settings.barrier == f"{job['metadata']['name']}-0.{pod['subdomain']}:{port['containerPort']}"
+
+
+def test_one_client_needs_no_barrier(default_manifests: list[Manifest]) -> None:
+    spec = find(default_manifests, "Job", f"{PREFIX}-tester")["spec"]
+    assert spec["parallelism"] == spec["completions"] == 1
+    assert not [
+        m for m in default_manifests if m["kind"] == "Service" and m["metadata"]["name"] == f"{PREFIX}-tester"
+    ]
+
+
+def pod_labels(job: Manifest) -> dict[str, str]:
+    labels: dict[str, str] = job["spec"]["template"]["metadata"]["labels"]
+    return labels
 
 
 APP = ("app.enabled=true", "app.module=examples.shop.flask_app:app", "app.interface=wsgi")

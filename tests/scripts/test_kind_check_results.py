@@ -115,6 +115,31 @@ def test_the_testers_own_cross_check_must_have_passed():
     )
 
 
+def test_every_clients_sends_must_be_what_the_server_counted():
+    results = copy.deepcopy(RESULTS)
+    results["targets"][0]["prometheus"]["sent"] = [
+        {"window": "bursts cpu", "route": "/test/cpu/{iterations}", "sent": 6, "server": 6.0},
+        {"window": "flow", "route": "/test/fan-out", "sent": 120, "server": 118.0},
+    ]
+    assert check_results.tester_cross_check(results, MEASURED) == [
+        "fastapi flow: the clients sent 120, the server counted 118"
+    ]
+
+
+def test_with_two_clients_every_burst_is_split_between_them():
+    results = copy.deepcopy(RESULTS)
+    assert check_results.client_problems(results) == []  # one client: nothing to split
+    results["run"]["settings"]["clients"] = 2
+    for entry in results["targets"][:2]:
+        for r in [*entry["scenarios"]["bursts"]["endpoints"][0]["baseline"]] + [
+            r for p in entry["scenarios"]["bursts"]["endpoints"][0]["points"] for r in p["runs"]
+        ]:
+            r["clients"] = min(r["n"], 2)
+    assert check_results.client_problems(results) == []
+    results["targets"][0]["scenarios"]["bursts"]["endpoints"][0]["points"][1]["runs"][0]["clients"] = 1
+    assert check_results.client_problems(results) == ["fastapi /test/cpu/{iterations} n=2: sent by 1 clients"]
+
+
 def test_prometheus_must_see_every_target_and_at_least_the_recorded_answers():
     def query(up: dict[str, float], counted: dict[str, float]):
         return lambda expression: up if expression == check_results.UP_QUERY else counted

@@ -30,3 +30,12 @@ def test_the_spread_of_io_bursts_is_the_releases_and_cpu_bursts_are_shown_per_ta
     assert "1.25/1.48 ms in I/O bursts" in release and "25.00/47.50 ms in CPU bursts" in release
     assert per_target.endswith("a 0.00 ms, b 50.00 ms")
     assert lag.startswith("delivery lag p50/p95/max 2.0/2.0/2.0 ms")
+
+
+def test_a_clients_cost_is_its_own_cpu_over_the_requests_it_had_answered(start) -> None:
+    from labtester.clients.benchmark import measure
+
+    target = start("fastapi")
+    cost = measure("lab", f"{target.url}/healthz", 10, 1.0)
+    assert cost.requests > 0 and 0 < cost.cpu_s <= cost.wall_s * 1.5  # one thread, at most a core
+    assert cost.cpu_per_request_s == cost.cpu_s / cost.requests

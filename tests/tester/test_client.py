@@ -97,3 +97,33 @@ def test_http_status(misbehaving_server: Callable[..., str], error_of: Callable[
         connection.close()
 
     assert error_of(misbehaving_server(answer_503)) == "HTTP 503"
+
+
+def test_the_load_client_keeps_the_connection_and_reads_server_timing(
+    misbehaving_server: Callable[..., str],
+) -> None:
+    """One connection for many requests, and the headers a team's app reports its work in."""
+    from labtester.connections import Connections
+
+    accepted: list[socket.socket] = []
+
+    def keep_answering(connection: socket.socket) -> None:
+        accepted.append(connection)
+        while connection.recv(65536):
+            connection.sendall(
+                b"HTTP/1.1 200 OK\r\nServer-Timing: cpu;dur=1.5, app;dur=2.0\r\ncontent-length: 2\r\n\r\nok"
+            )
+
+    base, _, _ = misbehaving_server(keep_answering).rpartition("/")
+
+    async def three() -> list[tuple[int, dict[str, str]]]:
+        pool = Connections(base)
+        try:
+            return [await pool.get("/x", 5) for _ in range(3)]
+        finally:
+            pool.close()
+
+    answers = asyncio.run(three())
+    assert [status for status, _ in answers] == [200] * 3
+    assert answers[0][1]["server-timing"] == "cpu;dur=1.5, app;dur=2.0"
+    assert len(accepted) == 1  # kept alive

@@ -19,6 +19,8 @@ from tests.conftest import StartTarget
 # workers: slots, not the CPU, set each target's rate, so the ordering holds on a slow machine too.
 SETTINGS = FlowSettings(users=40, spawn_rate=40, duration_s=8, k=3, wait_ms=250, call_ms=50, baseline=3)
 ORDER = ["fastapi", "flask-gthread", "flask-1x"]
+# Cores the rest of the machine left a target, below which its CPU may bind before its slots.
+SATURATED_CORES = 0.5
 
 
 def run_flow(target: RunningTarget) -> dict[str, Any]:
@@ -48,8 +50,13 @@ def test_asgi_ahead_of_wsgi_threads_ahead_of_sync_workers(flows: dict[str, dict[
 
 def test_the_prediction_names_what_binds_and_orders_the_targets(flows: dict[str, dict[str, Any]]) -> None:
     predictions = {name: flows[name]["prediction"] for name in ORDER}
-    # The sync and gthread workers run out of slots (workers, threads) before users or CPU.
-    assert [predictions[name]["binding"] for name in ORDER[1:]] == ["slots", "slots"]
+    # The sync and gthread workers run out of slots (workers, threads) before users or CPU; only a
+    # machine whose other work left the target under half a core makes the CPU bind first (seen
+    # at load 7-10 on 2 cores: what the lab then says, rightly).
+    for name in ORDER[1:]:
+        prediction = predictions[name]
+        saturated = prediction["cores_free"] is not None and prediction["cores_free"] < SATURATED_CORES
+        assert prediction["binding"] in (("slots", "cpu") if saturated else ("slots",)), (name, prediction)
     assert predictions["flask-gthread"]["slots"] > predictions["flask-1x"]["slots"]
     # FastAPI has no slot limit: its users or its CPU bind, never slots.
     assert predictions["fastapi"]["slots"] is None and predictions["fastapi"]["binding"] != "slots"

@@ -6,6 +6,7 @@ than the noise the machine itself showed is reported as noise, with its size.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from labtester.calibrate import Calibration
@@ -53,21 +54,62 @@ def _calibration(target: TargetResult) -> list[Finding]:
     return [Finding(kind="failure", target=target.name, text=f"{missed}{band}.")]
 
 
-def _target_checks(target: TargetResult) -> list[Finding]:
+def _target_checks(target: TargetResult, clients: int) -> list[Finding]:
     name = label(target.name, target.info) + (f" ({target.url})" if target.url else "")
     found = [
         Finding(kind="failure", target=target.name, text=f"{name}: {e.stage} failed: {e.error}")
         for e in target.errors
     ]
     found += _calibration(target)
+    found += _counts_and_clients(target, clients)
     check = target.prometheus
     if check is not None and not check.matches:
         differ = [r for r in check.routes if not r.matches]
+        unsent = [c for c in check.sent if not c.matches]
         detail = check.error or "; ".join(
-            f"{r.route}: server {r.server:g}, Prometheus {r.prometheus}" for r in differ
+            [f"{r.route}: server {r.server:g}, Prometheus {r.prometheus}" for r in differ]
+            + [
+                f"{c.window} {c.route}: the clients sent {c.sent}, the server counted {c.server:g}"
+                for c in unsent
+            ]
         )
         found.append(
             Finding(kind="failure", target=target.name, text=f"{name}: Prometheus's counts differ: {detail}.")
+        )
+    return found
+
+
+# A client at this share of its core or less keeps up with the load it sends.
+HALF_A_CORE = 0.5
+
+
+def _counts_and_clients(target: TargetResult, clients: int) -> list[Finding]:
+    """Requests the server counted against every client's sends; clients that were at their limit."""
+    name = label(target.name, target.info)
+    found = [
+        Finding(
+            kind="failure",
+            target=target.name,
+            subject=check.shape,
+            text=f"{name}: the server counted {check.counted:g} {check.shape} requests, "
+            f"the clients sent {check.sent}.",
+        )
+        for check in target.counts
+        if not check.matches
+    ]
+    for use in (u for u in target.clients if u.saturated):
+        share = use.core_share or 1.0
+        per_request = f"{use.cpu_per_request_s * 1000:.2f} ms" if use.cpu_per_request_s else "-"
+        more = max(clients + 1, math.ceil(clients * share / HALF_A_CORE))
+        found.append(
+            Finding(
+                kind="interference",
+                target=target.name,
+                subject=use.shape,
+                text=f"{name} {use.shape}: client {use.client} used {share * 100:.0f} % of its "
+                f"core ({per_request} of CPU per request): its figures measure the client too. "
+                f"Spread the load over {more} clients (--clients {more}, tester.parallelism: {more}).",
+            )
         )
     return found
 
@@ -83,11 +125,12 @@ def findings_for(results: Results) -> list[Finding]:
             )
         )
     for target in results.targets:
-        found += _target_checks(target)
+        found += _target_checks(target, results.run.clients)
         for shape_name, summary in target.scenarios.items():
             found += SHAPES[shape_name].findings(summary, target)
     for shape in SHAPES.values():
         found += shape.across(results)
+    found += [Finding(kind="failure", text=f"{e.stage} failed: {e.error}") for e in results.errors]
     if results.run.status != "complete":
         found.append(
             Finding(kind="failure", text=f"The run did not complete (status: {results.run.status}).")

@@ -26,6 +26,7 @@ LAB_FLAGS = {
     "burst_max": "--burst-max",
     "repeats": "--repeats",
     "scenarios": "--scenarios",
+    "clients": "--clients",
     "output_dir": "--output",
     "app": "--app",
     "paths": "--paths",
@@ -82,7 +83,7 @@ def read_settings(args: argparse.Namespace, local: bool) -> tuple[LabSettings, S
         raise BadInput(
             f"{named[0]}: `{args.command}` starts the targets of --values itself; this is for `run`"
         )
-    if not local and not settings.targets:
+    if not local and not settings.targets and settings.client_index == 0:  # the others: client 0's
         raise BadInput("no targets: set TESTER_TARGETS=NAME=URL,... (or use `lab`, which starts them)")
     return settings, sources
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from rich.console import Console
 
 from labtester.atomic import replacing
+from labtester.clients.merge import merged
 from labtester.rawlog import RAW_LOG, read_raw
 from labtester.report.compare import COMPARE_CSV, EarlierRun, write_csv
 from labtester.report.console import PLAIN_WIDTH, print_summary
@@ -20,9 +21,10 @@ from labtester.results import Results, build_results
 def write_reports(run_dir: Path, console: Console, compare: EarlierRun | None = None) -> Results:
     """Build results.json, the CSVs, the plots and report.html from the raw log; print the summary.
     With `compare` (an earlier run), every figure beside its earlier value."""
-    raw = read_raw(run_dir)
-    for number, reason in raw.skipped:
+    logged = read_raw(run_dir)
+    for number, reason in logged.skipped:
         console.print(f"{run_dir / RAW_LOG}: line {number} skipped, {reason}", highlight=False, markup=False)
+    raw = merged(logged)  # every client's rows of a step joined, before any statistic
     results = build_results(raw)
     write_files(results, raw, run_dir)
     contents = gather(results, compare)

@@ -10,6 +10,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from labtester.clients.report import clients_table, release_text
 from labtester.report.contents import Contents, calibration_table, census_table
 from labtester.scenarios import SHAPES
 from labtester.views import Answer, ComparisonRow, number
@@ -142,9 +143,13 @@ def print_summary(contents: Contents, console: Console) -> None:
         console.print(f"Machine {state}: {stability.describe()}", highlight=False, markup=False)
     tables = [census_table(results), calibration_table(results)]
     tables += [table for shape in SHAPES.values() for table in shape.tables(results)]
+    if run.clients > 1:  # what each client spent, and how tight the release was across them
+        tables.append(clients_table(results))
     for table in tables:
         if table.row_count:
             console.print(table)
+    if run.clients > 1 and (release := release_text(results)):
+        console.print(release, highlight=False, markup=False)
     console.print("Findings:", highlight=False)
     for finding in results.findings:
         marker = MARKERS.get(finding.kind, "-")

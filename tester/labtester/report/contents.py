@@ -9,6 +9,7 @@ from pathlib import Path
 from rich import box
 from rich.table import Table
 
+from labtester.clients.report import clients_section
 from labtester.report.compare import EarlierRun, RunsCompared, compare
 from labtester.results import Results
 from labtester.scenarios import SHAPES
@@ -36,6 +37,7 @@ class Contents:
         found = [machine_section(self.results)]
         for name, shape in SHAPES.items():
             found += shape.sections(self.results, self.shape_plots.get(name, []))
+        found += [clients_section(self.results)]
         found += [Section(id="census", title="Process census", tables=[census_table(self.results)])]
         found += [Section(id="metrics", title="Scraped metrics", tables=[prometheus_table(self.results)])]
         found += [Section(id="findings", title="Findings"), Section(id="failures", title="Failures and gaps")]
@@ -48,8 +50,8 @@ class Contents:
             else:
                 merged[section.id] = Section(section.id, section.title, tables, section.plots, section.text)
         # the metrics section sits with the census, after every load shape
-        order = [s for s in merged if s not in ("census", "metrics", "findings", "failures")]
-        order += ["census", "metrics", "findings", "failures"]
+        last = ("clients", "census", "metrics", "findings", "failures")
+        order = [s for s in merged if s not in last] + list(last)
         return [merged[i] for i in order if i in merged]
 
 

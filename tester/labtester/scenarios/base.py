@@ -2,6 +2,8 @@
 
 - plan:    the steps a shape will take on a target (progress, and what counts as missing);
 - run:     measure on one target, writing every observation to the raw log through `ctx.record`;
+           with P clients each sends its part of every step after a common release (`ctx.meet`);
+- join:    every client's records of one step into one, before any statistic (clients/merge.py);
 - analyse: the raw records of one target into the shape's typed summary (part of results.json);
 - conclude: what it concludes across the targets, once per run (results.json `conclusions`);
 - findings, tables, plots, files: what the report shows of it;
@@ -15,16 +17,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel
 from rich.table import Table
 
+from labtester.clients.crew import Crew
 from labtester.findings import Finding
 from labtester.info import TargetInfo
-from labtester.rawlog import RawLog, Record
+from labtester.rawlog import Record, RecordSink
 from labtester.views import Answer, ComparisonRow, Section
 
 if TYPE_CHECKING:
@@ -44,16 +47,32 @@ class ShapeContext:
     target: TargetRef
     info: TargetInfo
     settings: LabSettings
-    log: RawLog
+    log: RecordSink
     progress: LabProgress
     calibration: Calibration | None
     probe: Callable[[str], None]  # a stability probe of the machine, labelled with where it ran
     check_alive: Callable[[list[str | None]], None]  # after failures: stop if the target is gone
     shape: str = ""
+    crew: Crew = field(default_factory=Crew)  # this client, its index of P, and the barrier
 
-    def record(self, kind: str, **fields: Any) -> None:
-        """One raw observation of this shape on this target, flushed to disk now."""
-        self.log.write("scenario", target=self.target.name, scenario=self.shape, kind=kind, **fields)
+    def record(self, kind: str, step: str | None = None, **fields: Any) -> None:
+        """One raw observation of this shape on this target, by this client. `step` names the
+        piece of the plan it belongs to: the merge joins the records of every client's share of
+        the same step (clients/merge.py)."""
+        where = {"step": step} if step else {}
+        self.log.write(
+            "scenario",
+            target=self.target.name,
+            scenario=self.shape,
+            kind=kind,
+            client=self.crew.index,
+            **where,
+            **fields,
+        )
+
+    def meet(self, step: str, data: Any = None) -> dict[int, Any]:
+        """Wait until every client reached this step of this shape on this target (the release)."""
+        return self.crew.meet(self.target.name, f"{self.shape} {step}", data)
 
 
 class LoadShape(ABC, Generic[SettingsT, SummaryT]):
@@ -81,6 +100,13 @@ class LoadShape(ABC, Generic[SettingsT, SummaryT]):
     @abstractmethod
     def run(self, ctx: ShapeContext) -> None:
         """Measure on one target; every observation goes to ctx.record as it is measured."""
+
+    def join(self, records: list[Record]) -> Record:
+        """Every client's records of one step, joined into one (clients/merge.py). By default the
+        step is client 0's alone (what only it measures)."""
+        from labtester.clients.merge import leader_record
+
+        return leader_record(records)
 
     @abstractmethod
     def analyse(self, records: list[Record], info: TargetInfo | None, settings: LabSettings) -> SummaryT:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from rich import box
 from rich.table import Table
 
+from labtester.clients.crew import Crew, part
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
@@ -24,6 +25,7 @@ from labtester.scenarios.common import (
     status_counts,
     throughput_row,
 )
+from labtester.scenarios.together import Together
 from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:
@@ -51,16 +53,27 @@ class ClosedSummary(BaseModel):
     latency_s: dict[str, float]
 
 
-async def closed_loop(client: LoadClient, paths: list[str], requests: int, concurrency: int) -> list[Sample]:
-    """Each of `concurrency` workers sends its next request as soon as its last one is answered."""
-    indices = iter(range(requests))  # shared: every index is taken by exactly one worker
+async def closed_loop(
+    client: LoadClient, paths: list[str], requests: int, concurrency: int, crew: Crew | None = None
+) -> list[Sample]:
+    """Each of `concurrency` workers sends its next request as soon as its last one is answered.
+    With a crew, the workers and the requests are dealt across the clients: each client runs its
+    part of the workers over its own requests (every index by exactly one client)."""
+    crew = crew or Crew()
+    dealt = min(crew.count, concurrency)  # clients that get workers
+    if crew.index >= dealt:
+        return []
+    concurrency = part(concurrency, crew.index, dealt)
+    indices = iter(range(crew.index, requests, dealt))  # shared: every index taken by exactly one worker
     samples: list[Sample] = []
 
     async def worker() -> None:
         for index in indices:
             samples.append(await client.get(paths[index % len(paths)]))
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, requests))))
+    await asyncio.gather(
+        *(worker() for _ in range(min(concurrency, len(range(crew.index, requests, dealt)))))
+    )
     return samples
 
 
@@ -70,12 +83,23 @@ class Closed(SampleShape[ClosedSettings, ClosedSummary]):
     summary_model = ClosedSummary
 
     async def measure(
-        self, url: str, settings: ClosedSettings, timeout_s: float, info: TargetInfo
+        self,
+        url: str,
+        settings: ClosedSettings,
+        timeout_s: float,
+        info: TargetInfo,
+        together: Together | None = None,
     ) -> list[Record]:
-        async with LoadClient(url, timeout_s) as client:
-            samples = await closed_loop(client, settings.paths, settings.requests, settings.concurrency)
+        together = together or Together()
+        async with LoadClient(url, timeout_s, together.crew.index) as client:
+            meter = together.go(client, "closed")
+            samples = await closed_loop(
+                client, settings.paths, settings.requests, settings.concurrency, together.crew
+            )
             wall_s = client.now()
-        return [{"params": settings.model_dump(), "wall_s": wall_s, "samples": encode(samples)}]
+            shared = together.done("closed", client, samples, meter)
+        record = {"params": settings.model_dump(), "wall_s": wall_s, "samples": encode(samples)}
+        return [{"step": "closed", **record, **shared}]
 
     def summarize(self, records: list[Record], info: TargetInfo | None) -> ClosedSummary:
         (record,) = records

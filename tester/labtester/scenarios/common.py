@@ -6,17 +6,21 @@ from __future__ import annotations
 import asyncio
 from abc import abstractmethod
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
+from labtester.clients.crew import Crew
+from labtester.clients.merge import client_of, leader_record, loads, with_clients_cpu
 from labtester.info import TargetInfo
 from labtester.loadclient import SAMPLE_FIELDS, LoadClient, Sample
 from labtester.plotting import gaps, plt, save_png
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
+from labtester.scenarios.together import RequestCounter, Together
 from labtester.stats import percentiles
 from labtester.views import Cell, ComparisonRow
 
@@ -32,16 +36,23 @@ SummaryT = TypeVar("SummaryT", bound=BaseModel)
 
 class SampleShape(LoadShape[SettingsT, SummaryT], Generic[SettingsT, SummaryT]):
     """A load shape run by the aiohttp client on one target, in one step, its records the
-    `measure` result; failed requests under load are results, reported by type."""
+    `measure` result; failed requests under load are results, reported by type. With P clients,
+    each sends its part after a common release; client 0 scrapes the server's request counters
+    around the run, held against what every client sent."""
 
     def plan(self, info: TargetInfo, settings: LabSettings) -> list[str]:
         return [f"{self.name} scenario"]
 
     @abstractmethod
     async def measure(
-        self, url: str, settings: SettingsT, timeout_s: float, info: TargetInfo
+        self,
+        url: str,
+        settings: SettingsT,
+        timeout_s: float,
+        info: TargetInfo,
+        together: Together | None = None,
     ) -> list[Record]:
-        """The raw records of one run on the target at `url`."""
+        """The raw records of one run (this client's part of it) on the target at `url`."""
 
     @abstractmethod
     def summarize(self, records: list[Record], info: TargetInfo | None) -> SummaryT: ...
@@ -49,23 +60,64 @@ class SampleShape(LoadShape[SettingsT, SummaryT], Generic[SettingsT, SummaryT]):
     def run(self, ctx: ShapeContext) -> None:
         ctx.progress.step(f"{ctx.target.name}: {self.name} scenario")
         settings = self.settings(ctx.settings)
+        together = Together(ctx)
+        counter = RequestCounter(ctx) if ctx.crew.leader else None
         records = asyncio.run(
-            self.measure(ctx.target.url, settings, ctx.settings.request_timeout_s, ctx.info)
+            self.measure(ctx.target.url, settings, ctx.settings.request_timeout_s, ctx.info, together)
         )
-        for record in records:
-            ctx.record("run", **record)
-        ctx.check_alive([error for record in records for error in errors(record)])
+        for index, record in enumerate(records):
+            ctx.record("run", step=record.pop("step", f"run {index}"), **record)
+        if counter:
+            counter.record()
+            ctx.check_alive(together.errors)
+
+    def join(self, records: list[Record]) -> Record:
+        return join_samples(records)
 
     def analyse(self, records: list[Record], info: TargetInfo | None, settings: LabSettings) -> SummaryT:
-        return self.summarize(records, info)
+        return self.summarize([r for r in records if r.get("kind", "run") == "run"], info)
+
+
+def join_samples(records: list[Record]) -> Record:
+    """Every client's samples of one step on one clock: each shifted by how much later than the
+    first its clock started (the release), tagged with its client."""
+    lead = leader_record(records)
+    if "samples" not in lead:
+        return lead
+    origin = min(float(r.get("origin_at", 0.0)) for r in records)
+    samples: list[Sample] = []
+    wall = 0.0
+    for record in sorted(records, key=client_of):
+        shift = float(record.get("origin_at", 0.0)) - origin
+        samples += [
+            replace(s, scheduled_s=s.scheduled_s + shift, sent_s=s.sent_s + shift)
+            for s in decode(record["samples"])
+        ]
+        wall = max(wall, float(record.get("wall_s", 0.0)) + shift)
+    return {
+        **lead,
+        "origin_at": origin,
+        "wall_s": wall,
+        "samples": encode(samples),
+        "loads": loads(records),
+        "machine": with_clients_cpu(lead.get("machine"), records, lead),
+    }
 
 
 async def ramp_users(
-    client: LoadClient, path: str, users: int, spawn_rate: float, duration_s: float, think_s: float
+    client: LoadClient,
+    path: str,
+    users: int,
+    spawn_rate: float,
+    duration_s: float,
+    think_s: float,
+    crew: Crew | None = None,
 ) -> tuple[list[Sample], list[tuple[float, int]]]:
     """Locust's user model: a user starts every 1/spawn_rate s up to `users`; each sends, waits for
-    the answer, thinks `think_s`, and again, until `duration_s`. Returns every request and
-    (seconds since start, users running) at each spawn."""
+    the answer, thinks `think_s`, and again, until `duration_s`. With a crew, users are dealt
+    round-robin: this client starts its own at their planned times. Returns every request and
+    (seconds since start, this client's users running) at each spawn."""
+    crew = crew or Crew()
     samples: list[Sample] = []
     running: list[tuple[float, int]] = []
 
@@ -81,11 +133,24 @@ async def ramp_users(
         start_at = index / spawn_rate
         if start_at >= duration_s:
             break
+        if not crew.mine(index):
+            continue
         await asyncio.sleep(max(0.0, start_at - client.now()))
         tasks.append(asyncio.create_task(user()))
         running.append((client.now(), len(tasks)))
     await asyncio.gather(*tasks)
     return samples, running
+
+
+def join_users(records: list[Record]) -> Record:
+    """Samples joined, and the users running recounted over every client's spawns on one clock."""
+    joined = join_samples(records)
+    spawns = sorted(
+        at + float(r.get("origin_at", 0.0)) - joined.get("origin_at", 0.0)
+        for r in records
+        for at, _ in r.get("users", [])
+    )
+    return {**joined, "users": [(at, count) for count, at in enumerate(spawns, start=1)]}
 
 
 def encode(samples: list[Sample]) -> dict[str, Any]:
@@ -94,7 +159,9 @@ def encode(samples: list[Sample]) -> dict[str, Any]:
 
 
 def decode(table: dict[str, Any]) -> list[Sample]:
-    return [Sample(*row) for row in table["rows"]]
+    """By field name: rows written before a field existed take its default."""
+    fields = table["fields"]
+    return [Sample(**dict(zip(fields, row, strict=True))) for row in table["rows"]]
 
 
 def errors(record: Record) -> list[str | None]:

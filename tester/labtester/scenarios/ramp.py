@@ -21,6 +21,7 @@ from labtester.scenarios.common import (
     encode,
     failures_by_type,
     failures_text,
+    join_users,
     latency_table,
     ms,
     over_time_plot,
@@ -29,6 +30,7 @@ from labtester.scenarios.common import (
     steady,
     throughput_row,
 )
+from labtester.scenarios.together import Together
 from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:
@@ -75,9 +77,16 @@ class Ramp(SampleShape[RampSettings, RampSummary]):
     summary_model = RampSummary
 
     async def measure(
-        self, url: str, settings: RampSettings, timeout_s: float, info: TargetInfo
+        self,
+        url: str,
+        settings: RampSettings,
+        timeout_s: float,
+        info: TargetInfo,
+        together: Together | None = None,
     ) -> list[Record]:
-        async with LoadClient(url, timeout_s) as client:
+        together = together or Together()
+        async with LoadClient(url, timeout_s, together.crew.index) as client:
+            meter = together.go(client, "ramp")
             samples, users_over_time = await ramp_users(
                 client,
                 settings.path,
@@ -85,16 +94,23 @@ class Ramp(SampleShape[RampSettings, RampSummary]):
                 settings.spawn_rate,
                 settings.duration_s,
                 settings.think_s,
+                together.crew,
             )
             wall_s = client.now()
+            shared = together.done("ramp", client, samples, meter)
         return [
             {
+                "step": "ramp",
                 "params": settings.model_dump(),
                 "wall_s": wall_s,
                 "users": users_over_time,
                 "samples": encode(samples),
+                **shared,
             }
         ]
+
+    def join(self, records: list[Record]) -> Record:
+        return join_users(records)
 
     def summarize(self, records: list[Record], info: TargetInfo | None) -> RampSummary:
         (record,) = records

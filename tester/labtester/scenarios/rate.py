@@ -28,19 +28,20 @@ from labtester.scenarios.common import (
     encode,
     failures_by_type,
     failures_text,
+    join_samples,
     latency_table,
     ms,
     over_time_plot,
     per_second,
     steady,
 )
+from labtester.scenarios.together import DROPPED, Together
 from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
 
 LATE_S = 0.010  # a send more than this behind its schedule counts as late
-DROPPED = "dropped by client (too many unanswered)"
 POINTS = (50, 90, 99, 99.9, 100)
 KEPT_UP = 0.1  # answered within this share of the offered rate: the target kept up
 
@@ -75,11 +76,19 @@ class Rate(SampleShape[RateSettings, RateSummary]):
     summary_model = RateSummary
 
     async def measure(
-        self, url: str, settings: RateSettings, timeout_s: float, info: TargetInfo
+        self,
+        url: str,
+        settings: RateSettings,
+        timeout_s: float,
+        info: TargetInfo,
+        together: Together | None = None,
     ) -> list[Record]:
+        """Sends dealt round-robin across the clients, each at its planned time."""
+        together = together or Together()
         samples: list[Sample] = []
         late = outstanding = 0
-        async with LoadClient(url, timeout_s) as client:
+        max_outstanding = max(1, together.part(settings.max_outstanding))
+        async with LoadClient(url, timeout_s, together.crew.index) as client:
 
             async def send(scheduled_s: float) -> None:
                 nonlocal outstanding
@@ -87,28 +96,41 @@ class Rate(SampleShape[RateSettings, RateSummary]):
                 outstanding -= 1
 
             tasks = []
+            meter = together.go(client, "rate")
             for index in range(round(settings.per_s * settings.duration_s)):
+                if not together.mine(index):
+                    continue
                 scheduled_s = index / settings.per_s
                 delay = scheduled_s - client.now()
                 if delay > 0:
                     await asyncio.sleep(delay)
                 elif -delay > LATE_S:
                     late += 1
-                if outstanding >= settings.max_outstanding:
-                    samples.append(Sample(settings.path, scheduled_s, client.now(), 0.0, None, DROPPED))
+                if outstanding >= max_outstanding:
+                    samples.append(
+                        Sample(
+                            settings.path, scheduled_s, client.now(), 0.0, None, DROPPED, client=client.client
+                        )
+                    )
                     continue
                 outstanding += 1
                 tasks.append(asyncio.create_task(send(scheduled_s)))
             await asyncio.gather(*tasks)
             wall_s = client.now()
+            shared = together.done("rate", client, samples, meter)
         return [
             {
+                "step": "rate",
                 "params": settings.model_dump(),
                 "wall_s": wall_s,
                 "late_sends": late,
                 "samples": encode(samples),
+                **shared,
             }
         ]
+
+    def join(self, records: list[Record]) -> Record:
+        return {**join_samples(records), "late_sends": sum(r.get("late_sends", 0) for r in records)}
 
     def summarize(self, records: list[Record], info: TargetInfo | None) -> RateSummary:
         (record,) = records

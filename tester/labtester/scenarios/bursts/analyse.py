@@ -48,6 +48,9 @@ class BurstRun(BaseModel):
     release_offset_s: float | None  # release -> first server start
     start_spread_s: float | None  # spread of the starts of the requests taken at once
     delivery_lag_s: float | None  # most any finished response waited to reach the client
+    clients: int | None = None  # how many clients sent a part of it
+    client_spread_s: float | None = None  # spread of each client's first start among those taken at once
+    own_spread_s: float | None = None  # the widest spread of one client's own starts taken at once
     max_overlap: int | None
     distinct_pids: int | None
     most_on_one_process: int | None  # requests the busiest server process took
@@ -166,6 +169,25 @@ def _server_side(requests: list[dict[str, Any]], taken: list[Served], released: 
         "max_overlap": max_overlap([(a.started_at, a.finished_at) for a in taken]),
         "distinct_pids": len({a.pid for a in taken}),
         "most_on_one_process": max(Counter(a.pid for a in taken).values()),
+        "clients": len({r.get("client", 0) for r in requests}),
+        **_client_spreads(requests, set(starts)),
+    }
+
+
+def _client_spreads(requests: list[dict[str, Any]], taken_at_once: set[float]) -> dict[str, float | None]:
+    """How far apart the clients' releases reached the server (the spread of each client's first
+    start among the requests the server took at once; None with fewer than two clients there),
+    beside the widest spread of one client's own starts."""
+    starts: dict[int, list[float]] = {}
+    for request in requests:
+        account = served(request)
+        if account is not None and account.started_at in taken_at_once:
+            starts.setdefault(request.get("client", 0), []).append(account.started_at)
+    firsts = [min(own) for own in starts.values()]
+    own = [max(s) - min(s) for s in starts.values() if len(s) > 1]
+    return {
+        "client_spread_s": max(firsts) - min(firsts) if len(firsts) > 1 else None,
+        "own_spread_s": max(own) if own else None,
     }
 
 
@@ -187,6 +209,15 @@ def _point(n: int, runs: list[BurstRun]) -> Point:
         ),
         overlap=round(overlap) if overlap is not None else None,
     )
+
+
+def _metrics_check(metrics: Record | None, fired: list[Record]) -> MetricsCheck | None:
+    """The server's count of the endpoint's requests against every client's: the merged rows."""
+    if metrics is None:
+        return None
+    sent = sum(len(record["requests"]) for record in fired)
+    fields = {k: v for k, v in metrics.items() if k in MetricsCheck.model_fields}
+    return MetricsCheck.model_validate({**fields, "sent": sent, "matches": metrics["counted"] == sent})
 
 
 def endpoint_bursts(name: str, records: list[Record], info: TargetInfo) -> EndpointBursts:
@@ -222,11 +253,7 @@ def endpoint_bursts(name: str, records: list[Record], info: TargetInfo) -> Endpo
         single_s=single_s,
         baseline=[r for r in runs if r.phase == "baseline"],
         points=[_point(n, by_n[n]) for n in sorted(by_n)],
-        metrics=MetricsCheck.model_validate(
-            {k: v for k, v in metrics.items() if k in MetricsCheck.model_fields}
-        )
-        if metrics
-        else None,
+        metrics=_metrics_check(metrics, fired),
         failures=dict(failures),
         sent=sum(len(record["requests"]) for record in fired),
         account=alone[0].source if alone else None,

@@ -9,11 +9,13 @@ scraped before and after each endpoint and held against what was sent.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 from labtester import census, machine
+from labtester.clients.load import Meter
 from labtester.info import EndpointInfo
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.bursts.release import Reply, release
@@ -34,7 +36,8 @@ def argument_of(ctx: ShapeContext, endpoint: EndpointInfo) -> int | None:
 def measure_bursts(ctx: ShapeContext) -> None:
     with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
         for name in ctx.settings.planned_endpoints(ctx.info):
-            ctx.probe(f"before {name}")
+            if ctx.crew.leader:
+                ctx.probe(f"before {name}")
             endpoint = ctx.info.endpoints[name]
             _measure_endpoint(ctx, control, endpoint, argument_of(ctx, endpoint))
 
@@ -42,15 +45,18 @@ def measure_bursts(ctx: ShapeContext) -> None:
 def _measure_endpoint(
     ctx: ShapeContext, control: httpx.Client, endpoint: EndpointInfo, argument: int | None
 ) -> None:
+    """Client 0 warms the server up and scrapes its counters around the endpoint's bursts; every
+    client fires its part of each burst."""
     base, settings = ctx.target.url, ctx.settings
     metrics_url = base + ctx.info.control.metrics
     url = endpoint.url(base, argument)
-    asyncio.run(release(endpoint.url(base, WARMUP_ARGUMENT), settings.burst_max, CONTROL_TIMEOUT_S))
-    # A team's path is counted under its framework's route template: every route but the lab's.
-    counts = Counted(
-        control, metrics_url, endpoint.path, ctx.info.control.paths() if endpoint.work == "app" else None
-    )
-    before = counts.settled()
+    if ctx.crew.leader:
+        asyncio.run(release(endpoint.url(base, WARMUP_ARGUMENT), settings.burst_max, CONTROL_TIMEOUT_S))
+        # A team's path is counted under its framework's route template: every route but the lab's.
+        counts = Counted(
+            control, metrics_url, endpoint.path, ctx.info.control.paths() if endpoint.work == "app" else None
+        )
+        before = counts.settled()
     sent = 0
     ctx.progress.step(f"{ctx.target.name}: {endpoint.name} baseline")
     for repeat in range(settings.repeats):
@@ -64,30 +70,53 @@ def _measure_endpoint(
             sent += _fire(
                 ctx, control, endpoint, url, argument, "burst", n, repeat, sample_census=largest_first
             )
-    ctx.record("metrics", endpoint=endpoint.name, **counts.since(before, sent).as_dict())
+    if ctx.crew.leader:
+        counted = counts.since(before, sent).as_dict()
+        ctx.record("metrics", step=f"{endpoint.name} metrics", endpoint=endpoint.name, **counted)
 
 
 def fire(
-    control: httpx.Client, url: str, n: int, census_url: str, timeout_s: float, sample: bool
+    control: httpx.Client,
+    url: str,
+    n: int,
+    census_url: str,
+    timeout_s: float,
+    sample: bool,
+    *,
+    client: int = 0,
+    armed: Callable[[], object] | None = None,
+    ready: Callable[[], object] | None = None,
+    finished: Callable[[list[Reply]], object] | None = None,
 ) -> dict[str, Any]:
-    """One burst of n requests to `url`, with the CPU accounting around it (the raw record's
-    fields): the machine's and the target's CPU before and after, and, with `sample`, the
-    target's busiest census while it ran."""
-    target_before = census.cpu_account(control, census_url)
+    """One client's n requests to `url` (the raw record's fields), with its own load. Client 0 also
+    reads the machine's and the target's CPU before any client opens a connection (`armed`: the
+    barrier; a sync worker holding an idle connection would not answer the census) and after every
+    client's last reply (`finished`: the barrier again), and, with `sample`, the target's busiest
+    census while it ran. `ready`: the release, once every client's connections are open."""
+    leader = client == 0
+    target_before = census.cpu_account(control, census_url) if leader else None
     machine_before = machine.snapshot()
+    if armed is not None:
+        armed()
+    meter = Meter().start()
     released_at, replies, busiest = asyncio.run(
-        _release_sampling(url, n, timeout_s, census_url if sample else None)
+        _release_sampling(url, n, timeout_s, census_url if sample and leader else None, client, ready)
     )
-    machine_after = machine.snapshot()
-    target_after = census.cpu_account(control, census_url)
-    return {
+    load = meter.read(len(replies))
+    if finished is not None:
+        finished(replies)
+    fields: dict[str, Any] = {
         "n": n,
         "released_at": released_at,
         "requests": [reply.as_dict() for reply in replies],
-        "machine": machine.recorded(machine_before, machine_after),
-        "target_cpu": {"before": target_before, "after": target_after},
         "census": busiest,
+        "load": load,
     }
+    if leader:
+        target_after = census.cpu_account(control, census_url)
+        fields["machine"] = machine.recorded(machine_before, machine.snapshot())
+        fields["target_cpu"] = {"before": target_before, "after": target_after}
+    return fields
 
 
 def _fire(
@@ -102,28 +131,60 @@ def _fire(
     *,
     sample_census: bool,
 ) -> int:
-    """One burst, recorded; returns how many requests it sent."""
+    """One burst: every client sends its part of the n at the common release; client 0 records
+    what only it measures. Returns how many requests every client together sent."""
+    step = f"{endpoint.name} {phase} n={n} r={repeat}"
+    done: dict[int, Any] = {}
+
+    def finished(replies: list[Reply]) -> None:
+        errors = [reply.error for reply in replies]
+        done.update(ctx.meet(f"{step} done", {"sent": len(replies), "errors": errors}))
+
     census_url = ctx.target.url + ctx.info.control.census
-    burst = fire(control, url, n, census_url, ctx.settings.request_timeout_s, sample_census)
-    path = url.removeprefix(ctx.target.url)
-    ctx.record(
-        "burst", endpoint=endpoint.name, path=path, phase=phase, argument=argument, repeat=repeat, **burst
+    burst = fire(
+        control,
+        url,
+        ctx.crew.part(n),
+        census_url,
+        ctx.settings.request_timeout_s,
+        sample_census,
+        client=ctx.crew.index,
+        armed=lambda: ctx.meet(f"{step} armed"),
+        ready=lambda: ctx.meet(f"{step} go"),
+        finished=finished,
     )
-    ctx.check_alive([request["error"] for request in burst["requests"]])
-    return n
+    if burst["requests"] or ctx.crew.leader:
+        path = url.removeprefix(ctx.target.url)
+        fields = {
+            "endpoint": endpoint.name,
+            "path": path,
+            "phase": phase,
+            "argument": argument,
+            "repeat": repeat,
+        }
+        ctx.record("burst", step=step, **fields, **burst)
+    if ctx.crew.leader:
+        ctx.check_alive([error for client in done.values() for error in client["errors"]])
+    return sum(int(client["sent"]) for client in done.values())
 
 
 async def _release_sampling(
-    url: str, n: int, timeout_s: float, census_url: str | None
+    url: str,
+    n: int,
+    timeout_s: float,
+    census_url: str | None,
+    index: int,
+    ready: Callable[[], object] | None,
 ) -> tuple[float, list[Reply], dict[str, Any] | None]:
-    """The burst; with `census_url`, the target's census sampled while it runs."""
+    """This client's part of the burst, released when every client is ready; with `census_url`,
+    the target's census sampled while it runs."""
     if census_url is None:
-        released_at, replies = await release(url, n, timeout_s)
+        released_at, replies = await release(url, n, timeout_s, index, ready)
         return released_at, replies, None
     stop = asyncio.Event()
     sampler = asyncio.create_task(census.sample_during(census_url, stop))
     try:
-        released_at, replies = await release(url, n, timeout_s)
+        released_at, replies = await release(url, n, timeout_s, index, ready)
     finally:
         stop.set()
         samples = await sampler

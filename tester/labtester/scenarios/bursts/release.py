@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,6 +41,7 @@ class Reply:
     app_s: float | None = None
     pid: int | None = None
     started_at: float | None = None  # server epoch seconds
+    client: int = 0  # the client (of P) that sent it
 
     @property
     def ok(self) -> bool:
@@ -78,8 +80,8 @@ async def _read_response(
 class _Open:
     """One connection of the burst: opened before the release, closed after its reply."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client: int) -> None:
+        self.reader, self.writer, self.client = reader, writer, client
         self.http = h11.Connection(our_role=h11.CLIENT)
         self.sent_at = 0.0
 
@@ -91,12 +93,12 @@ class _Open:
                 _read_response(self.reader, self.http), max(0.0, deadline - time.monotonic())
             )
         except (OSError, TimeoutError, h11.ProtocolError, asyncio.IncompleteReadError) as error:
-            return Reply(self.sent_at, time.time(), None, classify_error(error), None)
+            return Reply(self.sent_at, time.time(), None, classify_error(error), None, self.client)
         finally:
             await self.close()
         received_at = time.time()
         failure = None if 200 <= status < 300 else f"HTTP {status}"
-        return Reply(self.sent_at, received_at, status, failure, body, **asdict(timing))
+        return Reply(self.sent_at, received_at, status, failure, body, **asdict(timing), client=self.client)
 
     async def close(self) -> None:
         if self.writer.is_closing():
@@ -106,11 +108,15 @@ class _Open:
             await self.writer.wait_closed()
 
 
-async def release(url: str, n: int, timeout_s: float) -> tuple[float, list[Reply]]:
+async def release(
+    url: str, n: int, timeout_s: float, client: int = 0, ready: Callable[[], object] | None = None
+) -> tuple[float, list[Reply]]:
     """Open n connections to `url`'s server, then send one GET on each at once.
 
-    Returns the release instant (client epoch seconds, just before the first byte is written) and
-    the n replies in the order sent. A connection that cannot be opened is a failed request.
+    `ready` runs once every connection is open, just before the release: with several clients, the
+    barrier every client meets there (its answer is the release). Returns the release instant
+    (client epoch seconds, just before the first byte is written) and the n replies in the order
+    sent. A connection that cannot be opened is a failed request.
     """
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
@@ -118,21 +124,26 @@ async def release(url: str, n: int, timeout_s: float) -> tuple[float, list[Reply
     opened = await asyncio.gather(
         *(asyncio.open_connection(host, port) for _ in range(n)), return_exceptions=True
     )
-    connections = [_Open(*pair) if not isinstance(pair, BaseException) else pair for pair in opened]
-    deadline = time.monotonic() + timeout_s
+    connections = [_Open(*pair, client) if not isinstance(pair, BaseException) else pair for pair in opened]
     try:
+        if ready is not None:
+            ready()
+        deadline = time.monotonic() + timeout_s
         release_at = time.time()
         for connection in connections:  # nothing awaited in this loop: all leave together
             if isinstance(connection, _Open):
                 connection.writer.write(_request_bytes(connection.http, parts.netloc, target))
                 connection.sent_at = time.time()
         replies = await asyncio.gather(
-            *(c.reply(deadline) if isinstance(c, _Open) else _failed(c, release_at) for c in connections)
+            *(
+                c.reply(deadline) if isinstance(c, _Open) else _failed(c, release_at, client)
+                for c in connections
+            )
         )
     finally:
         await asyncio.gather(*(c.close() for c in connections if isinstance(c, _Open)))
     return release_at, list(replies)
 
 
-async def _failed(error: BaseException, at: float) -> Reply:
-    return Reply(at, time.time(), None, classify_error(error), None)
+async def _failed(error: BaseException, at: float, client: int) -> Reply:
+    return Reply(at, time.time(), None, classify_error(error), None, client)

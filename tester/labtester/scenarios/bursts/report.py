@@ -41,6 +41,7 @@ CSV_COLUMNS = [
     "delivery_lag_s",
     "pid",
     "account",
+    "client",
 ]
 
 
@@ -225,6 +226,7 @@ def request_rows(records: list[Record]) -> Iterator[dict[str, Any]]:
                 "delivery_lag_s": request["received_at"] - account.finished_at if account else None,
                 "pid": account.pid if account else None,
                 "account": account.source if account else None,
+                "client": request.get("client", 0),
             }
 
 

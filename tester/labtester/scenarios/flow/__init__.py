@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from rich.table import Table
@@ -20,7 +20,7 @@ from labtester.info import EndpointInfo, TargetInfo
 from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.base import ShapeContext
-from labtester.scenarios.common import SampleShape, encode, errors, ramp_users
+from labtester.scenarios.common import SampleShape, encode, join_users, ramp_users
 from labtester.scenarios.flow import advice, answers, report
 from labtester.scenarios.flow.analyse import (
     FAN_OUT,
@@ -31,6 +31,7 @@ from labtester.scenarios.flow.analyse import (
     summarize,
 )
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
+from labtester.scenarios.together import RequestCounter, Together
 from labtester.views import Answer, ComparisonRow
 
 if TYPE_CHECKING:
@@ -51,50 +52,93 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         return [f"flow on {e.name}" for e in flow_endpoints(info, settings.planned_endpoints(info))]
 
     def run(self, ctx: ShapeContext) -> None:
+        """Each path in turn; with P clients, each sends its part of the users of every path, and
+        client 0 counts what the server counted of the path against every client's sends."""
         settings = self.settings(ctx.settings)
+        together = Together(ctx)
         for endpoint in flow_endpoints(ctx.info, ctx.settings.planned_endpoints(ctx.info)):
             ctx.progress.step(f"{ctx.target.name}: flow on {endpoint.name}")
+            step = f"flow {endpoint.name}"
+            counter = RequestCounter(ctx) if ctx.crew.leader else None
             record = asyncio.run(
                 self.measure_path(
-                    ctx.target.url, endpoint, settings, ctx.settings.request_timeout_s, ctx.info
+                    ctx.target.url, endpoint, settings, ctx.settings.request_timeout_s, ctx.info, together
                 )
             )
-            ctx.record("run", endpoint=endpoint.name, **record)
-            ctx.check_alive(errors(record))
+            if record is not None:
+                ctx.record("run", step=step, endpoint=endpoint.name, **record)
+            if counter is not None:
+                counter.record(step)
+                ctx.check_alive(together.errors)
 
     async def measure(
-        self, url: str, settings: FlowSettings, timeout_s: float, info: TargetInfo
+        self,
+        url: str,
+        settings: FlowSettings,
+        timeout_s: float,
+        info: TargetInfo,
+        together: Together | None = None,
     ) -> list[Record]:
-        return [await self.measure_path(url, info.endpoints[FAN_OUT], settings, timeout_s, info)]
+        found = await self.measure_path(url, info.endpoints[FAN_OUT], settings, timeout_s, info, together)
+        return [found] if found is not None else []
 
     async def measure_path(
-        self, url: str, endpoint: EndpointInfo, settings: FlowSettings, timeout_s: float, info: TargetInfo
-    ) -> Record:
-        """Users ramped against one path, after a few requests alone (R, and what one costs)."""
+        self,
+        url: str,
+        endpoint: EndpointInfo,
+        settings: FlowSettings,
+        timeout_s: float,
+        info: TargetInfo,
+        together: Together | None = None,
+    ) -> Record | None:
+        """Users ramped against one path, after a few requests alone (R, and what one costs), which
+        client 0 times, reading the server's CPU and the machine around the ramp; the users are
+        dealt across the clients, each started at its planned time. None: this client sent nothing."""
+        together = together or Together()
         path, census_url = settings.path(endpoint), url + info.control.census
-        async with LoadClient(url, timeout_s) as client, httpx.AsyncClient(timeout=60) as control:
-            alone = [await client.get(path) for _ in range(settings.baseline)]
-            if endpoint.work == "app" and not any(sample.ok for sample in alone):
-                return _unloaded(settings, alone)  # a path that only errs: its answers are the result
-            cpu_before = await census.cpu_seconds(control, census_url)
-            machine_before = machine.snapshot()
-            client.restart_clock()
+        step, leader = f"flow {endpoint.name}", together.leader
+        async with (
+            LoadClient(url, timeout_s, together.crew.index) as client,
+            httpx.AsyncClient(timeout=60) as control,
+        ):
+            alone = [await client.get(path) for _ in range(settings.baseline)] if leader else []
+            # A path that only errs is not loaded: its answers are the result (client 0 tells all).
+            erring = leader and endpoint.work == "app" and not any(sample.ok for sample in alone)
+            if together.agree(f"{step} alone", {"unloaded": erring})[0]["unloaded"]:
+                return _unloaded(settings, alone) if leader else None
+            if leader:
+                cpu_before = await census.cpu_seconds(control, census_url)
+                machine_before = machine.snapshot()
+            meter = together.go(client, f"{step} load")
             samples, users = await ramp_users(
-                client, path, settings.users, settings.spawn_rate, settings.duration_s, settings.think_s
+                client,
+                path,
+                settings.users,
+                settings.spawn_rate,
+                settings.duration_s,
+                settings.think_s,
+                together.crew,
             )
             wall_s = client.now()
-            machine_after = machine.snapshot()
-            cpu_after = await census.cpu_seconds(control, census_url)
-        cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
-        return {
+            shared = together.done(step, client, samples, meter)
+            measured: dict[str, Any] = {}
+            if leader:
+                measured["machine"] = machine.recorded(machine_before, machine.snapshot())
+                cpu_after = await census.cpu_seconds(control, census_url)
+                measured["server_cpu_s"] = (
+                    None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+                )
+                measured["baseline"] = encode(alone)
+        record = {
             "params": settings.model_dump(),
-            "baseline": encode(alone),
             "wall_s": wall_s,
             "users": users,
-            "server_cpu_s": cpu,
-            "machine": machine.recorded(machine_before, machine_after),
             "samples": encode(samples),
         }
+        return {**record, **measured, **shared}
+
+    def join(self, records: list[Record]) -> Record:
+        return join_users(records)
 
     def summarize(self, records: list[Record], info: TargetInfo | None) -> FlowSummary:
         return summarize(records, info)

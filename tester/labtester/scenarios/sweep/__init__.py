@@ -12,7 +12,6 @@ cutting the wait into parts does: each part's end waits for the CPU parts of oth
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +19,7 @@ import httpx
 from rich.table import Table
 
 from labtester import census
+from labtester.clients.crew import Crew
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
@@ -28,14 +28,18 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import SampleShape, encode
 from labtester.scenarios.sweep import answers, report
 from labtester.scenarios.sweep.analyse import SweepSettings, SweepSummary, summarize
+from labtester.scenarios.together import Together
 from labtester.views import Answer, ComparisonRow
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
 
 
-async def level(client: LoadClient, path: str, concurrency: int, duration_s: float) -> list[Sample]:
-    """`concurrency` workers in a closed loop until `duration_s` has passed."""
+async def level(
+    client: LoadClient, path: str, concurrency: int, duration_s: float, crew: Crew | None = None
+) -> list[Sample]:
+    """`concurrency` workers in a closed loop until `duration_s` has passed; with a crew, this
+    client's part of them."""
     samples: list[Sample] = []
     stop_at = client.now() + duration_s
 
@@ -43,7 +47,7 @@ async def level(client: LoadClient, path: str, concurrency: int, duration_s: flo
         while client.now() < stop_at:
             samples.append(await client.get(path))
 
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    await asyncio.gather(*(worker() for _ in range((crew or Crew()).part(concurrency))))
     return samples
 
 
@@ -56,21 +60,35 @@ class Sweep(SampleShape[SweepSettings, SweepSummary]):
         return "mixed" in info.endpoints
 
     async def measure(
-        self, url: str, settings: SweepSettings, timeout_s: float, info: TargetInfo
+        self,
+        url: str,
+        settings: SweepSettings,
+        timeout_s: float,
+        info: TargetInfo,
+        together: Together | None = None,
     ) -> list[Record]:
-        """One record per variant and level: every level of a variant, then the next variant."""
+        """One record per variant and level: every level of a variant, then the next variant. Each
+        level is a release of every client's part of its workers; client 0 reads the server's CPU."""
+        together = together or Together()
         records = []
         mixed, census_url = info.endpoints["mixed"], url + info.control.census
-        async with LoadClient(url, timeout_s) as client, httpx.AsyncClient(timeout=60) as control:
+        async with (
+            LoadClient(url, timeout_s, together.crew.index) as client,
+            httpx.AsyncClient(timeout=60) as control,
+        ):
             for variant in settings.variants:
                 path = f"{mixed.path}?{variant.query()}"
                 for concurrency in settings.levels:
-                    cpu_before, started = await census.cpu_seconds(control, census_url), time.perf_counter()
-                    samples = await level(client, path, concurrency, settings.duration_s)
-                    wall_s = time.perf_counter() - started
-                    cpu_after = await census.cpu_seconds(control, census_url)
+                    step = f"{variant.query()} c={concurrency}"
+                    cpu_before = await census.cpu_seconds(control, census_url) if together.leader else None
+                    meter = together.go(client, step)
+                    samples = await level(client, path, concurrency, settings.duration_s, together.crew)
+                    wall_s = client.now()
+                    shared = together.done(step, client, samples, meter)
+                    cpu_after = await census.cpu_seconds(control, census_url) if together.leader else None
                     records.append(
                         {
+                            "step": step,
                             "params": {**variant.model_dump(), "duration_s": settings.duration_s},
                             "variant": variant.query(),
                             "concurrency": concurrency,
@@ -79,6 +97,7 @@ class Sweep(SampleShape[SweepSettings, SweepSummary]):
                             if cpu_before is None or cpu_after is None
                             else cpu_after - cpu_before,
                             "samples": encode(samples),
+                            **shared,
                         }
                     )
         return records

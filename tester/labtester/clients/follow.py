@@ -1,0 +1,54 @@
+"""A client other than 0: it waits for client 0's plan (the settings and the targets it found
+ready), then runs its part of every step of it, its records shipped to client 0's raw log at
+each meeting. It takes no census, probe, calibration or scrape: those are client 0's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from labtester.clients.barrier import RUN_SCOPE
+from labtester.clients.crew import Crew, CrewBroken
+from labtester.info import TargetInfo
+from labtester.progress import LabProgress
+from labtester.settings import LabSettings, TargetRef, TesterSettings
+from labtester.target_run import TargetRun
+
+
+class Shipped:
+    """This client's raw log: its records go to client 0's at the next meeting."""
+
+    def __init__(self, crew: Crew) -> None:
+        self.crew = crew
+
+    def write(self, record_type: str, **fields: Any) -> None:
+        self.crew.record({"type": record_type, **fields})
+
+
+def run_follower(settings: LabSettings, progress: LabProgress) -> int:
+    """Exit code: 0 when the run ended together, 1 when the crew broke up."""
+    assert settings.barrier is not None
+    crew = Crew(settings.client_index, settings.clients)
+    try:
+        crew.connect(settings.barrier, settings.ready_timeout_s)
+        progress.step(f"client {crew.index} of {crew.count}: joined the barrier at {settings.barrier}")
+        plan = crew.meet(RUN_SCOPE, "targets")[0]
+        ours = TesterSettings.model_validate(
+            {
+                **plan["settings"],
+                "client_index": crew.index,
+                "clients": crew.count,
+                "barrier": settings.barrier,
+            }
+        )
+        log = Shipped(crew)
+        for entry in plan["targets"]:
+            info = TargetInfo.model_validate(entry.pop("info"))
+            TargetRun(ours, log, progress, TargetRef.model_validate(entry), info, crew).measure()
+        crew.meet(RUN_SCOPE, "end")
+    except CrewBroken as error:
+        progress.note(f"client {crew.index}: the crew broke up: {error}")
+        return 1
+    finally:
+        crew.close()
+    progress.note(f"client {crew.index}: done")
+    return 0

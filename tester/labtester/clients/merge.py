@@ -1,0 +1,60 @@
+"""The merge: every client's records of one step of the plan joined into one record, before any
+statistic is computed. Each load shape says how its records join (LoadShape.join); the rows keep
+the client that sent them, so the merged record holds every request of every client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from labtester.clients.load import host
+from labtester.rawlog import Record
+
+
+def client_of(record: Record) -> int:
+    return int(record.get("client", 0))
+
+
+def leader_record(records: list[Record]) -> Record:
+    """Client 0's record of a step (it alone records the machine, the census, the scrapes)."""
+    return min(records, key=client_of)
+
+
+def loads(records: list[Record]) -> dict[str, Any]:
+    """Each client's own load over the step, by client index."""
+    return {str(client_of(r)): r["load"] for r in sorted(records, key=client_of) if r.get("load")}
+
+
+def followers_cpu_s(records: list[Record], lead: Record) -> float:
+    """CPU time the other clients used on client 0's machine: the tester's too, not a neighbour's."""
+    here = (lead.get("load") or {}).get("host", host())
+    return sum(
+        float(r["load"]["cpu_s"])
+        for r in records
+        if r is not lead and r.get("load") and r["load"].get("host") == here
+    )
+
+
+def with_clients_cpu(machine: dict[str, Any] | None, records: list[Record], lead: Record) -> Any:
+    """Client 0's machine snapshots, with what the other clients on its machine used (machine.py)."""
+    if not machine:
+        return machine
+    return {**machine, "clients_s": followers_cpu_s(records, lead)}
+
+
+def merged(records: list[Record]) -> list[Record]:
+    """The raw log with every step's records joined, in the order steps first appear."""
+    from labtester.scenarios import SHAPES
+
+    groups: dict[tuple[str, str, str], list[Record]] = {}
+    order: list[Record | tuple[str, str, str]] = []
+    for record in records:
+        if record.get("type") == "scenario" and record.get("step") and record.get("scenario") in SHAPES:
+            key = (record["target"], record["scenario"], record["step"])
+            if key not in groups:
+                groups[key] = []
+                order.append(key)
+            groups[key].append(record)
+        else:
+            order.append(record)
+    return [SHAPES[item[1]].join(groups[item]) if isinstance(item, tuple) else item for item in order]

@@ -1,0 +1,86 @@
+"""`python -m labtester serve-results`: the chart's results server. It serves the results volume
+read-only (GET, as `python -m http.server` did) and takes one thing in: a finished run, which the
+tester's client 0 PUTs as a tar stream (clients/publish.py) to /<run id>. The tester's pods run on
+any node and mount no volume; this server alone does.
+
+A run is unpacked beside the others, then renamed into place, so a reader never sees half of one;
+a later upload of the same run (after SIGTERM, the reports written again) replaces it. Only
+run-id names are taken, and only plain files and folders inside the run's folder (tar's own `data`
+filter too, where this Python has it).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tarfile
+import tempfile
+from functools import partial
+from http import HTTPStatus
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+RUN_ID = re.compile(r"^/([0-9]{8}-[0-9]{6})/?$")  # the tester's results/<time> folder names
+MAX_RUN_BYTES = 512 * 2**20
+
+
+class ResultsHandler(SimpleHTTPRequestHandler):
+    def do_PUT(self) -> None:
+        match = RUN_ID.match(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        if not match:
+            self.send_error(HTTPStatus.NOT_FOUND, "PUT takes /<run id> (YYYYmmdd-HHMMSS)")
+            return
+        if not 0 < length <= MAX_RUN_BYTES:
+            self.send_error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"a run is 1 to {MAX_RUN_BYTES} bytes")
+            return
+        root = Path(self.directory)
+        with tempfile.TemporaryDirectory(dir=root, prefix=".upload-") as unpacked:
+            try:
+                body: Any = _Limited(self.rfile, length)
+                with tarfile.open(fileobj=body, mode="r|*") as archive:
+                    for member in archive:
+                        archive.extract(_checked(member), unpacked, **EXTRACT)
+            except (tarfile.TarError, OSError, EOFError, ValueError) as error:
+                self.send_error(HTTPStatus.BAD_REQUEST, f"not a tar stream of a run: {error}")
+                return
+            final = root / match.group(1)
+            if final.exists():
+                shutil.rmtree(final)
+            Path(unpacked).rename(final)
+            Path(unpacked).mkdir()  # TemporaryDirectory removes what it made
+        self.send_response(HTTPStatus.CREATED)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+# tar's own `data` filter where this Python has it (3.11.4 and later); _checked in any case.
+EXTRACT: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+
+
+def _checked(member: tarfile.TarInfo) -> tarfile.TarInfo:
+    """Only folders and plain files, inside the run's folder."""
+    parts = Path(member.name).parts
+    if not (member.isfile() or member.isdir()) or member.name.startswith("/") or ".." in parts:
+        raise ValueError(f"{member.name}: not a plain file or folder inside the run")
+    return member
+
+
+class _Limited:
+    """The request body: exactly Content-Length bytes, never a read past it."""
+
+    def __init__(self, stream: object, length: int) -> None:
+        self.stream, self.left = stream, length
+
+    def read(self, size: int = -1) -> bytes:
+        size = self.left if size < 0 else min(size, self.left)
+        data: bytes = self.stream.read(size) if size else b""  # type: ignore[attr-defined]
+        self.left -= len(data)
+        return data
+
+
+def serve(directory: Path, port: int) -> None:
+    handler = partial(ResultsHandler, directory=str(directory))
+    with ThreadingHTTPServer(("", port), handler) as server:
+        server.serve_forever()
