@@ -70,10 +70,11 @@ class _Response:
         start_response: StartResponse,
         account: RequestAccount,
         routes: RouteLabels,
+        started: float,
     ) -> None:
         self.environ, self.server_start, self.account, self.routes = environ, start_response, account, routes
         self.started_at = time.time()
-        self.started = time.perf_counter()
+        self.started = started
         self.status_line: str | None = None
         self.headers: Headers = []
         self.sent = False
@@ -156,9 +157,10 @@ class WsgiCpuMiddleware:
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         meter = self._meter or self._first_meter()
+        started = time.perf_counter()  # before the CPU clock starts: the app's time holds its CPU
         account = meter.begin()
         token = ACCOUNT.set(account)
-        response = _Response(environ, start_response, account, self.routes)
+        response = _Response(environ, start_response, account, self.routes, started)
         IN_FLIGHT.inc()
 
         def finish() -> None:

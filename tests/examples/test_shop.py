@@ -10,13 +10,12 @@ import pytest
 
 from labtester.launcher import RunningTarget
 from tests.services.apps import configurations, serve_app
-from tests.services.servertiming import Timing, parse
+from tests.services.servertiming import TIMER_TICK_S, Timing, parse
 
 VERSIONS = {"flask": "examples.shop.flask_app:app", "fastapi": "examples.shop.fastapi_app:app"}
 INTERFACES = {"flask": "wsgi", "fastapi": "asgi"}
 PATHS = ["/report", "/checkout?product=7", "/products/7/page", "/products?category=lamps", "/products/7"]
 PAYMENT_S, STOCK_S = 0.150, 0.040  # examples/shop/downstream.py
-TIMER_TICK_S = 0.001
 REPEATS = 6
 
 

@@ -16,12 +16,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.launcher import RunningTarget
 from tests.services.apps import BARE_MODULE, bare_app_dir, configurations, serve_app, serving_pids
-from tests.services.servertiming import agrees, burst, parse
+from tests.services.servertiming import TIMER_TICK_S, agrees, burst, parse
 from tests.tester.test_orphans import left_after
 
 PATHS = ["/cpu?ms=120", "/wait?ms=200", "/mixed?cpu_ms=120&wait_ms=200", "/boom"]
 WAIT_S = 0.2
-TIMER_TICK_S = 0.001  # libuv's loop clock (uvloop, under uvicorn) has millisecond resolution
 CASES = [
     pytest.param((interface, configuration), id=configuration["name"])
     for interface in ("wsgi", "asgi")

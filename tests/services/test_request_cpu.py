@@ -10,13 +10,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.launcher import RunningTarget
 from tests.conftest import StartTarget
-from tests.services.servertiming import Reply, agrees, burst, fetch
+from tests.services.servertiming import TIMER_TICK_S, Reply, agrees, burst, fetch
 from tests.services.work import iterations_for
 
 CPU_S = 0.15
 MIXED = "/test/mixed?cpu_ms=150&io_ms=200&splits=4"
 WAIT_MS = 200
-TIMER_TICK_S = 0.001  # libuv's loop clock (uvloop, under uvicorn) has millisecond resolution
 
 
 def warm(target: RunningTarget, *paths: str) -> None:
