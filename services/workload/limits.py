@@ -50,8 +50,9 @@ class SharedSlots:
         with self.total.get_lock():
             if self.total.value >= limit:
                 return False
+            entry = self._own_entry()  # first: with every entry taken it raises, nothing counted
             self.total.value += 1
-            self.held[self._own_entry()] += 1
+            self.held[entry] += 1
             return True
 
     def release(self) -> None:

@@ -79,11 +79,16 @@ class Connections:
         self.idle: list[_Connection] = []
         self.open: set[_Connection] = set()
 
-    async def _take(self) -> _Connection:
+    def _idle(self) -> _Connection | None:
+        """A kept-alive connection the server has not closed, if any (the closed ones dropped)."""
         while self.idle:
             connection = self.idle.pop()
             if connection.reusable:
                 return connection
+            self.open.discard(connection)
+        return None
+
+    async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
         _, connection = await loop.create_connection(_Connection, self.host, self.port)
         self.open.add(connection)
@@ -93,7 +98,11 @@ class Connections:
         """Status and headers (names in lower case); raises what the failure was."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
-        connection = await asyncio.wait_for(self._take(), timeout_s) if not self.idle else await self._take()
+        # A new connection counts against the request's timeout (a full accept queue can hold a
+        # connect for minutes); taking an idle one costs no task.
+        connection = self._idle()
+        if connection is None:
+            connection = await asyncio.wait_for(self._connect(), timeout_s)
         answer = connection.send(f"GET {path} HTTP/1.1\r\nHost: {self.netloc}\r\n\r\n".encode("latin-1"))
         timer = loop.call_at(deadline, connection._fail, TimeoutError())
         try:

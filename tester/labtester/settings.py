@@ -29,6 +29,8 @@ def check_app_path(path: str) -> str:
     """An app's path as a request sends it: from /, maybe a query, never one of the lab's own."""
     if not path.startswith("/"):
         raise ValueError(f"path {path!r} does not start with /")
+    if not all("!" <= character <= "~" for character in path):  # a request line carries no more
+        raise ValueError(f"path {path!r} holds a space or a character beyond ASCII: percent-encode it")
     if path.partition("?")[0] in CONTROL_PATHS:
         raise ValueError(
             f"path {path!r} is one of the lab's control paths ({', '.join(sorted(CONTROL_PATHS))})"

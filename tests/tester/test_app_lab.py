@@ -208,6 +208,7 @@ def test_a_configuration_that_does_not_start_is_a_finding_and_the_others_are_mea
         (["--app", "nosuchmodule:app", "--paths", CPU], "nosuchmodule"),
         (["--app", "teamapp:wsgi", "--paths", "/cpu,/healthz"], "/healthz"),
         (["--app", "teamapp:wsgi", "--paths", "cpu"], "'cpu' does not start with /"),
+        (["--app", "teamapp:wsgi", "--paths", "/search?q=a b"], "percent-encode it"),
         (["--app", "teamapp:wsgi"], "paths"),
     ],
 )

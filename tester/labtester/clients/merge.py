@@ -46,11 +46,16 @@ def merged(records: list[Record]) -> list[Record]:
     """The raw log with every step's records joined, in the order steps first appear."""
     from labtester.scenarios import SHAPES
 
-    groups: dict[tuple[str, str, str], list[Record]] = {}
-    order: list[Record | tuple[str, str, str]] = []
+    groups: dict[tuple[str, str, str, int], list[Record]] = {}
+    order: list[Record | tuple[str, str, str, int]] = []
+    seen: dict[tuple[str, str, str, int], int] = {}  # a client's records of one step so far
     for record in records:
         if record.get("type") == "scenario" and record.get("step") and record.get("scenario") in SHAPES:
-            key = (record["target"], record["scenario"], record["step"])
+            step = (record["target"], record["scenario"], record["step"])
+            # A step run twice (a repeated level) is two runs: each client's n-th joins the n-th.
+            occurrence = seen.get((*step, client_of(record)), 0)
+            seen[(*step, client_of(record))] = occurrence + 1
+            key = (*step, occurrence)
             if key not in groups:
                 groups[key] = []
                 order.append(key)
