@@ -23,6 +23,7 @@ from typing import Any
 
 RUN_ID = re.compile(r"^/([0-9]{8}-[0-9]{6})/?$")  # the tester's results/<time> folder names
 MAX_RUN_BYTES = 512 * 2**20
+MAX_UNPACKED_BYTES = 4 * MAX_RUN_BYTES  # what a run may hold once unpacked: a gzip may hide far more
 
 
 class ResultsHandler(SimpleHTTPRequestHandler):
@@ -39,9 +40,16 @@ class ResultsHandler(SimpleHTTPRequestHandler):
         with tempfile.TemporaryDirectory(dir=root, prefix=".upload-") as unpacked:
             try:
                 body: Any = _Limited(self.rfile, length)
+                unpacked_bytes = 0
                 with tarfile.open(fileobj=body, mode="r|*") as archive:
                     for member in archive:
+                        unpacked_bytes += member.size  # what extracting it writes, told before
+                        if unpacked_bytes > MAX_UNPACKED_BYTES:
+                            raise _TooLarge(f"a run unpacks to at most {MAX_UNPACKED_BYTES} bytes")
                         archive.extract(_checked(member), unpacked, **EXTRACT)
+            except _TooLarge as error:
+                self.send_error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, str(error))
+                return
             except (tarfile.TarError, OSError, EOFError, ValueError) as error:
                 self.send_error(HTTPStatus.BAD_REQUEST, f"not a tar stream of a run: {error}")
                 return
@@ -53,6 +61,10 @@ class ResultsHandler(SimpleHTTPRequestHandler):
         self.send_response(HTTPStatus.CREATED)
         self.send_header("Content-Length", "0")
         self.end_headers()
+
+
+class _TooLarge(Exception):
+    pass
 
 
 # tar's own `data` filter where this Python has it (3.11.4 and later); _checked in any case.

@@ -3,6 +3,7 @@ serves it back read-only, and refuses anything that is not a run or would leave 
 
 from __future__ import annotations
 
+import gzip
 import io
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from rich.console import Console
 
 from labtester.clients.publish import publish
 from labtester.launcher import free_port
+from labtester.results_server import MAX_UNPACKED_BYTES
 
 
 def answers(url: str) -> bool:
@@ -81,3 +83,13 @@ def test_it_refuses_what_is_not_a_run(server: tuple[str, Path]) -> None:
     assert httpx.put(f"{url}/20261124-101500", content=buffer.getvalue()).status_code == 400
     assert httpx.post(f"{url}/20261124-101500", content=tar_with("a")).status_code == 501
     assert list(directory.iterdir()) == []
+
+
+def test_it_refuses_a_run_that_would_unpack_beyond_its_bound(server: tuple[str, Path]) -> None:
+    """A member's size is in its header: a compressed bomb is refused before a byte is written."""
+    url, directory = server
+    huge = tarfile.TarInfo("raw.jsonl")
+    huge.size = MAX_UNPACKED_BYTES + 1
+    body = gzip.compress(huge.tobuf() + b"{}" * 1000)
+    answer = httpx.put(f"{url}/20261124-101500", content=body)
+    assert answer.status_code == 413 and list(directory.iterdir()) == []
