@@ -243,9 +243,14 @@ def running_targets(
         yield started
         failed = False
     finally:
-        clean = [_stopped(server) for server in reversed(servers)]
+        unclean = [
+            f"{server.name}, exit {server.process.returncode}"
+            for server in reversed(servers)
+            if not _stopped(server)
+        ]
         if log_dir is None:
-            if failed or started.keep_logs or not all(clean):
-                print(f"the targets' logs are kept in {started.log_dir}", file=sys.stderr)
+            if failed or started.keep_logs or unclean:
+                why = f" (not stopped cleanly on SIGTERM: {'; '.join(unclean)})" if unclean else ""
+                print(f"the targets' logs are kept in {started.log_dir}{why}", file=sys.stderr)
             else:
                 shutil.rmtree(started.log_dir, ignore_errors=True)

@@ -47,9 +47,10 @@ def recommendation(conclusion: AppConclusion) -> Answer | None:
     app, within = conclusion.app or "the app", f"{conclusion.acceptable_p99:g}x"
     answer = f"{chosen.label}: the highest rate with a p99 within {within} of the best on every path."
     if chosen.beyond:
+        closest = f", at most {chosen.worst_p99_ratio:.1f}x the best" if chosen.worst_p99_ratio else ""
         answer = (
             f"{chosen.label}, with a caveat: no configuration kept its p99 within {within} of the best "
-            f"on every path; this one did on the most, at the highest rate, but not on "
+            f"on every path; this one came closest{closest}, but not within {within} on "
             f"{', '.join(chosen.beyond)}."
         )
     evidence = []

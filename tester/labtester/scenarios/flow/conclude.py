@@ -5,8 +5,9 @@ The recommendation is the configuration with the highest rate among those whose 
 on every path the app answered: within `acceptable_p99` (a knob of the settings, default 2) times
 the best p99 any configuration reached on that path, with no failed request and no error answer.
 Several paths weigh alike: the rate on each over the best rate on it, geometric mean. Where no
-configuration is acceptable on every path, it is chosen among those acceptable on the most, and
-the paths where its p99 is not are named. Its
+configuration is acceptable on every path, the one that came closest is chosen: its worst p99 over
+the best on that path is the least (a configuration that is fine on most paths but holds one for
+30 s is no answer), and the paths where its p99 is not acceptable are named. Its
 predicted ceiling is Little's law for the configuration alone, whatever the load: the fewer of its
 slots over the time a request holds one and its cores over the CPU a request uses.
 """
@@ -59,6 +60,7 @@ class Recommendation(BaseModel):
     label: str
     score: float  # geometric mean over the paths of its rate over the best rate there
     beyond: list[str] = []  # paths where its p99 was not acceptable (none acceptable everywhere)
+    worst_p99_ratio: float | None = None  # its highest p99 over the best p99, over the paths
 
 
 class AppConclusion(BaseModel):
@@ -125,9 +127,11 @@ def _path(path: str, pairs: list[tuple[TargetResult, PathFlow]], within: float) 
 
 def _recommend(paths: list[PathServed]) -> Recommendation | None:
     """The best geometric mean of rate over best rate among the configurations acceptable on every
-    path; where none is, among those acceptable on the most paths, naming where it is not."""
+    path; where none is, the one whose worst p99 over the best came closest, naming where it is
+    not acceptable."""
     ratios: dict[str, list[float]] = {}
     beyond: dict[str, list[str]] = {}
+    worst: dict[str, float] = {}  # the highest p99 over the path's best; inf: failures or errors
     labels: dict[str, str] = {}
     for path in paths:
         best_rate = max(s.requests_per_s for s in path.configurations)
@@ -135,18 +139,27 @@ def _recommend(paths: list[PathServed]) -> Recommendation | None:
             if s.requests_per_s > 0 and best_rate > 0:
                 ratios.setdefault(s.target, []).append(s.requests_per_s / best_rate)
                 beyond.setdefault(s.target, []).extend([] if s.acceptable else [path.path])
+                tail = math.inf
+                if s.p99_s is not None and path.best_p99_s and not s.failed and not s.error_answers:
+                    tail = s.p99_s / path.best_p99_s
+                worst[s.target] = max(worst.get(s.target, 0.0), tail)
                 labels[s.target] = s.label
     measured = {name: r for name, r in ratios.items() if len(r) == len(paths)}  # served every path
     if not measured:
         return None
-    fewest = min(len(beyond[name]) for name in measured)
-    mean = {
-        name: math.exp(statistics.fmean(map(math.log, r)))
-        for name, r in measured.items()
-        if len(beyond[name]) == fewest
-    }
+    candidates = [name for name in measured if not beyond[name]]
+    if not candidates:
+        closest = min(worst[name] for name in measured)
+        candidates = [name for name in measured if worst[name] == closest]
+    mean = {name: math.exp(statistics.fmean(map(math.log, measured[name]))) for name in candidates}
     chosen = max(mean, key=lambda name: mean[name])
-    return Recommendation(target=chosen, label=labels[chosen], score=mean[chosen], beyond=beyond[chosen])
+    return Recommendation(
+        target=chosen,
+        label=labels[chosen],
+        score=mean[chosen],
+        beyond=beyond[chosen],
+        worst_p99_ratio=worst[chosen] if math.isfinite(worst[chosen]) else None,
+    )
 
 
 def app_conclusion(results: Results) -> AppConclusion | None:
