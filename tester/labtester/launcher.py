@@ -83,6 +83,7 @@ class RunningTarget:
     log_path: Path
     metrics_port: int | None = None  # /metrics served by the server's metrics process
     own_log_dir: Path | None = None  # made for this target alone: removed when it stops cleanly
+    unclean: str = ""  # why its stop was not clean, in words
 
     @property
     def name(self) -> str:
@@ -117,11 +118,20 @@ class RunningTarget:
         if running:
             self.process.send_signal(signal.SIGTERM)
         _, alive = psutil.wait_procs(tree, timeout=grace_s)
+        outlived = []
         for process in alive:
-            with suppress(psutil.NoSuchProcess):
+            with suppress(psutil.Error):
+                outlived.append(f"{process.pid} {' '.join(process.cmdline()[1:3])}")
                 process.kill()
         psutil.wait_procs(alive, timeout=5)
-        clean = running and not alive and self.process.wait(timeout=5) in CLEAN_EXIT_CODES
+        code = self.process.wait(timeout=5)
+        clean = running and not alive and code in CLEAN_EXIT_CODES
+        if not running:
+            self.unclean = f"it had exited ({code}) before the stop"
+        elif alive:
+            self.unclean = f"{'; '.join(outlived)} outlived SIGTERM by {grace_s:g} s"
+        elif not clean:
+            self.unclean = f"exit {code}"
         if clean and self.own_log_dir is not None:
             shutil.rmtree(self.own_log_dir, ignore_errors=True)
         return clean
@@ -244,7 +254,7 @@ def running_targets(
         failed = False
     finally:
         unclean = [
-            f"{server.name}, exit {server.process.returncode}"
+            f"{server.name}: {server.unclean or 'its stop failed'}"
             for server in reversed(servers)
             if not _stopped(server)
         ]
