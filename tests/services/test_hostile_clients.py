@@ -17,20 +17,23 @@ from workload.metrics import METHODS, OTHER_METHOD
 HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: lab\r\n"
 
 
+def send_while_read(sock: socket.socket, head: bytes, then: bytes, repeat: int, end: bytes = b"") -> int:
+    """Send a head, `then` `repeat` times and `end`, as long as the server reads; the bytes sent."""
+    sent = 0
+    try:
+        for chunk in (head, *([then] * repeat), end):
+            sock.sendall(chunk)
+            sent += len(chunk)
+    except (BrokenPipeError, ConnectionResetError, TimeoutError):
+        pass  # refused, or the server stopped reading: either bounds what it holds
+    return sent
+
+
 def head_status(port: int, head: bytes, then: bytes = b"", repeat: int = 0) -> tuple[int, int]:
     """Send a head (and `then` `repeat` times, as long as the server reads); the status line's
     code, and how many bytes were sent."""
-    sent = 0
     with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
-        try:
-            sock.sendall(head)
-            sent = len(head)
-            for _ in range(repeat):
-                sock.sendall(then)
-                sent += len(then)
-            sock.sendall(b"\r\n\r\n")
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # refused: the server stopped reading, its answer is waiting
+        sent = send_while_read(sock, head, then, repeat, end=b"\r\n\r\n")
         answer = b""
         while b"\r\n" not in answer:
             chunk = sock.recv(4096)
@@ -100,27 +103,13 @@ def test_a_huge_header_is_refused_before_it_is_buffered(target: RunningTarget) -
     assert httpx.get(f"{target.url}/healthz").status_code == 200
 
 
-def sent_until_refused(port: int, head: bytes, then: bytes, repeat: int) -> int:
-    """Send a head and `then` `repeat` times, as long as the server reads; the bytes sent."""
-    sent = 0
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        try:
-            sock.sendall(head)
-            sent = len(head)
-            for _ in range(repeat):
-                sock.sendall(then)
-                sent += len(then)
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            pass  # refused, or the server stopped reading: either bounds what it holds
-    return sent
-
-
 def test_a_huge_trailer_is_refused_before_it_is_buffered(target: RunningTarget) -> None:
     """64 MB of one trailer field after a chunked body's last chunk: httptools buffers a trailer
     as it does a header, past the head's limit (uvicorn's own protocol grew without bound)."""
     before = settled_rss(target)
     head = b"POST /healthz HTTP/1.1\r\nHost: lab\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-Big: "
-    sent = sent_until_refused(target.port, head, b"a" * 65536, repeat=1024)
+    with socket.create_connection(("127.0.0.1", target.port), timeout=10) as sock:
+        sent = send_while_read(sock, head, b"a" * 65536, repeat=1024)
     grown = sum(p.memory_info().rss for p in target.tree()) - before
     assert grown < max(sent, 64 << 20) / 8, f"grew {grown / 1e6:.1f} MB"
     assert httpx.get(f"{target.url}/healthz").status_code == 200
