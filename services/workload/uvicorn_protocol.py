@@ -95,7 +95,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
-        self._head_bytes, self._outside_body, self._body_bytes = None, 0, 0
+        self._head_bytes, self._outside_body = None, 0
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:

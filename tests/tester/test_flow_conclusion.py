@@ -176,7 +176,7 @@ def test_where_none_is_acceptable_everywhere_the_one_that_came_closest_is_named_
         }
     )
     conclusion = conclude(found)
-    # gthread misses 2x only on /a, by the least: its worst p99 is 2.5x the best (sync-2x's 6x,
+    # gthread misses 2x on /a and /b, by the least: its worst p99 is 2.5x the best (sync-2x's 6x,
     # gevent's 8x), though sync-2x is acceptable on more paths and gevent has the best rates on /b.
     assert conclusion.recommendation is not None and conclusion.recommendation.target == "gthread"
     assert conclusion.recommendation.beyond == ["/a", "/b"]
