@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import secrets
 import signal
 import sys
 import threading
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
+from pydantic import SecretStr
 from rich.console import Console
 
 from labtester.applab import app_env
@@ -56,7 +58,8 @@ def _run_and_report(
 ) -> Results:
     run_dir = settings.output_dir / time.strftime("%Y%m%d-%H%M%S")
     if settings.clients > 1 and not settings.barrier:  # the other clients as processes here
-        settings = settings.model_copy(update={"barrier": f"127.0.0.1:{free_port()}"})
+        token = SecretStr(secrets.token_urlsafe(32))  # this run's: its clients alone join the barrier
+        settings = settings.model_copy(update={"barrier": f"127.0.0.1:{free_port()}", "barrier_token": token})
         clients: Any = local_clients(settings, run_dir / "clients")
     else:
         clients = contextlib.nullcontext()

@@ -19,7 +19,8 @@ import httpx
 from labtester import census, machine, prometheus
 from labtester.client import TargetError, get_json
 from labtester.clients.barrier import RUN_SCOPE, BarrierServer
-from labtester.clients.crew import Crew, CrewBroken
+from labtester.clients.crew import Crew, CrewBroken, CrewInterrupted, meeting_deadline_s
+from labtester.clients.link import SILENT_S
 from labtester.info import TargetInfo
 from labtester.progress import LabProgress
 from labtester.rawlog import RawLog
@@ -84,15 +85,18 @@ def run_lab(
             crew.meet(RUN_SCOPE, "targets", the_plan(settings, measured, infos))
             for target in measured:
                 TargetRun(settings, log, progress, target, infos[target.name], crew).measure()
+            crew.measure_clock("end")  # beside the one at joining: how the clocks drifted
             crew.meet(RUN_SCOPE, "end")
             status = "complete"
-        except CrewBroken as error:  # a client stopped: what was measured until then stands
+        except (CrewBroken, CrewInterrupted) as error:  # a client stopped: what was measured stands
             status = "interrupted"
             log.write("error", target=None, stage="clients", error=str(error))
             progress.note(f"error: the clients could not go on together: {error}")
         except BaseException as error:
             if not (_termination_requested.is_set() or isinstance(error, KeyboardInterrupt)):
+                crew.fail(f"client 0 crashed: {type(error).__name__}: {error}")
                 raise  # a crash: reported as such, with its traceback
+            crew.fail("client 0 was stopped (SIGTERM)")  # the other clients stop now too
             status = "interrupted"
             progress.note("interrupted: reporting what was measured so far")
         finally:
@@ -148,11 +152,22 @@ def leading(settings: LabSettings, log: RawLog) -> Iterator[Crew]:
         return
     host, _, port = (settings.barrier or "127.0.0.1:0").rpartition(":")
     local = host in ("127.0.0.1", "localhost")  # local clients; else the pods reach it by name
-    bind = "127.0.0.1" if local else "0.0.0.0"
-    server = BarrierServer(settings.clients, log, bind, int(port), settings.ready_timeout_s).start()
-    crew = Crew(0, settings.clients)
+    bind = "127.0.0.1" if local else "0.0.0.0"  # a pod's own address: only the token admits a client
+    assert settings.barrier_token is not None  # the settings refuse a barrier without one
+    token, deadline = settings.barrier_token.get_secret_value(), meeting_deadline_s(settings)
+    server = BarrierServer(
+        settings.clients,
+        log,
+        bind,
+        int(port),
+        token=token,
+        join_timeout_s=settings.ready_timeout_s,
+        meet_timeout_s=deadline,
+    ).start()
+    crew = Crew(0, settings.clients, meet_timeout_s=deadline + SILENT_S)
     try:
-        yield crew.connect(f"127.0.0.1:{server.port}", settings.ready_timeout_s)
+        crew.connect(f"127.0.0.1:{server.port}", token, settings.ready_timeout_s).interrupt_when_broken()
+        yield crew
     finally:
         crew.close()
         server.stop()

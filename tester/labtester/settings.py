@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, create_model, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, create_model, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from labtester.info import ControlPaths, TargetInfo
@@ -99,6 +99,13 @@ class LabSettings(BaseSettings):
         description="host:port of client 0's barrier; unset with P > 1: one on 127.0.0.1, and the "
         "other P - 1 clients started here as processes.",
     )
+    barrier_token: SecretStr | None = Field(
+        None,
+        exclude=True,  # never dumped: not into the raw log, the results, or the plan sent to clients
+        min_length=16,
+        description="The run's token every client presents to the barrier (on Kubernetes from a "
+        "Secret; generated per run for local clients). Never logged or written.",
+    )
     results_url: str | None = Field(
         None,
         pattern=r"^https?://",
@@ -185,6 +192,8 @@ class LabSettings(BaseSettings):
             raise ValueError(f"client_index {self.client_index} is not one of the {self.clients} clients")
         if self.client_index > 0 and not self.barrier:
             raise ValueError("a client other than 0 needs the barrier's host:port (TESTER_BARRIER)")
+        if self.clients > 1 and self.barrier and self.barrier_token is None:
+            raise ValueError("clients meeting at a barrier need the run's token (TESTER_BARRIER_TOKEN)")
         return self
 
     @model_validator(mode="after")
@@ -204,7 +213,8 @@ class LabSettings(BaseSettings):
         self, targets: list[TargetRef], census_only: list[TargetRef], **knobs: Any
     ) -> LabSettings:
         """These settings for the targets the local lab started (and `knobs` changed), checked again."""
-        fields = {**self.model_dump(), "targets": targets, "census_only": census_only, **knobs}
+        fields = {**self.model_dump(), "barrier_token": self.barrier_token}  # the token is never dumped
+        fields |= {"targets": targets, "census_only": census_only, **knobs}
         return self.model_validate(fields)  # validation alone: the environment was read already
 
     @classmethod

@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from labtester.clients.barrier import RUN_SCOPE
-from labtester.clients.crew import Crew, CrewBroken
+from labtester.clients.crew import Crew, CrewBroken, CrewInterrupted, meeting_deadline_s
+from labtester.clients.link import SILENT_S
 from labtester.info import TargetInfo
+from labtester.lab import Terminated
 from labtester.progress import LabProgress
 from labtester.settings import LabSettings, TargetRef, TesterSettings
 from labtester.target_run import TargetRun
@@ -25,11 +27,16 @@ class Shipped:
 
 
 def run_follower(settings: LabSettings, progress: LabProgress) -> int:
-    """Exit code: 0 when the run ended together, 1 when the crew broke up."""
-    assert settings.barrier is not None
-    crew = Crew(settings.client_index, settings.clients)
+    """Exit code: 0 when the run ended together, 1 when the crew broke up. A follower that stops for
+    any other reason (an exception, SIGTERM) says so to the barrier first, so every client stops
+    at once instead of waiting for it, and then stops as it would alone."""
+    assert settings.barrier is not None and settings.barrier_token is not None
+    crew = Crew(
+        settings.client_index, settings.clients, meet_timeout_s=meeting_deadline_s(settings) + SILENT_S
+    )
     try:
-        crew.connect(settings.barrier, settings.ready_timeout_s)
+        crew.connect(settings.barrier, settings.barrier_token.get_secret_value(), settings.ready_timeout_s)
+        crew.interrupt_when_broken()
         progress.step(f"client {crew.index} of {crew.count}: joined the barrier at {settings.barrier}")
         plan = crew.meet(RUN_SCOPE, "targets")[0]
         ours = TesterSettings.model_validate(
@@ -38,17 +45,26 @@ def run_follower(settings: LabSettings, progress: LabProgress) -> int:
                 "client_index": crew.index,
                 "clients": crew.count,
                 "barrier": settings.barrier,
+                "barrier_token": settings.barrier_token,  # never in the plan: this client's own
             }
         )
         log = Shipped(crew)
         for entry in plan["targets"]:
             info = TargetInfo.model_validate(entry.pop("info"))
             TargetRun(ours, log, progress, TargetRef.model_validate(entry), info, crew).measure()
+        crew.measure_clock("end")
         crew.meet(RUN_SCOPE, "end")
-    except CrewBroken as error:
+    except (CrewBroken, CrewInterrupted) as error:
         progress.note(f"client {crew.index}: the crew broke up: {error}")
+        crew.fail(str(error))
         return 1
-    finally:
-        crew.close()
+    except BaseException as error:
+        crew.fail(
+            "it was stopped (SIGTERM)"
+            if isinstance(error, Terminated)
+            else f"{type(error).__name__}: {error}"
+        )
+        raise
+    crew.close()
     progress.note(f"client {crew.index}: done")
     return 0

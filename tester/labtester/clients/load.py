@@ -1,7 +1,10 @@
-"""What a client itself spent on a step: its CPU time, the wall time, the requests it sent, and the
-share of its core that was. A client runs its requests on one thread (one event loop), so one core
-is the most it can use, or less where its cgroup's CPU quota says so (a pod's limit). A figure
-taken while a client used nearly all of that measures the client too.
+"""What a client itself spent on a step: the CPU time of the thread that sends (one event loop, so
+one core is the most it can use, or less where its cgroup's CPU quota says so: a pod's limit), the
+time that thread waited on a run queue for a core, the wall time and the requests it sent. A client
+whose sending thread was running or waiting to run for nearly all of a step was at its limit: its
+figures measure the client too. The thread's own figures, not its process's: the barrier's threads
+(keep-alive, the leader's barrier) are not the load, and a client starved of a core (waiting, not
+running) would read as idle by its CPU alone.
 """
 
 from __future__ import annotations
@@ -17,12 +20,11 @@ BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
 CFS_QUOTA = Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
 CFS_PERIOD = Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
-# A client that used this share of its core or more was at its limit (asyncio's own loop and the
-# kernel's network stack leave it no more).
+# The thread's own scheduler statistics: CPU time, time waiting on a run queue, timeslices (ns).
+SCHEDSTAT = Path("/proc/thread-self/schedstat")
+# A client whose sending thread ran or waited for a core this share of a step or more was at its
+# limit (asyncio's own loop and the kernel's network stack leave it no more).
 SATURATED = 0.85
-# A step shorter than this, or with no request of this client's, says nothing of its limit (a client
-# whose part of a step is empty spends its short wall time meeting the others).
-MIN_WALL_S = 0.5
 
 
 @cache
@@ -53,21 +55,35 @@ def core_limit() -> float:
     return min(1.0, quota) if quota else 1.0
 
 
+def run_queue_s() -> float | None:
+    """Seconds the calling thread has waited on a run queue for a core (None: no schedstat here)."""
+    try:
+        return int(SCHEDSTAT.read_text().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 @dataclass
 class Meter:
-    """Started before a step's requests, read after them."""
+    """Started at a step's release and read after its last reply, on the thread that sends."""
 
     cpu_at: float = 0.0
     wall_at: float = 0.0
+    process_at: float = 0.0
+    waited_at: float | None = None
 
     def start(self) -> Meter:
-        self.cpu_at, self.wall_at = time.process_time(), time.perf_counter()
+        self.cpu_at, self.waited_at = time.thread_time(), run_queue_s()
+        self.process_at, self.wall_at = time.process_time(), time.perf_counter()
         return self
 
     def read(self, requests: int) -> dict[str, Any]:
         """The raw record's `load` field."""
+        waited = run_queue_s()
         return {
-            "cpu_s": time.process_time() - self.cpu_at,
+            "cpu_s": time.thread_time() - self.cpu_at,
+            "run_queue_s": None if waited is None or self.waited_at is None else waited - self.waited_at,
+            "process_cpu_s": time.process_time() - self.process_at,
             "wall_s": time.perf_counter() - self.wall_at,
             "requests": requests,
             "core_limit": core_limit(),
@@ -76,7 +92,21 @@ class Meter:
 
 
 def core_share(load: dict[str, Any]) -> float | None:
-    """The share of its core a client used over a step (None: too short a step to tell)."""
-    if not load.get("requests") or float(load.get("wall_s") or 0.0) < MIN_WALL_S:
+    """The share of its core a client's sending thread used over a step (None: it sent nothing
+    then, and its wall time was spent meeting the others). Bursts are judged as every step is."""
+    if not load.get("requests") or float(load.get("wall_s") or 0.0) <= 0.0:
         return None
     return float(load["cpu_s"]) / float(load["wall_s"]) / float(load.get("core_limit") or 1.0)
+
+
+def waiting_share(load: dict[str, Any]) -> float | None:
+    """The share of a step the sending thread waited on a run queue for a core (None: unknown)."""
+    if core_share(load) is None or load.get("run_queue_s") is None:
+        return None
+    return float(load["run_queue_s"]) / float(load["wall_s"])
+
+
+def busy_share(load: dict[str, Any]) -> float | None:
+    """Running or waiting to run: the share of a step the sending thread wanted its core."""
+    used = core_share(load)
+    return None if used is None else used + (waiting_share(load) or 0.0)

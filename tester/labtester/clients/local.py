@@ -1,6 +1,6 @@
 """`--clients P` on one machine: P - 1 more client processes beside this one (client 0), each
-`python -m labtester run` as a pod of the Indexed Job runs it, with its index and the barrier's
-address in its environment.
+`python -m labtester run` as a pod of the Indexed Job runs it, with its index, the barrier's
+address and the run's token in its environment (a child's environment, readable by this user alone).
 
 They die with this process as the targets do (launcher.dying_with_tester: Linux's parent-death
 signal), so a tester killed with SIGKILL leaves no client behind; and a client that loses the
@@ -24,12 +24,13 @@ STOP_GRACE_S = 10.0
 
 def client_environment(settings: LabSettings, index: int) -> dict[str, str]:
     """The environment of client `index`: what a pod of the Indexed Job gets."""
-    assert settings.barrier is not None
+    assert settings.barrier is not None and settings.barrier_token is not None
     return {
         **os.environ,
         "TESTER_CLIENTS": str(settings.clients),
         "TESTER_CLIENT_INDEX": str(index),
         "TESTER_BARRIER": settings.barrier,
+        "TESTER_BARRIER_TOKEN": settings.barrier_token.get_secret_value(),
         "TESTER_OUTPUT_DIR": str(settings.output_dir),
     }
 

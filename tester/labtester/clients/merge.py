@@ -26,10 +26,11 @@ def loads(records: list[Record]) -> dict[str, Any]:
 
 
 def followers_cpu_s(records: list[Record], lead: Record) -> float:
-    """CPU time the other clients used on client 0's machine: the tester's too, not a neighbour's."""
+    """CPU time the other clients' processes used on client 0's machine: the tester's too, not a
+    neighbour's (their whole process's, not only the sending thread's: the machine saw it all)."""
     here = (lead.get("load") or {}).get("host", host())
     return sum(
-        float(r["load"]["cpu_s"])
+        float(r["load"].get("process_cpu_s", r["load"]["cpu_s"]))
         for r in records
         if r is not lead and r.get("load") and r["load"].get("host") == here
     )

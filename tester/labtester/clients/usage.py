@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from labtester.clients.load import SATURATED, core_share
+from labtester.clients.load import SATURATED, busy_share, core_share, waiting_share
 from labtester.rawlog import Record
 
 if TYPE_CHECKING:
@@ -24,9 +24,11 @@ class ClientUse(BaseModel):
     requests: int
     cpu_s: float
     cpu_per_request_s: float | None
-    core_share: float | None  # the most of its core it used over any step of the shape
+    core_share: float | None  # the most of its core its sending thread used over any step (bursts too)
+    run_queue_s: float | None = None  # what its sending thread waited on a run queue for a core
+    waiting_share: float | None = None  # the most of a step it waited so (a client starved of CPU)
     core_limit: float
-    saturated: bool  # at its limit: the shape's figures measure the client too
+    saturated: bool  # ran or waited to run near all of a step: the shape's figures measure the client too
 
 
 class CountCheck(BaseModel):
@@ -51,8 +53,8 @@ def client_uses(shape: str, records: list[Record]) -> list[ClientUse]:
     for client, loads in sorted(steps.items()):
         requests = sum(int(load["requests"]) for load in loads)
         cpu = sum(float(load["cpu_s"]) for load in loads)
-        shares = [s for s in map(core_share, loads) if s is not None]
-        peak = max(shares, default=None)
+        waits = [float(load["run_queue_s"]) for load in loads if load.get("run_queue_s") is not None]
+        busiest = max((s for s in map(busy_share, loads) if s is not None), default=None)
         uses.append(
             ClientUse(
                 shape=shape,
@@ -60,9 +62,11 @@ def client_uses(shape: str, records: list[Record]) -> list[ClientUse]:
                 requests=requests,
                 cpu_s=cpu,
                 cpu_per_request_s=cpu / requests if requests else None,
-                core_share=peak,
+                core_share=max((s for s in map(core_share, loads) if s is not None), default=None),
+                run_queue_s=sum(waits) if waits else None,
+                waiting_share=max((s for s in map(waiting_share, loads) if s is not None), default=None),
                 core_limit=float(loads[0].get("core_limit") or 1.0),
-                saturated=peak is not None and peak >= SATURATED,
+                saturated=busiest is not None and busiest >= SATURATED,
             )
         )
     return uses

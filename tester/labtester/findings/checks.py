@@ -81,6 +81,8 @@ def _target_checks(target: TargetResult, clients: int) -> list[Finding]:
 
 # A client at this share of its core or less keeps up with the load it sends.
 HALF_A_CORE = 0.5
+# A client's sending thread that waited for a core this share of a step was starved, and is told so.
+STARVED = 0.1
 
 
 def _counts_and_clients(target: TargetResult, clients: int) -> list[Finding]:
@@ -101,13 +103,18 @@ def _counts_and_clients(target: TargetResult, clients: int) -> list[Finding]:
         share = use.core_share or 1.0
         per_request = f"{use.cpu_per_request_s * 1000:.2f} ms" if use.cpu_per_request_s else "-"
         more = max(clients + 1, math.ceil(clients * share / HALF_A_CORE))
+        waited = (
+            f" and waited for a core {use.waiting_share * 100:.0f} % of a step"
+            if use.waiting_share and use.waiting_share >= STARVED
+            else ""
+        )
         found.append(
             Finding(
                 kind="interference",
                 target=target.name,
                 subject=use.shape,
                 text=f"{name} {use.shape}: client {use.client} used {share * 100:.0f} % of its "
-                f"core ({per_request} of CPU per request): its figures measure the client too. "
+                f"core ({per_request} of CPU per request){waited}: its figures measure the client too. "
                 f"Spread the load over {more} clients (--clients {more}, tester.parallelism: {more}).",
             )
         )

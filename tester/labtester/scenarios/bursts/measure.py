@@ -98,9 +98,15 @@ def fire(
     machine_before = machine.snapshot()
     if armed is not None:
         armed()
-    meter = Meter().start()
+    meter = Meter()
+
+    def released() -> None:  # this client's load is measured from its own release
+        if ready is not None:
+            ready()
+        meter.start()
+
     released_at, replies, busiest = asyncio.run(
-        _release_sampling(url, n, timeout_s, census_url if sample and leader else None, client, ready)
+        _release_sampling(url, n, timeout_s, census_url if sample and leader else None, client, released)
     )
     load = meter.read(len(replies))
     if finished is not None:
