@@ -199,3 +199,74 @@ def test_a_client_that_dies_ends_the_run_with_what_was_measured(tmp_path: Path) 
     assert document["run"]["status"] == "interrupted"
     assert any("client 1 stopped" in f["text"] for f in document["findings"]), document["findings"]
     assert (run / "requests.csv").read_text().count("\n") > 1  # what was measured stands
+
+
+# Client 1 (and no other process: the variable is its alone) raises once it has sent part of a
+# burst, between its requests and its meeting: a failure of the client's own mid-step.
+RAISING_CLIENT = """
+import os
+if os.environ.get("TESTER_CLIENT_INDEX") == "1":
+    from labtester.clients import load
+    read = load.Meter.read
+    def read_then_fail(self, requests):
+        if requests:
+            raise RuntimeError("injected: client 1 fails mid-step")
+        return read(self, requests)
+    load.Meter.read = read_then_fail
+"""
+
+# How long a run may take to end once a client stopped: the stop is told at once, and the rest is
+# the report's writing and the targets' stop.
+ENDS_WITHIN_S = 30
+
+
+def gone(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def stopped_client(tester: subprocess.Popen[str], directory: Path, stop: str) -> bool:
+    """Stop client 1 with SIGTERM once a burst is measured, or wait for it to raise; whether it
+    stopped."""
+    deadline, seen = time.monotonic() + 240, []
+    while time.monotonic() < deadline and tester.poll() is None:
+        seen = seen or children_running(psutil.Process(tester.pid))
+        raws = list((directory / "results").glob("*/raw.jsonl"))
+        if stop == "sigterm" and seen and raws and '"kind": "burst"' in raws[0].read_text():
+            seen[0].send_signal(signal.SIGTERM)  # as Kubernetes stops a deleted pod
+            return True
+        if stop == "raise" and seen and gone(seen[0]):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.parametrize("stop", ["sigterm", "raise"])
+def test_a_client_that_stops_ends_the_run_at_once_with_what_was_measured(tmp_path: Path, stop: str) -> None:
+    env = {**os.environ, **ENV, "TESTER_FLOW__DURATION_S": "600"}  # only a stop that is told ends it
+    if stop == "raise":
+        (tmp_path / "inject").mkdir()
+        (tmp_path / "inject" / "sitecustomize.py").write_text(RAISING_CLIENT)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path / "inject"), env.get("PYTHONPATH")]))
+    tester = subprocess.Popen(
+        lab_command(tmp_path, 2), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        stopped = stopped_client(tester, tmp_path, stop)
+        assert stopped, "client 1 never stopped"
+        output, _ = tester.communicate(timeout=ENDS_WITHIN_S)  # from client 1's stop: no hang
+    finally:
+        if tester.poll() is None:
+            tester.kill()
+            tester.wait()
+    assert tester.returncode == 1, output[-3000:]
+    (run,) = (tmp_path / "results").iterdir()
+    assert (run / "results.json").exists(), output[-3000:]
+    document = results(run)
+    assert document["run"]["status"] == "interrupted"
+    told = "it was stopped (SIGTERM)" if stop == "sigterm" else "RuntimeError: injected: client 1 fails"
+    assert any(f"client 1 stopped: {told}" in f["text"] for f in document["findings"]), document["findings"]
+    # What client 0 measured before the stop stands: its bursts' rows, in the raw log and the CSV.
+    assert (run / "requests.csv").read_text().count("\n") > 1

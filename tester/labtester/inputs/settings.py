@@ -83,6 +83,10 @@ def read_settings(args: argparse.Namespace, local: bool) -> tuple[LabSettings, S
         raise BadInput(
             f"{named[0]}: `{args.command}` starts the targets of --values itself; this is for `run`"
         )
+    if settings.clients > 1 and settings.barrier and settings.barrier_token is None:
+        raise BadInput(
+            "TESTER_BARRIER: clients meeting at a barrier need the run's token (TESTER_BARRIER_TOKEN)"
+        )
     if not local and not settings.targets and settings.client_index == 0:  # the others: client 0's
         raise BadInput("no targets: set TESTER_TARGETS=NAME=URL,... (or use `lab`, which starts them)")
     return settings, sources
