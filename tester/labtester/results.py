@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union
 from pydantic import BaseModel, Field
 
 from labtester.calibrate import Calibration
+from labtester.clients.clock import ClientClock, client_clocks
 from labtester.clients.usage import ClientUse, CountCheck, client_uses, count_checks, sent_counts
 from labtester.findings import Finding
 from labtester.info import TargetInfo
@@ -94,6 +95,7 @@ class RunInfo(BaseModel):
     status: str  # complete, interrupted, crashed, or incomplete (no end record)
     cpus: int | None = None  # CPUs of the tester's machine
     clients: int = 1  # P: the clients that shared the load
+    clocks: list[ClientClock] = []  # each client's clock against client 0's, at joining and the end
     settings: dict[str, Any]
 
 
@@ -164,6 +166,7 @@ def build_results(records: list[Record]) -> Results:
             status=end["status"] if end else "incomplete",
             cpus=start.get("cpus"),
             clients=settings.clients,
+            clocks=client_clocks(records),
             settings=start["settings"],
         ),
         stability=stability,

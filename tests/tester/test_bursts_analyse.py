@@ -259,3 +259,19 @@ def test_a_reply_without_the_header_falls_back_to_the_body() -> None:
     assert all(served(r) is not None and served(r).source == "body" for r in rec["requests"])  # type: ignore[union-attr]
     assert path_wait(rec["requests"]) is None
     assert judge(rec, info()).model_s == pytest.approx(0.75)
+
+
+def test_each_clients_makespan_is_taken_on_its_own_clock() -> None:
+    # Two clients, client 1's clock 5 s ahead of client 0's: its release and its replies both read
+    # 5 s later. Each client's own release to its own last reply is 0.76 s; the skew is not a delay.
+    two = record([0.5, 0.5, 0.5], 0.76)
+    skew = 5.0
+    two["requests"][2] |= {
+        "client": 1,
+        "sent_at": RELEASE + skew,
+        "received_at": RELEASE + skew + 0.70,
+    }
+    two["releases"] = {"0": RELEASE, "1": RELEASE + skew}
+    assert judge(two, info()).makespan_s == pytest.approx(0.76)
+    two["requests"][2]["received_at"] = RELEASE + skew + 0.80  # client 1's last reply is the latest
+    assert judge(two, info()).makespan_s == pytest.approx(0.80)

@@ -2,8 +2,10 @@
 Job on Kubernetes) after a common release, and their raw rows merged before any statistic.
 
 - crew.py:    a client's index i of P, its part of the work, its meetings at the barrier;
-- barrier.py: the barrier client 0 serves (and the raw records it keeps for the others);
-- load.py:    what a client itself spent (CPU per request, the share of its core);
+- link.py:    a client's one connection to the barrier: answers, keep-alive, the run's break;
+- barrier.py: the barrier client 0 serves (who joins, deadlines, the raw records of the others);
+- clock.py:   each client's clock against client 0's (measured at joining and at the end);
+- load.py:    what a client itself spent (its sending thread's CPU, its wait for a core);
 - merge.py:   every client's records of one step joined into one, before analysis;
 - local.py:   P - 1 more client processes on this machine (`--clients P`).
 """

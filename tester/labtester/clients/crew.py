@@ -2,7 +2,10 @@
 meetings at the barrier (barrier.py) that keep every client on the same step.
 
 With P = 1 there is no barrier: a meeting returns at once with the client's own data. Client 0
-also talks to its own barrier over loopback, like every other client, so both paths are one.
+also talks to its own barrier over loopback, like every other client, so both paths are one. A
+client joins with the run's token, measures its clock against the barrier's, and ends with a
+goodbye, or with a failure that stops every other client at once (`fail`); a break that reaches it
+while it measures interrupts its main thread (`interrupt_when_broken`).
 """
 
 from __future__ import annotations

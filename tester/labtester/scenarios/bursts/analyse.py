@@ -1,11 +1,11 @@
 """Each burst explained by the work its own requests measured, and by the CPU they really got.
 
-For every burst: the makespan (last response received - release), the model's makespan from the
-requests' measured demand (processor sharing with the target's slots and cores, admitted in the
-order the server took them), their ratio, and the CPU accounting of the burst's interval: what the
-target used, what the tester used, what the hypervisor stole, what other processes took, what the
-cgroup throttled. A burst slower than its model is interference when the machine's accounting
-explains the CPU it lost; otherwise it departs from the model.
+For every burst: the makespan (last response received - release, each client on its own clock),
+the model's makespan from the requests' measured demand (processor sharing with the target's slots
+and cores, admitted in the order the server took them), their ratio, and the CPU accounting of the
+burst's interval: what the target used, what the tester used, what the hypervisor stole, what
+other processes took, what the cgroup throttled. A burst slower than its model is interference
+when the machine's accounting explains the CPU it lost; otherwise it departs from the model.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def burst_run(
     if failures or not taken or demands is None:
         unmeasured = {name: None for name in BurstRun.model_fields if name not in base and name != "verdict"}
         return BurstRun(**base, **unmeasured, verdict="failed")
-    makespan = max(r["received_at"] for r in requests) - record["released_at"]
+    makespan = own_clock_makespan(record)
     model = predicted_makespan(demands, limits)
     ratio = makespan / model if model > 0 else None
     accounting = account(record, model, makespan, demands, limits)
@@ -153,6 +153,19 @@ def burst_run(
         verdict=verdict,
         **_server_side(requests, taken, record["released_at"]),
     )
+
+
+def own_clock_makespan(record: Record) -> float:
+    """The burst's makespan, each client's on its own clock (its own release to its own last
+    response), the longest of them: never one client's release against another's replies, which
+    would add the skew between their clocks (other nodes, on Kubernetes)."""
+    releases: dict[str, float] = record.get("releases") or {}
+    last: dict[int, float] = {}
+    for request in record["requests"]:
+        client = int(request.get("client", 0))
+        last[client] = max(last.get(client, request["received_at"]), request["received_at"])
+    released: float = record["released_at"]  # one client's record: its own release
+    return max(received - releases.get(str(client), released) for client, received in last.items())
 
 
 def _server_side(requests: list[dict[str, Any]], taken: list[Served], released: float) -> dict[str, Any]:
