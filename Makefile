@@ -11,8 +11,21 @@ PORTS ?=
 # `make lab COMPARE=results/<earlier run>` sets every figure beside that run's;
 # `make lab APP=module:app PATHS=/a,/b` measures a team's app in every server configuration;
 # `make lab CLIENTS=2`: the load sent by 2 client processes released together, their rows merged.
-LAB_FLAGS = $(if $(N),--work-seconds $(N)) $(if $(K),--burst-max $(K)) $(if $(R),--repeats $(R)) \
-	$(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(CLIENTS),--clients $(CLIENTS))
+#
+# Each knob reaches the lab as one argument, exactly as typed on make's command line (quotes, `$`,
+# commas, spaces): its value travels in the recipe's environment as LAB_<KNOB> (taken unexpanded,
+# so make eats no `$`), and the shell passes "$LAB_<KNOB>" whole, never reading it as shell text.
+# A knob set only in the environment (an exported APP or N) is not one: a plain `make lab` stays
+# the lab's own. The lab's own variables, TESTER_*, are the way to set it from the environment.
+typed = $(if $(filter command line,$(origin $(1))),$(value $(1)))
+LAB_KNOBS := N K R SCENARIOS CLIENTS
+APP_KNOBS := APP PATHS COMPARE
+$(foreach knob,$(LAB_KNOBS) $(APP_KNOBS),$(eval lab bench: export LAB_$(knob) := $$(call typed,$(knob))))
+LAB_FLAGS = $${LAB_N:+--work-seconds "$$LAB_N"} $${LAB_K:+--burst-max "$$LAB_K"} \
+	$${LAB_R:+--repeats "$$LAB_R"} $${LAB_SCENARIOS:+--scenarios "$$LAB_SCENARIOS"} \
+	$${LAB_CLIENTS:+--clients "$$LAB_CLIENTS"}
+APP_FLAGS = $${LAB_APP:+--app "$$LAB_APP"} $${LAB_PATHS:+--paths "$$LAB_PATHS"} \
+	$${LAB_COMPARE:+--compare "$$LAB_COMPARE"}
 
 .DEFAULT_GOAL := help
 
@@ -50,15 +63,18 @@ format: install ## Apply ruff's formatting and fixes
 test: lint tools prometheus chromium ## Lint, then every test (real servers on 127.0.0.1; helm from LAB_CACHE)
 	PATH="$(LAB_BIN):$$PATH" $(BIN)/pytest
 
+# PORTS as typed on the command line, each of its words one --port argument (no glob, no shell text).
+targets: export LAB_PORTS := $(call typed,PORTS)
 targets: install ## Start the measured targets (and the downstream mock) on their local ports until Ctrl-C
-	$(BIN)/python -m labtester targets $(foreach p,$(PORTS),--port $(p))
+	@set -f; ports=(); for port in $$LAB_PORTS; do ports+=(--port "$$port"); done; \
+		$(BIN)/python -m labtester targets "$${ports[@]}"
 
+# Silent recipes (@): the lab's own output comes first, not the command that starts it.
 lab: install ## Run the whole lab locally (targets on 127.0.0.1), report in results/; APP=module:app PATHS=/a,/b
-	$(BIN)/python -m labtester lab $(LAB_FLAGS) $(if $(COMPARE),--compare $(COMPARE)) \
-		$(if $(APP),--app '$(APP)') $(if $(PATHS),--paths '$(PATHS)')
+	@$(BIN)/python -m labtester lab $(LAB_FLAGS) $(APP_FLAGS)
 
 bench: install $(VENV)/.bench /usr/bin/wrk ## Kernel CV, calibration error, measured/model ratios, client vs Locust and wrk
-	$(BIN)/python -m labtester bench $(LAB_FLAGS)
+	@$(BIN)/python -m labtester bench $(LAB_FLAGS)
 
 $(VENV)/.bench: pyproject.toml # Locust, which `make bench` sets the lab's client beside
 	$(BIN)/pip install --quiet -e '.[bench]'

@@ -4,6 +4,8 @@ of P clients spread across nodes, client 0's barrier reachable by name."""
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 
 import pytest
@@ -18,11 +20,18 @@ SCENARIOS = [DEFAULT_VALUES, CHART / "ci" / "fourth-target-values.yaml", CHART /
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 
 
-def settings_in_job(job: Manifest, monkeypatch: pytest.MonkeyPatch, index: int = 0) -> TesterSettings:
-    """What the tester's own settings class reads from the environment of the Job's pod `index`."""
+def settings_in_job(
+    job: Manifest, monkeypatch: pytest.MonkeyPatch, index: int = 0, secrets: list[Manifest] | None = None
+) -> TesterSettings:
+    """What the tester's own settings class reads from the environment of the Job's pod `index`
+    (a Secret's key from `secrets`, the rendered ones)."""
     (container,) = job["spec"]["template"]["spec"]["containers"]
     for item in container["env"]:
-        if "valueFrom" in item:  # the downward API: the pod's completion index
+        if "secretKeyRef" in item.get("valueFrom", {}):
+            ref = item["valueFrom"]["secretKeyRef"]
+            secret = next(s for s in secrets or [] if s["metadata"]["name"] == ref["name"])
+            monkeypatch.setenv(item["name"], base64.b64decode(secret["data"][ref["key"]]).decode())
+        elif "valueFrom" in item:  # the downward API: the pod's completion index
             assert item["valueFrom"]["fieldRef"]["fieldPath"] == COMPLETION_INDEX
             monkeypatch.setenv(item["name"], str(index))
         else:
@@ -134,10 +143,26 @@ def test_parallelism_makes_an_indexed_job_of_clients_spread_across_nodes(
     (container,) = pod["containers"]
     (port,) = container["ports"]
     assert service["spec"]["ports"][0]["targetPort"] == port["name"]
+    secrets = [m for m in manifests if m["kind"] == "Secret"]
+    tokens = set()
     for index in (0, 1):
-        settings = settings_in_job(job, monkeypatch, index)
+        settings = settings_in_job(job, monkeypatch, index, secrets)
         assert (settings.clients, settings.client_index) == (2, index)
         assert settings.barrier == f"{job['metadata']['name']}-0.{pod['subdomain']}:{port['containerPort']}"
+        assert settings.barrier_token is not None
+        tokens.add(settings.barrier_token.get_secret_value())
+    # One token for the run's clients, from its Secret, never in the pod spec itself.
+    (token,) = tokens
+    assert len(token) >= 32 and token not in json.dumps(job)
+
+
+def test_each_install_gives_the_run_a_new_token(render: Render) -> None:
+    def token() -> str:
+        manifests = render(set_values=("tester.parallelism=2",))
+        secret = find(manifests, "Secret", f"{PREFIX}-tester-token")
+        return base64.b64decode(secret["data"]["token"]).decode()
+
+    assert token() != token()
 
 
 def test_one_client_needs_no_barrier(default_manifests: list[Manifest]) -> None:
