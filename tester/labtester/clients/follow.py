@@ -58,13 +58,13 @@ def run_follower(settings: LabSettings, progress: LabProgress) -> int:
         progress.note(f"client {crew.index}: the crew broke up: {error}")
         crew.fail(str(error))
         return 1
+    except (Terminated, KeyboardInterrupt):  # a stop, not a crash: no traceback
+        crew.fail("it was stopped (SIGTERM)")
+        progress.note(f"client {crew.index}: stopped; the others are told")
+        return 1
     except BaseException as error:
-        crew.fail(
-            "it was stopped (SIGTERM)"
-            if isinstance(error, Terminated)
-            else f"{type(error).__name__}: {error}"
-        )
-        raise
+        crew.fail(f"{type(error).__name__}: {error}")
+        raise  # a crash: its traceback in this client's log
     crew.close()
     progress.note(f"client {crew.index}: done")
     return 0
