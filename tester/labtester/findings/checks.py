@@ -16,6 +16,7 @@ from labtester.scenarios import SHAPES
 from labtester.stability import Stability
 
 if TYPE_CHECKING:
+    from labtester.clients.usage import ClientUse
     from labtester.results import CalibrationCheck, Results, TargetResult
 
 
@@ -85,6 +86,26 @@ HALF_A_CORE = 0.5
 STARVED = 0.1
 
 
+def _client_text(name: str, use: ClientUse, clients: int) -> str:
+    """A client at its limit: starved of a core by the machine (more clients would not help), or
+    busy sending (more clients would)."""
+    share, waited = use.core_share or 0.0, use.waiting_share or 0.0
+    per_request = f"{use.cpu_per_request_s * 1000:.2f} ms" if use.cpu_per_request_s else "-"
+    if waited > share:
+        return (
+            f"{name} {use.shape}: client {use.client} waited for a core {waited * 100:.0f} % of a step "
+            f"(it used {share * 100:.0f} % of one): that step measures the client's wait too. "
+            "The machine, not the server: run where the client gets its core."
+        )
+    more = max(clients + 1, math.ceil(clients * share / HALF_A_CORE))
+    also = f" and waited for a core {waited * 100:.0f} % of a step" if waited >= STARVED else ""
+    return (
+        f"{name} {use.shape}: client {use.client} used {share * 100:.0f} % of its core ({per_request} "
+        f"of CPU per request){also}: its figures measure the client too. "
+        f"Spread the load over {more} clients (--clients {more}, tester.parallelism: {more})."
+    )
+
+
 def _counts_and_clients(target: TargetResult, clients: int) -> list[Finding]:
     """Requests the server counted against every client's sends; clients that were at their limit."""
     name = label(target.name, target.info)
@@ -100,22 +121,12 @@ def _counts_and_clients(target: TargetResult, clients: int) -> list[Finding]:
         if not check.matches
     ]
     for use in (u for u in target.clients if u.saturated):
-        share = use.core_share or 1.0
-        per_request = f"{use.cpu_per_request_s * 1000:.2f} ms" if use.cpu_per_request_s else "-"
-        more = max(clients + 1, math.ceil(clients * share / HALF_A_CORE))
-        waited = (
-            f" and waited for a core {use.waiting_share * 100:.0f} % of a step"
-            if use.waiting_share and use.waiting_share >= STARVED
-            else ""
-        )
         found.append(
             Finding(
                 kind="interference",
                 target=target.name,
                 subject=use.shape,
-                text=f"{name} {use.shape}: client {use.client} used {share * 100:.0f} % of its "
-                f"core ({per_request} of CPU per request){waited}: its figures measure the client too. "
-                f"Spread the load over {more} clients (--clients {more}, tester.parallelism: {more}).",
+                text=_client_text(name, use, clients),
             )
         )
     return found
