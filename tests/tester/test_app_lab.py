@@ -28,6 +28,9 @@ GOOD = [CPU, WAIT, MIXED]
 WSGI_CONFIGURATIONS = [c["name"] for c in configurations("wsgi")]
 ASGI_CONFIGURATIONS = [c["name"] for c in configurations("asgi")]
 Run = tuple[subprocess.CompletedProcess[str], Path]
+# A run over every configuration of an interface (five WSGI ones: about 35 s of measuring each,
+# then the report) passes the suite's 300 s on a shared machine: as long as app_lab's own limit.
+pytestmark = pytest.mark.timeout(900)
 
 
 def team_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
