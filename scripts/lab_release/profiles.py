@@ -50,6 +50,27 @@ def auto_profiles(chart: Path = CHART_DIR) -> list[Profile]:
     return sorted(found, key=lambda p: (p.node.cpu, p.node.memory), reverse=True)
 
 
-def names_values(helm_args: Sequence[str]) -> bool:
-    """Whether HELM_ARGS choose values files themselves (-f, --values)."""
-    return any(a in ("-f", "--values") or a.startswith(("-f=", "--values=")) for a in helm_args)
+def named_values(helm_args: Sequence[str]) -> list[str]:
+    """The values files HELM_ARGS name (-f, --values; each may list several, comma-separated)."""
+    named: list[str] = []
+    args = iter(helm_args)
+    for arg in args:
+        if arg in ("-f", "--values"):
+            named += next(args, "").split(",")
+        elif arg.startswith(("-f=", "--values=")):
+            named += arg.partition("=")[2].split(",")
+    return [name for name in named if name]
+
+
+def names_profile(helm_args: Sequence[str]) -> bool:
+    """Whether HELM_ARGS choose the profile themselves: a values file they name says which node it
+    fits (`fits`), or cannot be read here (a URL). An overlay without `fits` (the sizing's
+    proposal-values.yaml) goes on top of the profile run-lab picks."""
+    for name in named_values(helm_args):
+        path = Path(name)
+        if not path.is_file():
+            return True
+        values = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(values, dict) or "fits" in values:
+            return True
+    return False

@@ -1,4 +1,5 @@
-"""app_target's settings: every target's (workload.settings), plus the app and its server."""
+"""app_target's settings: every target's (workload.settings), plus the app, its interface and its
+server. granian's own knob (LAB_BACKPRESSURE) is read where granian is started (granian_target)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,15 @@ from pydantic import Field, field_validator
 from workload.settings import TargetSettings
 
 Interface = Literal["asgi", "wsgi"]
-# The server each interface is served by; LAB_SERVER may only confirm it.
-SERVERS: dict[Interface, str] = {"asgi": "uvicorn", "wsgi": "gunicorn"}
+Server = Literal["uvicorn", "gunicorn", "granian"]
+# The server an app of each interface gets when LAB_SERVER names none.
+SERVERS: dict[Interface, Server] = {"asgi": "uvicorn", "wsgi": "gunicorn"}
+# The interfaces each server serves.
+SERVES: dict[Server, tuple[Interface, ...]] = {
+    "uvicorn": ("asgi",),
+    "gunicorn": ("wsgi",),
+    "granian": ("asgi", "wsgi"),
+}
 
 
 class AppSettings(TargetSettings):
@@ -24,8 +32,14 @@ class AppSettings(TargetSettings):
         description="LAB_APP_PATHS: the app's paths the lab measures, comma-separated, each starting "
         "with / and maybe a query string: /info lists them, /metrics labels requests by them.",
     )
-    server: Literal["uvicorn", "gunicorn"] | None = Field(
-        None, description="LAB_SERVER: uvicorn (ASGI apps) or gunicorn (WSGI apps); default: by interface."
+    server: Server | None = Field(
+        None,
+        description="LAB_SERVER: uvicorn (ASGI apps), gunicorn (WSGI apps) or granian (both); default: "
+        "uvicorn for an ASGI app, gunicorn for a WSGI app.",
+    )
+    interface: Interface | None = Field(
+        None,
+        description="LAB_INTERFACE: asgi or wsgi, as the check found the app; given, it may only confirm it.",
     )
 
     @field_validator("app_paths")

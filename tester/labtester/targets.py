@@ -93,8 +93,10 @@ def load_definitions(values_path: Path = DEFAULT_VALUES) -> list[TargetDefinitio
 
 def deployed_entries(values: dict[str, Any]) -> list[dict[str, Any]]:
     """The `targets` entries a cluster with these values deploys: all but those `omitTargets` names
-    (its node has no room for them), as the chart's `deployedTargets` helper renders them. The
-    local lab starts every entry."""
+    (its node has no room for them), and none with `app.enabled` (an app lab measures the app), as
+    the chart's `deployedTargets` helper renders them. The local lab starts every entry."""
+    if (values.get("app") or {}).get("enabled"):
+        return []
     omitted = set(values.get("omitTargets") or [])
     return [entry for entry in values["targets"] if entry["name"] not in omitted]
 

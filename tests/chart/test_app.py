@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from labtester.targets import DEFAULT_VALUES
-from tests.chart.conftest import PREFIX, Manifest, Render, find, helm_template
+from tests.chart.conftest import CHART, PREFIX, Manifest, Render, find, helm_template
 from tests.chart.test_targets import container_env, target_container
 
 MODULE = "examples.shop.flask_app:app"
@@ -81,3 +82,70 @@ def test_paths_start_with_a_slash() -> None:
         "app.paths={products}",
     )
     assert rendered.returncode != 0 and "app/paths/0" in rendered.stderr, rendered.stderr
+
+
+# What the sizing writes beside its results (proposal-values.yaml): the app and ONE configuration,
+# its knobs in env, the pod's CPU (limit, and what the scheduler reserves) and memory.
+PROPOSAL = {
+    "app": {
+        "enabled": True,
+        "module": MODULE,
+        "interface": "wsgi",
+        "paths": list(PATHS),
+        "configurations": [
+            {
+                "name": "proposed",
+                "interface": "wsgi",
+                "env": {
+                    "LAB_SERVER": "gunicorn",
+                    "LAB_WORKER_CLASS": "gthread",
+                    "LAB_WORKERS": "3",
+                    "LAB_THREADS": "12",
+                },
+                "resources": {"cpu": "1", "cpuRequest": "200m", "memory": "768Mi"},
+            }
+        ],
+    }
+}
+
+
+def proposal_file(directory: Path) -> Path:
+    path = directory / "proposal-values.yaml"
+    path.write_text(yaml.safe_dump(PROPOSAL))
+    return path
+
+
+@pytest.mark.parametrize("profile", [None, "two-cpu-values.yaml"])
+def test_a_proposal_deploys_its_one_configuration_and_measures_it_alone(
+    render: Render, tmp_path: Path, profile: str | None
+) -> None:
+    """`-f proposal-values.yaml`, alone or over a profile: one server, app-proposed, sized by its
+    env and resources, and the tester measures it and nothing else."""
+    profiles = [CHART / "ci" / profile] if profile else []
+    manifests = render(*profiles, proposal_file(tmp_path))
+    assert app_deployments(manifests) == {"app-proposed"}
+    container = target_container(manifests, "app-proposed")
+    (proposed,) = PROPOSAL["app"]["configurations"]  # type: ignore[index]
+    assert container_env(container).items() >= proposed["env"].items()
+    assert container["resources"] == {
+        "requests": {"cpu": "200m", "memory": "768Mi"},
+        "limits": {"cpu": "1", "memory": "768Mi"},
+    }
+    tester = find(manifests, "Job", f"{PREFIX}-tester")
+    env = container_env(tester["spec"]["template"]["spec"]["containers"][0])
+    assert env["TESTER_TARGETS"] == f"app-proposed=http://{PREFIX}-app-proposed:8000"
+    assert env["TESTER_CENSUS_ONLY"] == "" and env["TESTER_APP"] == MODULE
+
+
+@pytest.mark.parametrize("interface", ["asgi", "wsgi"])
+def test_an_app_lab_deploys_the_app_and_none_of_the_labs_own_targets(render: Render, interface: str) -> None:
+    manifests = render(set_values=enabled(interface))
+    components = {
+        m["metadata"]["labels"]["app.kubernetes.io/component"] for m in manifests if m["kind"] == "Deployment"
+    }
+    assert "target" not in components and {"app", "downstream"} <= components, components
+    tester = find(manifests, "Job", f"{PREFIX}-tester")
+    env = container_env(tester["spec"]["template"]["spec"]["containers"][0])
+    measured = [ref.partition("=")[0] for ref in env["TESTER_TARGETS"].split(",")]
+    assert measured == [f"app-{c['name']}" for c in configurations() if c["interface"] == interface]
+    assert env["TESTER_CENSUS_ONLY"] == ""

@@ -18,6 +18,7 @@ from lab_release.demand import pod_demands
 from lab_release.profiles import auto_profiles, profile, values_files
 from lab_release.quantities import cpu_cores, total
 from tests.chart.conftest import CHART, Render, profile_values
+from tests.chart.test_app import enabled
 
 VALUES = values_files(CHART)
 
@@ -89,3 +90,16 @@ def test_a_profile_leaves_out_only_targets_its_node_has_no_room_for(
         assert not requests.fits_in(claimed.room), (
             f"{values.name}: {name} fits ({requests} in {claimed.room})"
         )
+
+
+@pytest.mark.parametrize("interface", ["asgi", "wsgi"])
+@pytest.mark.parametrize("values", [p.path for p in auto_profiles(CHART)], ids=lambda path: path.name)
+def test_an_app_lab_fits_every_profile_it_may_be_picked_with(
+    render: Render, values: Path, interface: str
+) -> None:
+    """An app lab deploys the app's configurations instead of the lab's own targets (the README's
+    Kubernetes command): its requests fit each whole-lab profile's node, the 2-CPU one among them."""
+    claimed = profile(values, CHART)
+    demands = pod_demands(render(values, set_values=enabled(interface)))
+    requests = total(d.requests for d in demands)
+    assert requests.fits_in(claimed.room), f"{values.name}: {requests} in {claimed.room}"

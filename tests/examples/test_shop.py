@@ -1,9 +1,11 @@
-"""The example shop: its Flask and FastAPI versions, each served by app_target, give the same
-answers on every path, and each path does what examples/README.md says it does (measured)."""
+"""The example shop: its Flask and FastAPI versions, each served by app_target (in the first
+configuration of its interface, and on granian), give the same answers on every path, and each
+path does what examples/README.md says it does (measured)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -19,13 +21,22 @@ PAYMENT_S, STOCK_S = 0.150, 0.040  # examples/shop/downstream.py
 REPEATS = 6
 
 
-@pytest.fixture(scope="module")
-def shops(downstream: RunningTarget) -> Iterator[dict[str, RunningTarget]]:
+# The configuration each version is served in: the first of its interface, and granian's.
+SERVED_BY: dict[str, Callable[[str], dict[str, Any]]] = {
+    "first": lambda interface: configurations(interface)[0],
+    "granian": lambda interface: next(
+        c for c in configurations(interface) if c["env"].get("LAB_SERVER") == "granian"
+    ),
+}
+
+
+@pytest.fixture(scope="module", params=list(SERVED_BY))
+def shops(request: pytest.FixtureRequest, downstream: RunningTarget) -> Iterator[dict[str, RunningTarget]]:
     started = {}
     try:
         for version, app in VERSIONS.items():
-            (first, *_) = configurations(INTERFACES[version])
-            started[version] = serve_app(app, first, PATHS, LAB_DOWNSTREAM_URL=downstream.url)
+            configuration = SERVED_BY[request.param](INTERFACES[version])
+            started[version] = serve_app(app, configuration, PATHS, LAB_DOWNSTREAM_URL=downstream.url)
         yield started
     finally:
         for target in started.values():

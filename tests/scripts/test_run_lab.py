@@ -22,6 +22,7 @@ import pytest
 from lab_release import main, timing
 from lab_release.demand import pod_demands
 from tests.chart.conftest import CHART, render_chart, tool
+from tests.chart.test_app import proposal_file
 from tests.script_module import SCRIPTS
 
 FAKE = Path(__file__).with_name("fake_cluster.py")
@@ -293,3 +294,56 @@ def find_processes(fragment: str) -> list[int]:
             if str(FAKE) in command and fragment in command:
                 found.append(int(entry.name))
     return found
+
+
+# The README's command for a team's app on the cluster (its "Measure your own app" section).
+APP_ARGS = (
+    "--set app.enabled=true --set app.module=examples.shop.flask_app:app --set app.interface=wsgi "
+    "--set app.paths={/report,/checkout?product=7}"
+)
+
+
+def test_an_app_lab_fits_a_two_cpu_node_and_deploys_the_app_alone(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The app's configurations replace the lab's own targets: the 2-CPU profile holds them."""
+    scenario(lab, [NODE_2], [{"*": "ready", "tester": "running"}], job=["Complete"])
+    run = run_main(lab, monkeypatch, capsys, HELM_ARGS=APP_ARGS)
+    assert run.code == 0, run.err
+    assert f"Profile: {TWO_CPU}, the largest that fits this cluster." in run.out
+    installed = json.loads((Path(lab["FAKE_STATE"]) / "release.json").read_text())
+    components = {
+        m["metadata"]["labels"]["app.kubernetes.io/component"] for m in installed if m["kind"] == "Deployment"
+    }
+    assert "target" not in components and "app" in components, components
+
+
+def test_when_no_profile_fits_the_message_says_what_the_release_requests(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not only the node's size: what the release asks, with the HELM_ARGS and without them."""
+    scenario(lab, [{**NODE_2, "used_cpu": "1600m"}], [{}], job=[""])
+    run = run_main(lab, monkeypatch, capsys, HELM_ARGS=APP_ARGS)
+    assert run.code == 1
+    assert "no profile fits: the nodes have 0.40 CPU" in run.err
+    # The app's five WSGI configurations at 0.1 CPU each, beside the rest of the lab.
+    assert f"the smallest, {TWO_CPU} (made for a 2-CPU node), requests 0.93 CPU" in run.err, run.err
+    assert "(with HELM_ARGS; " in run.err
+    assert not run.count("helm upgrade")
+
+
+def test_a_proposal_goes_on_top_of_the_profile_that_fits(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`-f proposal-values.yaml` is an overlay (no `fits`): run-lab picks the profile under it, and
+    installs the one proposed configuration."""
+    scenario(lab, [NODE_2], [{"*": "ready", "tester": "running"}], job=["Complete"])
+    run = run_main(lab, monkeypatch, capsys, HELM_ARGS=f"-f {proposal_file(tmp_path)}")
+    assert run.code == 0, run.err
+    assert f"Profile: {TWO_CPU}, the largest that fits this cluster." in run.out
+    upgrade = run.calls[run.position("helm upgrade")]
+    assert upgrade.index(f"--values {TWO_CPU}") < upgrade.index("proposal-values.yaml")
+    installed = json.loads((Path(lab["FAKE_STATE"]) / "release.json").read_text())
+    assert {m["metadata"]["name"] for m in installed if m["kind"] == "Deployment"} >= {
+        "lab-concurrency-lab-app-proposed"
+    }

@@ -83,6 +83,17 @@ BAD = [
     (f"{BARE_MODULE}:asgi", {"LAB_SERVER": "gunicorn"}, "LAB_SERVER=gunicorn serves only WSGI apps"),
     (f"{BARE_MODULE}:wsgi", {"LAB_SERVER": "uvicorn"}, "LAB_SERVER=uvicorn serves only ASGI apps"),
     (f"{BARE_MODULE}:asgi", {"LAB_WORKER_CLASS": "gthread"}, "LAB_WORKER_CLASS=gthread is a gunicorn worker"),
+    (f"{BARE_MODULE}:wsgi", {"LAB_INTERFACE": "asgi"}, "LAB_INTERFACE=asgi: LAB_APP="),
+    (
+        f"{BARE_MODULE}:wsgi",
+        {"LAB_SERVER": "granian", "LAB_WORKER_CLASS": "gevent"},
+        "LAB_WORKER_CLASS=gevent: a gunicorn worker class, not granian's",
+    ),
+    (
+        f"{BARE_MODULE}:asgi",
+        {"LAB_SERVER": "granian", "LAB_THREADS": "4"},
+        "LAB_THREADS=4: granian runs an ASGI app on its worker's one event loop",
+    ),
     (f"{BARE_MODULE}:wsgi", {"LAB_MAX_IN_FLIGHT": "5"}, "LAB_MAX_IN_FLIGHT=5: app_target does not limit"),
     ("no colon here", {}, "expected package.module:attribute"),
     ("", {}, "LAB_APP is not set"),

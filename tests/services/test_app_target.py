@@ -14,6 +14,7 @@ import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from granian_target.settings import GRANIAN_BACKLOG
 from labtester.launcher import RunningTarget
 from tests.services.apps import BARE_MODULE, bare_app_dir, configurations, serve_app, serving_pids
 from tests.services.servertiming import TIMER_TICK_S, agrees, burst, parse
@@ -26,12 +27,15 @@ CASES = [
     for interface in ("wsgi", "asgi")
     for configuration in configurations(interface)
 ]
-# /info's (execution, slots) for each server, from its settings and worker count.
+# /info's (execution, slots) for each server's worker class, from its settings and worker count;
+# granian's are its interfaces, and its workers admit `backpressure` connections each.
 EXPECTED_EXECUTION = {
     "uvicorn": lambda info, env: ("async", None),
     "sync": lambda info, env: ("workers", info["workers"]),
     "gthread": lambda info, env: ("threads", info["workers"] * int(env["LAB_THREADS"])),
     "gevent": lambda info, env: ("greenlets", info["workers"] * int(env["LAB_WORKER_CONNECTIONS"])),
+    "asgi": lambda info, env: ("async", info["workers"] * info["admits_per_worker"]),
+    "wsgi": lambda info, env: ("threads", info["workers"] * int(env["LAB_THREADS"])),
 }
 
 
@@ -56,6 +60,10 @@ def test_info_describes_the_app_and_its_paths(served: tuple[RunningTarget, dict[
         "interface": configuration["interface"],
     }
     assert info["framework"] == configuration["interface"]  # a bare callable: no framework
+    assert info["server"] == configuration["env"]["LAB_SERVER"]
+    # granian admits its backlog's share of connections per worker; the others no limit of their own.
+    admits = GRANIAN_BACKLOG // info["workers"] if info["server"] == "granian" else None
+    assert info["admits_per_worker"] == admits
     execution = EXPECTED_EXECUTION[info["worker_class"]](info, configuration["env"])
     assert list(info["endpoints"]) == PATHS
     for path, endpoint in info["endpoints"].items():
@@ -111,11 +119,15 @@ def test_a_path_that_raises_is_a_measured_500(served: tuple[RunningTarget, dict[
 
 @pytest.mark.parametrize(
     "configuration",
-    [c for c in configurations("asgi") + configurations("wsgi") if c["name"] in ("uvicorn-cores", "sync-2x")],
+    [
+        c
+        for c in configurations("asgi") + configurations("wsgi")
+        if c["name"] in ("uvicorn-cores", "sync-2x", "granian-wsgi")
+    ],
     ids=lambda c: c["name"],
 )
 def test_a_sigkilled_root_takes_the_apps_whole_tree(app_dir: Path, configuration: dict[str, Any]) -> None:
-    """uvicorn's --workers children and gunicorn's workers serving the app end with the root."""
+    """uvicorn's --workers children, gunicorn's and granian's workers serving the app end with the root."""
     interface = configuration["interface"]
     target = serve_app(f"{BARE_MODULE}:{interface}", configuration, PATHS, pythonpath=app_dir)
     try:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.services.apps import configurations
 from tests.services.servertiming import TIMER_TICK_S
 from tests.tester.app_lab import QUICK, QUICK_FLOW, app_lab, csv_rows, raw_records, results_of, values_with
 
@@ -23,9 +24,13 @@ APP = (Path(__file__).parents[1] / "services" / "bare_app.py").read_text()
 CPU, WAIT = f"/cpu?ms={CPU_S * 1000:.0f}", f"/wait?ms={WAIT_S * 1000:.0f}"
 MIXED = f"/mixed?cpu_ms={CPU_S * 1000:.0f}&wait_ms={WAIT_S * 500:.0f}"
 GOOD = [CPU, WAIT, MIXED]
-WSGI_CONFIGURATIONS = ["sync-1x", "sync-2x", "gthread", "gevent"]
-ASGI_CONFIGURATIONS = ["uvicorn", "uvicorn-cores"]
+# Every configuration of the chart's values, per interface.
+WSGI_CONFIGURATIONS = [c["name"] for c in configurations("wsgi")]
+ASGI_CONFIGURATIONS = [c["name"] for c in configurations("asgi")]
 Run = tuple[subprocess.CompletedProcess[str], Path]
+# A run over every configuration of an interface (five WSGI ones: about 35 s of measuring each,
+# then the report) passes the suite's 300 s on a shared machine: as long as app_lab's own limit.
+pytestmark = pytest.mark.timeout(900)
 
 
 def team_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:

@@ -113,15 +113,19 @@ resources:
 
 {{/*
 The targets this profile deploys, as YAML: .Values.targets less the entries `omitTargets` names
-(those its node has no room for). Every template that lists targets reads them from here; the
-local lab starts every entry. Call with the root context; read with `fromYamlArray`.
+(those its node has no room for), and none when app.enabled (an app lab measures the app's
+configurations only, so it fits the node the lab's own targets would). Every template that lists
+targets reads them from here; the local lab starts every entry. Call with the root context; read
+with `fromYamlArray`.
 */}}
 {{- define "concurrency-lab.deployedTargets" -}}
 {{- $omitted := .Values.omitTargets | default list }}
 {{- $deployed := list }}
+{{- if not .Values.app.enabled }}
 {{- range .Values.targets }}
 {{- if not (has .name $omitted) }}
 {{- $deployed = append $deployed . }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- toYaml $deployed }}
