@@ -5,8 +5,9 @@ counts every request that ran meanwhile. A greenlet switch tracer (`greenlet.set
 clock at every switch instead and charges the stretch since the last switch to the account of the
 greenlet that ran it. A greenlet the request spawns (gevent.spawn, or a thread under monkey
 patching) inherits the request's account the first time it runs, through gevent's
-`spawning_greenlet`; the hub and the server's own greenlets have none, so their CPU is no
-request's.
+`spawning_greenlet`, and is charged to it while the request is in flight: once the request ended,
+a greenlet it spawned that lives on (a pool's, a consumer) is no request's. The hub and the
+server's own greenlets have no account, so their CPU is no request's.
 
 Imported only in gevent workers: it imports greenlet.
 """
@@ -50,11 +51,12 @@ class GreenletMeter:
             if leaving is not None and leaving.running_since is not None:
                 leaving.cpu_s += now - leaving.running_since
                 leaving.running_since = None
-            entering = getattr(target, _ATTRIBUTE, _UNSEEN)
-            if entering is _UNSEEN:
-                entering = _inherited(target)
-            if entering is not None:
-                entering.running_since = now  # type: ignore[attr-defined]
+            seen = getattr(target, _ATTRIBUTE, _UNSEEN)
+            entering: RequestAccount | None = _inherited(target) if seen is _UNSEEN else seen  # type: ignore[assignment]
+            if entering is not None and entering.closed:  # spawned by a request that has ended
+                setattr(target, _ATTRIBUTE, None)
+            elif entering is not None:
+                entering.running_since = now
         if self._previous is not None:
             self._previous(event, args)
 
@@ -64,11 +66,20 @@ class GreenletMeter:
         setattr(greenlet.getcurrent(), _ATTRIBUTE, account)
         return account
 
-    def end(self, account: RequestAccount) -> None:
-        """The current greenlet serves no request any more (a keep-alive connection's next one
-        gets an account of its own); greenlets it spawned keep charging `account`, which no one
-        reads any more."""
+    def pause(self, account: RequestAccount) -> None:
+        """The current greenlet works for no request until `resume` (the server writes a body)."""
         setattr(greenlet.getcurrent(), _ATTRIBUTE, None)
         if account.running_since is not None:
             account.cpu_s += time.thread_time() - account.running_since
             account.running_since = None
+
+    def resume(self, account: RequestAccount) -> None:
+        setattr(greenlet.getcurrent(), _ATTRIBUTE, account)
+        if account.running_since is None:
+            account.running_since = time.thread_time()
+
+    def end(self, account: RequestAccount) -> None:
+        """The current greenlet serves no request any more (a keep-alive connection's next one
+        gets an account of its own); greenlets it spawned stop charging `account` once it is
+        closed."""
+        self.pause(account)

@@ -106,7 +106,7 @@ def test_the_apps_own_server_timing_keeps_its_entries() -> None:
 
     start, _ = asyncio.run(call_asgi(app))
     (value,) = [value for name, value in start["headers"] if name.lower() == b"server-timing"]
-    assert value.startswith(b"db;dur=2.5, cpu;dur=") and parse(value.decode()) is not None
+    assert value.startswith(b"db;dur=2.5, lab-cpu;dur=") and parse(value.decode()) is not None
 
 
 def test_the_headers_wait_for_the_first_body_message() -> None:
