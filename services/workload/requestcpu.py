@@ -56,9 +56,14 @@ class RequestAccount:
         self.children: list[ChildThread] = []  # threads it started (workload.handover)
 
     def total_s(self) -> float:
-        """Everything counted so far; called on the request's own thread."""
+        """Everything counted so far, the threads it started up to now; called on the request's
+        own thread."""
         running = 0.0 if self.running_since is None else time.thread_time() - self.running_since
-        return self.cpu_s + running + sum(self.added)
+        if not self.children:
+            return self.cpu_s + running + sum(self.added)
+        with _CHARGES:  # a thread that ends meanwhile moves its seconds into `added`
+            children = sum(child.so_far() for child in self.children)
+            return self.cpu_s + running + sum(self.added) + children
 
     def charge(self, seconds: float) -> None:
         """Seconds used for this request on another thread or process (any thread may call)."""
@@ -110,10 +115,15 @@ class ChildThread:
                 return
         charged_sink(seconds)
 
+    def so_far(self) -> float:
+        """Its CPU not yet charged (the lock held)."""
+        if self.done or self.clock is None:
+            return 0.0
+        return time.clock_gettime(self.clock) - self.since
+
     def cut(self) -> None:
         """From the request's thread as it ends (the lock held): the thread's CPU up to now."""
-        if not self.done and self.clock is not None:
-            self.account.added.append(time.clock_gettime(self.clock) - self.since)
+        self.account.added.append(self.so_far())
         self.done = True
 
 
