@@ -178,6 +178,9 @@ class _Body:
 
     def __iter__(self) -> Iterator[bytes]:
         yield from self.first
+        if isinstance(self.result, list | tuple):  # its chunks are made: no app work to count
+            yield from self.rest
+            return
         meter, account = self.request.meter, self.request.account
         while True:
             meter.resume(account)
@@ -190,10 +193,10 @@ class _Body:
             yield chunk
 
     def close(self) -> None:
-        self.request.meter.resume(self.request.account)  # the app's close is its own work
         try:
             close = getattr(self.result, "close", None)
             if close is not None:
+                self.request.meter.resume(self.request.account)  # the app's close is its own work
                 close()
         finally:
             self.request.finish()
