@@ -111,7 +111,8 @@ def test_the_load_client_keeps_the_connection_and_reads_server_timing(
         accepted.append(connection)
         while connection.recv(65536):
             connection.sendall(
-                b"HTTP/1.1 200 OK\r\nServer-Timing: lab-cpu;dur=1.5, lab-app;dur=2.0\r\ncontent-length: 2\r\n\r\nok"
+                b"HTTP/1.1 200 OK\r\nServer-Timing: lab-cpu;dur=1.5, lab-app;dur=2.0\r\n"
+                b"content-length: 2\r\n\r\nok"
             )
 
     base, _, _ = misbehaving_server(keep_answering).rpartition("/")
