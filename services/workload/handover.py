@@ -15,8 +15,9 @@ Installed once per process (`meter_handovers`, by the CPU middleware before the 
   account and is charged its CPU until it ends or the request does (workload.requestcpu's
   ChildThread); after that it is no request's.
 
-A gevent worker's threads and pools are greenlets, charged by the switch tracer
-(workload.greencpu) instead: none of this is installed there.
+In a gevent worker threads and pools' workers are greenlets: a thread a request starts is charged
+by the switch tracer (workload.greencpu), and a pool call by workload.greencpu.greenlet_call, which
+charges the greenlet that runs it instead of a thread's clock.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from typing import Any, TypeVar
 from workload.requestcpu import ACCOUNT, ChildThread, metered_call
 
 Result = TypeVar("Result")
+CallMeter = Callable[..., Any]  # (account, function, *args) -> function(*args), charged to account
 
 _MARK = "lab_metered"
 
 
-def _metered_submit(original: Callable[..., Future[Any]]) -> Callable[..., Future[Any]]:
+def _metered_submit(original: Callable[..., Future[Any]], metered: CallMeter) -> Callable[..., Future[Any]]:
     @functools.wraps(original)
     def submit(self: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         account = ACCOUNT.get()
@@ -43,7 +45,7 @@ def _metered_submit(original: Callable[..., Future[Any]]) -> Callable[..., Futur
         call = functools.partial(fn, **kwargs) if kwargs else fn
         token = ACCOUNT.set(None)  # a worker thread this starts is the pool's, not the request's
         try:
-            return original(self, metered_call, account, call, *args)
+            return original(self, metered, account, call, *args)
         finally:
             ACCOUNT.reset(token)
 
@@ -99,10 +101,12 @@ def _meter_anyio_threads() -> None:
     anyio.to_thread.run_sync = run_sync  # type: ignore[assignment]  # the same call, measured
 
 
-def meter_handovers() -> None:
-    """Install the hand-over meters in this process (once; later calls do nothing)."""
+def meter_handovers(metered: CallMeter = metered_call, threads: bool = True) -> None:
+    """Install the hand-over meters in this process (once; later calls do nothing): each pool
+    call through `metered`, and, with `threads`, the threads requests start."""
     if not getattr(ThreadPoolExecutor.submit, _MARK, False):
-        ThreadPoolExecutor.submit = _metered_submit(ThreadPoolExecutor.submit)  # type: ignore[method-assign]
-    if not getattr(threading.Thread.start, _MARK, False):
+        ThreadPoolExecutor.submit = _metered_submit(ThreadPoolExecutor.submit, metered)  # type: ignore[method-assign]
+    if threads and not getattr(threading.Thread.start, _MARK, False):
         threading.Thread.start = _metered_start(threading.Thread.start)  # type: ignore[method-assign, assignment]
-    _meter_anyio_threads()
+    if threads:
+        _meter_anyio_threads()  # an event loop's: no gevent worker has one

@@ -184,6 +184,22 @@ def test_the_apps_own_pool_under_gthread(wsgi_target: RunningTarget) -> None:
     assert agrees(second.timing.cpu_s, second.body["cpu_s"]), (second.timing, second.body)
 
 
+@pytest.fixture(scope="module")
+def gevent_target() -> Iterator[RunningTarget]:
+    """A gevent worker, one: its pools' workers and its threads are greenlets."""
+    target = serve_app("tests.services.handover_app:wsgi", configuration("gevent"), PATHS, LAB_WORKERS="1")
+    fetch(f"{target.url}/thread?ms=1")
+    yield target
+    target.stop()
+
+
+def test_the_apps_own_pool_and_threads_under_gevent(gevent_target: RunningTarget) -> None:
+    first, second = not_charged_for_the_next(f"{gevent_target.url}/pool?name=made-by-the-first")
+    threads = burst([f"{gevent_target.url}/thread?ms={WORK_MS}"] * 2)
+    for reply in (first, second, *threads):
+        assert agrees(reply.timing.cpu_s, reply.body["cpu_s"]), (reply.timing, reply.body)
+
+
 def test_a_generator_bodys_later_chunks_are_charged_to_requests(wsgi_target: RunningTarget) -> None:
     header_cpu, used, charged = streamed_cpu(wsgi_target, f"{wsgi_target.url}/stream?ms=120&chunks=4")
     assert header_cpu < used / 4
