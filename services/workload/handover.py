@@ -14,6 +14,8 @@ Installed once per process (`meter_handovers`, by the CPU middleware before the 
 - `threading.Thread.start`: a thread started while a request is in flight carries the request's
   account and is charged its CPU until it ends or the request does (workload.requestcpu's
   ChildThread); after that it is no request's.
+- `concurrent.futures.ProcessPoolExecutor.submit`: its management thread, started by a submit,
+  is the pool's too (the work's CPU is in another process: `add_cpu_elsewhere`).
 
 In a gevent worker threads and pools' workers are greenlets: a thread a request starts is charged
 by the switch tracer (workload.greencpu), and a pool call by workload.greencpu.greenlet_call, which
@@ -25,7 +27,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from workload.requestcpu import ACCOUNT, ChildThread, metered_call
@@ -46,6 +48,23 @@ def _metered_submit(original: Callable[..., Future[Any]], metered: CallMeter) ->
         token = ACCOUNT.set(None)  # a worker thread this starts is the pool's, not the request's
         try:
             return original(self, metered, account, call, *args)
+        finally:
+            ACCOUNT.reset(token)
+
+    setattr(submit, _MARK, True)
+    return submit
+
+
+def _outside_requests(original: Callable[..., Future[Any]]) -> Callable[..., Future[Any]]:
+    """`original` (a submit) run outside any request: a thread it starts is the pool's."""
+
+    @functools.wraps(original)
+    def submit(
+        self: ProcessPoolExecutor, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+    ) -> Future[Any]:
+        token = ACCOUNT.set(None)
+        try:
+            return original(self, fn, *args, **kwargs)
         finally:
             ACCOUNT.reset(token)
 
@@ -106,6 +125,8 @@ def meter_handovers(metered: CallMeter = metered_call, threads: bool = True) -> 
     call through `metered`, and, with `threads`, the threads requests start."""
     if not getattr(ThreadPoolExecutor.submit, _MARK, False):
         ThreadPoolExecutor.submit = _metered_submit(ThreadPoolExecutor.submit, metered)  # type: ignore[method-assign]
+    if threads and not getattr(ProcessPoolExecutor.submit, _MARK, False):
+        ProcessPoolExecutor.submit = _outside_requests(ProcessPoolExecutor.submit)  # type: ignore[method-assign]
     if threads and not getattr(threading.Thread.start, _MARK, False):
         threading.Thread.start = _metered_start(threading.Thread.start)  # type: ignore[method-assign, assignment]
     if threads:
