@@ -261,7 +261,9 @@ class WsgiCpuMiddleware:
             log.exception(
                 "%s %s: the app raised; answered 500", environ["REQUEST_METHOD"], environ["PATH_INFO"]
             )
-            return _Body(response.fail(), iter(()), result, request)
+            body = response.fail()
+            meter.pause(account)
+            return _Body(body, iter(()), result, request)
         except BaseException:  # GreenletExit, gevent.Timeout, SystemExit: the request ends here
             _Body([], iter(()), result, request).close()
             raise
