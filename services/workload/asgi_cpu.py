@@ -1,11 +1,13 @@
 """ASGI middleware: each request's CPU (its own task steps, tasks and thread hand-offs; see
-workload.asynccpu), wall time and pid in its Server-Timing header, and the same figures in
-/metrics.
+workload.asynccpu and workload.handover), wall time and pid in its Server-Timing header, and the
+same figures in /metrics.
 
 The response's `http.response.start` is held until the first body message, so the header holds
 everything the request did up to then; /metrics gets the same figures at that moment, before the
-client can have the response. An app that raises before its headers went out gets a 500
-here, with the header, counted like any response; the error is logged, the server goes on.
+client can have the response. What the request uses after (a streamed body's later chunks) is in
+the process's total of CPU charged to requests, when the app returns. An app that raises before
+its headers went out gets a 500 here, with the header, counted like any response; the error is
+logged, the server goes on.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ Send = Any
 log = logging.getLogger(__name__)
 _HEADER = HEADER.lower().encode()  # ASGI header names are lower case
 _ERROR_BODY = b"Internal Server Error"
+# The scope of a request already measured by an outer middleware (a scope is one request's).
+_MEASURED = "lab.measured"
 
 
 class _Exchange:
@@ -100,9 +104,10 @@ class AsgiCpuMiddleware:
         if loop is not self._loop:  # the first call (the lifespan's, under uvicorn) of each loop
             meter_loop(loop)
             self._loop = loop
-        if scope["type"] != "http" or ACCOUNT.get() is not None:  # not a request, or measured outside
+        if scope["type"] != "http" or _MEASURED in scope:  # not a request, or measured outside
             await self.app(scope, receive, send)
             return
+        scope[_MEASURED] = True
         account = RequestAccount()
         token = ACCOUNT.set(account)
         exchange = _Exchange(scope, send, account, self.routes)
@@ -114,6 +119,7 @@ class AsgiCpuMiddleware:
             IN_FLIGHT.dec()
             if not exchange.recorded:  # no response, or cancelled: the server answers it
                 exchange.record()
+            account.close()
 
     async def _serve(self, scope: Scope, receive: Any, exchange: _Exchange) -> None:
         try:

@@ -5,8 +5,12 @@ counts every request that ran meanwhile. A greenlet switch tracer (`greenlet.set
 clock at every switch instead and charges the stretch since the last switch to the account of the
 greenlet that ran it. A greenlet the request spawns (gevent.spawn, or a thread under monkey
 patching) inherits the request's account the first time it runs, through gevent's
-`spawning_greenlet`; the hub and the server's own greenlets have none, so their CPU is no
-request's.
+`spawning_greenlet`, and is charged to it while the request is in flight: once the request ended,
+a greenlet it spawned that lives on (a pool's, a consumer) is no request's. The hub and the
+server's own greenlets have no account, so their CPU is no request's. A call a request hands to
+a pool (a ThreadPoolExecutor's workers are greenlets here) is charged to it while it runs, on
+whichever greenlet runs it (`greenlet_call`, installed by workload.handover): a pool greenlet one
+request spawned is not charged to it for the next request's calls.
 
 Imported only in gevent workers: it imports greenlet.
 """
@@ -14,12 +18,16 @@ Imported only in gevent workers: it imports greenlet.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import suppress
-from typing import Any
+from typing import Any, TypeVar
 
 import greenlet
 
-from workload.requestcpu import RequestAccount
+from workload.handover import meter_handovers
+from workload.requestcpu import ACCOUNT, RequestAccount
+
+Result = TypeVar("Result")
 
 _ATTRIBUTE = "lab_request_account"
 _UNSEEN = object()
@@ -35,12 +43,45 @@ def _inherited(target: greenlet.greenlet) -> RequestAccount | None:
     return account
 
 
+def _stop(account: RequestAccount | None, now: float) -> float:
+    """The account's running stretch ended at `now`: its seconds (0 if it ran none)."""
+    if account is None or account.running_since is None:
+        return 0.0
+    seconds, account.running_since = now - account.running_since, None
+    return seconds
+
+
+def greenlet_call(account: RequestAccount, function: Callable[..., Result], /, *args: object) -> Result:
+    """`function(*args)` on this (pool) greenlet, charged to `account` meanwhile in place of the
+    greenlet's own account (which it gets back after)."""
+    current = greenlet.getcurrent()
+    own: RequestAccount | None = getattr(current, _ATTRIBUTE, None)
+    now = time.thread_time()
+    if own is not None:
+        own.cpu_s += _stop(own, now)
+    setattr(current, _ATTRIBUTE, account)
+    account.running_since = now
+    token = ACCOUNT.set(account)
+    try:
+        return function(*args)
+    finally:
+        ACCOUNT.reset(token)
+        now = time.thread_time()
+        account.charge(_stop(account, now))  # to the process's total only if the request ended
+        if own is not None and own.closed:
+            own = None
+        setattr(current, _ATTRIBUTE, own)
+        if own is not None:
+            own.running_since = now
+
+
 class GreenletMeter:
     """Per-greenlet accounts in this thread, kept by a switch tracer (installed on first use;
-    chained to any tracer already set)."""
+    chained to any tracer already set), and pool calls charged to the request that handed them."""
 
     def __init__(self) -> None:
         self._previous: Any = greenlet.settrace(self._trace)
+        meter_handovers(greenlet_call, threads=False)
 
     def _trace(self, event: str, args: tuple[greenlet.greenlet, greenlet.greenlet]) -> None:
         if event in ("switch", "throw"):
@@ -50,11 +91,12 @@ class GreenletMeter:
             if leaving is not None and leaving.running_since is not None:
                 leaving.cpu_s += now - leaving.running_since
                 leaving.running_since = None
-            entering = getattr(target, _ATTRIBUTE, _UNSEEN)
-            if entering is _UNSEEN:
-                entering = _inherited(target)
-            if entering is not None:
-                entering.running_since = now  # type: ignore[attr-defined]
+            seen = getattr(target, _ATTRIBUTE, _UNSEEN)
+            entering: RequestAccount | None = _inherited(target) if seen is _UNSEEN else seen  # type: ignore[assignment]
+            if entering is not None and entering.closed:  # spawned by a request that has ended
+                setattr(target, _ATTRIBUTE, None)
+            elif entering is not None:
+                entering.running_since = now
         if self._previous is not None:
             self._previous(event, args)
 
@@ -64,11 +106,20 @@ class GreenletMeter:
         setattr(greenlet.getcurrent(), _ATTRIBUTE, account)
         return account
 
-    def end(self, account: RequestAccount) -> None:
-        """The current greenlet serves no request any more (a keep-alive connection's next one
-        gets an account of its own); greenlets it spawned keep charging `account`, which no one
-        reads any more."""
+    def pause(self, account: RequestAccount) -> None:
+        """The current greenlet works for no request until `resume` (the server writes a body)."""
         setattr(greenlet.getcurrent(), _ATTRIBUTE, None)
         if account.running_since is not None:
             account.cpu_s += time.thread_time() - account.running_since
             account.running_since = None
+
+    def resume(self, account: RequestAccount) -> None:
+        setattr(greenlet.getcurrent(), _ATTRIBUTE, account)
+        if account.running_since is None:
+            account.running_since = time.thread_time()
+
+    def end(self, account: RequestAccount) -> None:
+        """The current greenlet serves no request any more (a keep-alive connection's next one
+        gets an account of its own); greenlets it spawned stop charging `account` once it is
+        closed."""
+        self.pause(account)

@@ -8,9 +8,12 @@ contract: the Grafana dashboard and the tester's scrape read them.
 
 from __future__ import annotations
 
+import os
+
 from prometheus_client import Counter, Gauge, Histogram
 
 from workload.kernel import WorkResult, calibration
+from workload.requestcpu import set_charged_sink
 
 # The methods a label names (RFC 9110's and PATCH); any other is "other": a client's made-up
 # methods would otherwise add a series each (300 of them grew /metrics from 2 series to 304).
@@ -37,6 +40,14 @@ REQUEST_CPU = Histogram(
 IN_FLIGHT = Gauge(
     "lab_http_requests_in_flight", "Requests being handled right now.", multiprocess_mode="livesum"
 )
+# Per process: its own CPU (lab_server_*, the census) less this is the CPU that was no request's.
+REQUEST_CPU_TOTAL = Counter(
+    "lab_request_cpu_seconds",
+    "CPU charged to requests in this process so far (workload.requestcpu): each request's whole "
+    "account when it ends, a streamed body's later chunks included, and calls it handed over that "
+    "ended after it.",
+    ["pid"],
+)
 KERNEL_ITERATIONS = Counter("lab_kernel_iterations_total", "CPU kernel iterations completed.")
 
 
@@ -47,6 +58,26 @@ def observe_request(method: str, route: str, status: int, duration_s: float, cpu
     REQUESTS.labels(method, route, str(status)).inc()
     REQUEST_DURATION.labels(method, route).observe(duration_s)
     REQUEST_CPU.labels(method, route).observe(cpu_s)
+
+
+class _ChargedToRequests:
+    """This process's series of REQUEST_CPU_TOTAL, looked up once per process (a lookup by label
+    costs as much as the increment)."""
+
+    def __init__(self) -> None:
+        self._series: Counter | None = None
+        os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        self._series = None
+
+    def __call__(self, seconds: float) -> None:
+        if self._series is None:
+            self._series = REQUEST_CPU_TOTAL.labels(str(os.getpid()))
+        self._series.inc(seconds)
+
+
+set_charged_sink(_ChargedToRequests())
 
 
 def counted(result: WorkResult) -> dict[str, object]:

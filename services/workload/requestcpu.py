@@ -5,15 +5,22 @@ workers a request has its thread to itself, so the clock read around it is the r
 event loop or in a gevent worker many requests share one thread, so the account is charged only
 while the request's own code runs: each step of its asyncio task(s) (workload.asynccpu), or each
 stretch of its greenlet(s) between switches (workload.greencpu). Work a request hands to another
-thread is counted by that thread's clock around the call (`metered_call`), and work measured in
-another process is added by the app itself (`add_cpu_elsewhere`).
+thread is counted by that thread's clock around the call (`metered_call`, installed on every
+executor and thread by workload.handover), and work measured in another process is added by the
+app itself (`add_cpu_elsewhere`).
 
 The request's account is in the current `contextvars` context while it runs, so tasks, thread-pool
-calls and greenlets it starts find it.
+calls and greenlets it starts find it. An account is open while its request is in flight (up to
+the end of its body) and closed after: a task, greenlet or thread the request created and that
+lives on is charged to it only while it is open; a call it handed over before its end is its own in
+full, also the part that runs after it (added to the process's total, not to the header). Each
+closed account's total goes to the process's total of CPU charged to requests (`charged_sink`,
+the /metrics counter), which the process's own CPU can be held against.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -21,30 +28,114 @@ from typing import TypeVar
 
 Result = TypeVar("Result")
 
+# Charges from other threads against an account's close: one lock per process, taken once per
+# handed-over call and once per request, never per step.
+_CHARGES = threading.Lock()
+
+
+def _discard(seconds: float) -> None:
+    pass
+
 
 class RequestAccount:
     """The CPU seconds one request used.
 
     `cpu_s` and `running_since` belong to the thread the request runs on: `running_since` is that
     thread's CPU clock when the request's current stretch of work began (None between stretches).
-    `added` collects seconds from other threads and processes; list.append is atomic, so a pool
-    thread may add while the request's own thread reads.
+    `added` collects seconds from other threads and processes (`charge`). `closed`: the request
+    ended; what is charged after goes to the process's total only.
     """
 
-    __slots__ = ("added", "cpu_s", "running_since")
+    __slots__ = ("added", "children", "closed", "cpu_s", "running_since")
 
     def __init__(self, running_since: float | None = None) -> None:
         self.cpu_s = 0.0
         self.running_since = running_since
         self.added: list[float] = []
+        self.closed = False
+        self.children: list[ChildThread] = []  # threads it started (workload.handover)
 
     def total_s(self) -> float:
-        """Everything counted so far; called on the request's own thread."""
+        """Everything counted so far, the threads it started up to now; called on the request's
+        own thread."""
         running = 0.0 if self.running_since is None else time.thread_time() - self.running_since
-        return self.cpu_s + running + sum(self.added)
+        if not self.children:
+            return self.cpu_s + running + sum(self.added)
+        with _CHARGES:  # a thread that ends meanwhile moves its seconds into `added`
+            children = sum(child.so_far() for child in self.children)
+            return self.cpu_s + running + sum(self.added) + children
+
+    def charge(self, seconds: float) -> None:
+        """Seconds used for this request on another thread or process (any thread may call)."""
+        with _CHARGES:
+            if not self.closed:
+                self.added.append(seconds)
+                return
+        charged_sink(seconds)
+
+    def close(self) -> float:
+        """The request ended (on its own thread): its total, also into the process's total. Threads
+        it started and that still run are charged up to now and no more."""
+        with _CHARGES:
+            for child in self.children:
+                child.cut()
+            self.closed = True
+        total = self.total_s()
+        charged_sink(total)
+        return total
+
+
+class ChildThread:
+    """A thread a request started: charged to it from its start until it ends or the request does,
+    whichever comes first (read then on the thread's own CPU clock, from whichever side ends)."""
+
+    __slots__ = ("account", "clock", "done", "since")
+
+    def __init__(self, account: RequestAccount) -> None:
+        self.account = account
+        self.clock: int | None = None  # the thread's CPU clock, once it runs
+        self.since = 0.0
+        self.done = False
+
+    def begin(self) -> None:
+        """On the thread, first thing."""
+        with _CHARGES:
+            self.clock = time.pthread_getcpuclockid(threading.get_ident())
+            self.since = time.clock_gettime(self.clock)
+
+    def end(self) -> None:
+        """On the thread, last thing: its CPU since `begin`, unless the request's end cut it."""
+        with _CHARGES:
+            if self.done or self.clock is None:
+                return
+            self.done = True
+            seconds = time.clock_gettime(self.clock) - self.since
+            if not self.account.closed:
+                self.account.added.append(seconds)
+                return
+        charged_sink(seconds)
+
+    def so_far(self) -> float:
+        """Its CPU not yet charged (the lock held)."""
+        if self.done or self.clock is None:
+            return 0.0
+        return time.clock_gettime(self.clock) - self.since
+
+    def cut(self) -> None:
+        """From the request's thread as it ends (the lock held): the thread's CPU up to now."""
+        self.account.added.append(self.so_far())
+        self.done = True
 
 
 ACCOUNT: ContextVar[RequestAccount | None] = ContextVar("lab_request_account", default=None)
+
+# Where the CPU charged to requests goes as it becomes final: workload.metrics sets the counter.
+charged_sink: Callable[[float], None] = _discard
+
+
+def set_charged_sink(sink: Callable[[float], None]) -> None:
+    global charged_sink
+    charged_sink = sink
 
 
 def add_cpu_elsewhere(seconds: float) -> None:
@@ -52,13 +143,16 @@ def add_cpu_elsewhere(seconds: float) -> None:
     (measured there by the work itself). Outside a measured request it does nothing."""
     account = ACCOUNT.get()
     if account is not None:
-        account.added.append(seconds)
+        account.charge(seconds)
 
 
-def metered_call(account: RequestAccount, function: Callable[..., Result], *args: object) -> Result:
-    """`function(*args)` on this (pool) thread, its CPU time added to `account`."""
+def metered_call(account: RequestAccount, function: Callable[..., Result], /, *args: object) -> Result:
+    """`function(*args)` on this (pool) thread, its CPU time charged to `account`, which is the
+    current account meanwhile (so what the call hands on is the request's too)."""
+    token = ACCOUNT.set(account)
     start = time.thread_time()
     try:
         return function(*args)
     finally:
-        account.added.append(time.thread_time() - start)
+        account.charge(time.thread_time() - start)
+        ACCOUNT.reset(token)

@@ -1,10 +1,13 @@
 """The W3C Server-Timing header each measured response carries, and the route label of a request.
 
-    Server-Timing: cpu;dur=12.345, app;dur=45.678, pid;desc=1234, start;desc=1764000000.123456
+    Server-Timing: lab-cpu;dur=12.345, lab-app;dur=45.678, lab-pid;desc=1234, lab-start;desc=1764000000.123456
 
-`cpu` (ms): the CPU the request used up to its response headers (workload.requestcpu); `app` (ms):
-wall time from the app being called to its headers being sent; `pid`: the process that served it;
-`start`: server epoch seconds when the app was called. Appended to any Server-Timing the app set.
+`lab-cpu` (ms): the CPU the request used up to its response headers (workload.requestcpu);
+`lab-app` (ms): wall time from the app being called to its headers being sent; `lab-pid`: the
+process that served it; `lab-start`: server epoch seconds when the app was called. Appended after
+any Server-Timing the app set, whose entries stay as they were: the `lab-` names are the lab's own,
+so an app's `cpu` or `app` is never read as the lab's (and were an app to write a `lab-` entry,
+the lab's own comes last, which readers take).
 
 Route labels stay a bounded set: the framework's matched template where it says one (FastAPI and
 Starlette put the route in the scope; Flask's is put in the environ by `hint_flask_routes`), else
@@ -26,7 +29,8 @@ _RULE_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 def timing_value(cpu_s: float, app_s: float, pid: int, started_at: float) -> str:
     return (
-        f"cpu;dur={cpu_s * 1000:.3f}, app;dur={app_s * 1000:.3f}, pid;desc={pid}, start;desc={started_at:.6f}"
+        f"lab-cpu;dur={cpu_s * 1000:.3f}, lab-app;dur={app_s * 1000:.3f}, "
+        f"lab-pid;desc={pid}, lab-start;desc={started_at:.6f}"
     )
 
 

@@ -1,11 +1,17 @@
 """WSGI middleware: each request's CPU (its thread's clock under sync and gthread workers, its
-greenlets' under gevent; see workload.greencpu), wall time and pid in its Server-Timing header,
-and the same figures in /metrics.
+greenlets' under gevent, see workload.greencpu; work it hands to pools and threads, see
+workload.handover), wall time and pid in its Server-Timing header, and the same figures in
+/metrics.
 
 The app's start_response is held until the app has returned (or yielded its first body chunk),
 so the header holds everything the request did up to then; /metrics gets the same figures at that
-moment, before the client can have the response. An app that raises before its headers went out gets a
-500 here, with the header, counted like any response; the error is logged, the worker goes on.
+moment, before the client can have the response. The body's later chunks (the app's own steps
+producing them, not the server's writes) and its close are counted into the process's total of CPU
+charged to requests. A file the app answers with `wsgi.file_wrapper` stays the server's file
+wrapper, so gunicorn still sends it with sendfile. An app that raises before its headers went out
+gets a 500 here, with the header, counted like any response; the error is logged, the worker goes
+on. One that raises a BaseException (GreenletExit, gevent.Timeout, SystemExit) ends its request
+here too, and the exception goes on.
 """
 
 from __future__ import annotations
@@ -15,9 +21,11 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
+from contextvars import Token
 from types import TracebackType
 from typing import Any, Protocol
 
+from workload.handover import meter_handovers
 from workload.metrics import IN_FLIGHT, observe_request
 from workload.requestcpu import ACCOUNT, RequestAccount
 from workload.servertiming import HEADER, ROUTE_KEY, RouteLabels, timing_value, with_timing
@@ -34,25 +42,39 @@ _ERROR_BODY = b"Internal Server Error"
 
 class Meter(Protocol):
     def begin(self) -> RequestAccount: ...
+    def pause(self, account: RequestAccount) -> None: ...
+    def resume(self, account: RequestAccount) -> None: ...
     def end(self, account: RequestAccount) -> None: ...
 
 
 class ThreadMeter:
-    """Sync and gthread workers: a request has its thread to itself while it runs."""
+    """Sync and gthread workers: a request has its thread to itself while it runs; the server's
+    writes of its body between the app's chunks are not its."""
 
     def begin(self) -> RequestAccount:
         return RequestAccount(running_since=time.thread_time())
 
+    def pause(self, account: RequestAccount) -> None:
+        if account.running_since is not None:
+            account.cpu_s += time.thread_time() - account.running_since
+            account.running_since = None
+
+    def resume(self, account: RequestAccount) -> None:
+        if account.running_since is None:
+            account.running_since = time.thread_time()
+
     def end(self, account: RequestAccount) -> None:
-        pass
+        self.pause(account)
 
 
 def worker_meter() -> Meter:
-    """Per greenlet where waits switch greenlets (a gevent worker, patched), else per thread."""
+    """Per greenlet where waits switch greenlets (a gevent worker, patched), else per thread, with
+    what requests hand to pools and threads counted to them."""
     if waits_yield():
         from workload.greencpu import GreenletMeter  # imports greenlet: gevent workers only
 
         return GreenletMeter()
+    meter_handovers()
     return ThreadMeter()
 
 
@@ -124,27 +146,79 @@ class _Response:
         return [_ERROR_BODY]
 
 
+class _Request:
+    """The request's measurement from the headers on: the app's later steps counted, `finish`
+    (once) ends it."""
+
+    __slots__ = ("account", "finished", "meter", "token")
+
+    def __init__(self, meter: Meter, account: RequestAccount, token: Token[RequestAccount | None]) -> None:
+        self.meter, self.account, self.token = meter, account, token
+        self.finished = False
+
+    def finish(self) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        self.meter.end(self.account)
+        with suppress(ValueError):  # closed from another context than the request's: nothing to undo
+            ACCOUNT.reset(self.token)
+        IN_FLIGHT.dec()
+        self.account.close()
+
+
 class _Body:
-    """The response body as the server iterates it; `close` ends the request's measurement."""
+    """The response body as the server iterates it: the app's steps counted, the server's writes
+    between them not; `close` ends the request's measurement."""
 
-    __slots__ = ("finish", "first", "rest", "result")
+    __slots__ = ("first", "request", "rest", "result")
 
-    def __init__(
-        self, first: list[bytes], rest: Iterator[bytes], result: object, finish: Callable[[], None]
-    ) -> None:
-        self.first, self.rest, self.result, self.finish = first, rest, result, finish
+    def __init__(self, first: list[bytes], rest: Iterator[bytes], result: object, request: _Request) -> None:
+        self.first, self.rest, self.result, self.request = first, rest, result, request
 
     def __iter__(self) -> Iterator[bytes]:
         yield from self.first
-        yield from self.rest
+        if isinstance(self.result, list | tuple):  # its chunks are made: no app work to count
+            yield from self.rest
+            return
+        meter, account = self.request.meter, self.request.account
+        while True:
+            meter.resume(account)
+            try:
+                chunk = next(self.rest)
+            except StopIteration:
+                return
+            finally:
+                meter.pause(account)
+            yield chunk
 
     def close(self) -> None:
         try:
             close = getattr(self.result, "close", None)
             if close is not None:
+                self.request.meter.resume(self.request.account)  # the app's close is its own work
                 close()
         finally:
-            self.finish()
+            self.request.finish()
+
+
+class _ClosingFile:
+    """The app's file, as the server's file wrapper holds it: everything the file's, and its close
+    also ends the request's measurement."""
+
+    def __init__(self, wrapper: Any, request: _Request) -> None:
+        self._wrapper, self._request = wrapper, request
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._wrapper.filelike, name)
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._wrapper, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._request.finish()
 
 
 class WsgiCpuMiddleware:
@@ -159,19 +233,19 @@ class WsgiCpuMiddleware:
         meter = self._meter or self._first_meter()
         started = time.perf_counter()  # before the CPU clock starts: the app's time holds its CPU
         account = meter.begin()
-        token = ACCOUNT.set(account)
+        request = _Request(meter, account, ACCOUNT.set(account))
         response = _Response(environ, start_response, account, self.routes, started)
         IN_FLIGHT.inc()
-
-        def finish() -> None:
-            meter.end(account)
-            with suppress(ValueError):  # closed from another context than the request's: nothing to undo
-                ACCOUNT.reset(token)
-            IN_FLIGHT.dec()
-
+        file_wrapper = environ.get("wsgi.file_wrapper")
         result: Iterable[bytes] | None = None
         try:
             result = self.app(environ, response.start_response)
+            if isinstance(file_wrapper, type) and isinstance(result, file_wrapper):
+                if not response.sent:
+                    response.send()
+                meter.pause(account)  # the server sends the file (sendfile): its work, not the app's
+                blksize = getattr(result, "blksize", 8192)
+                return file_wrapper(_ClosingFile(result, request), blksize)  # type: ignore[no-any-return]
             chunks = iter(result)
             first = []
             for chunk in chunks:  # a generator app calls start_response in its first step
@@ -179,20 +253,22 @@ class WsgiCpuMiddleware:
                 break
             if not response.sent:
                 response.send()
+            meter.pause(account)
         except Exception:
             if response.sent:
-                _close(result, finish)
+                _Body([], iter(()), result, request).close()
                 raise  # the response is under way: the server ends it and logs the error
             log.exception(
                 "%s %s: the app raised; answered 500", environ["REQUEST_METHOD"], environ["PATH_INFO"]
             )
-            return _Body(response.fail(), iter(()), result, finish)
-        return _Body(first, chunks, result, finish)
+            body = response.fail()
+            meter.pause(account)
+            return _Body(body, iter(()), result, request)
+        except BaseException:  # GreenletExit, gevent.Timeout, SystemExit: the request ends here
+            _Body([], iter(()), result, request).close()
+            raise
+        return _Body(first, chunks, result, request)
 
     def _first_meter(self) -> Meter:
         self._meter = worker_meter()
         return self._meter
-
-
-def _close(result: object, finish: Callable[[], None]) -> None:
-    _Body([], iter(()), result, finish).close()

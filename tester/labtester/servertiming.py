@@ -1,10 +1,11 @@
 """The server's own account of one request, read from its W3C `Server-Timing` header.
 
 Every target wraps its app in the lab's CPU middleware, which appends to any Server-Timing the app
-set itself: `cpu;dur=12.345, app;dur=45.678, pid;desc=1234, start;desc=1764000000.123456`
-(milliseconds for `dur`; `start` in server epoch seconds). Entries come in any order, among others
-the app may write; unknown ones are ignored. A response without them was not measured: None,
-never zero.
+set itself: `lab-cpu;dur=12.345, lab-app;dur=45.678, lab-pid;desc=1234,
+lab-start;desc=1764000000.123456` (milliseconds for `dur`; `lab-start` in server epoch seconds).
+Only those names are read, in any order among the app's own entries (an app's `cpu` or `app` is its
+own, never the lab's); where a name comes twice the last wins, the lab's being appended last. A
+response without them was not measured: None, never zero.
 """
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ class ServerTiming:
     started_at: float | None = None  # server epoch seconds when the app was called
 
 
+CPU, APP, PID, START = "lab-cpu", "lab-app", "lab-pid", "lab-start"
+
+
 def _entries(values: Iterable[str]) -> dict[str, dict[str, str]]:
-    """`name;key=value;key="value"` entries of every header line, by name (the first one wins)."""
+    """`name;key=value;key="value"` entries of every header line, by name (the last one wins)."""
     entries: dict[str, dict[str, str]] = {}
     for value in values:
         for entry in value.split(","):
             name, *params = (part.strip() for part in entry.split(";"))
-            if not name or name.lower() in entries:
+            if not name:
                 continue
             fields = {}
             for param in params:
@@ -49,13 +53,13 @@ def _number(entry: dict[str, str] | None, key: str) -> float | None:
 def parse(values: Iterable[str]) -> ServerTiming:
     """The lab's figures from the header's values (one per header line); None where absent."""
     entries = _entries(values)
-    cpu_ms, app_ms = _number(entries.get("cpu"), "dur"), _number(entries.get("app"), "dur")
-    pid = _number(entries.get("pid"), "desc")
+    cpu_ms, app_ms = _number(entries.get(CPU), "dur"), _number(entries.get(APP), "dur")
+    pid = _number(entries.get(PID), "desc")
     return ServerTiming(
         cpu_s=cpu_ms / 1000 if cpu_ms is not None else None,
         app_s=app_ms / 1000 if app_ms is not None else None,
         pid=int(pid) if pid is not None else None,
-        started_at=_number(entries.get("start"), "desc"),
+        started_at=_number(entries.get(START), "desc"),
     )
 
 

@@ -24,17 +24,18 @@ class Timing:
 
 
 def parse(header: str | None) -> Timing | None:
-    """The lab's entries of a Server-Timing header, in any order among others; None without them."""
+    """The lab's entries of a Server-Timing header (`lab-cpu`, `lab-app`, `lab-pid`, `lab-start`),
+    in any order among the app's own; None without them."""
     entries: dict[str, dict[str, str]] = {}
     for entry in (header or "").split(","):
         name, *parameters = (part.strip() for part in entry.split(";"))
         entries[name] = dict(parameter.partition("=")[::2] for parameter in parameters)
     try:
         return Timing(
-            cpu_s=float(entries["cpu"]["dur"]) / 1000,
-            app_s=float(entries["app"]["dur"]) / 1000,
-            pid=int(entries["pid"]["desc"]),
-            started_at=float(entries["start"]["desc"]),
+            cpu_s=float(entries["lab-cpu"]["dur"]) / 1000,
+            app_s=float(entries["lab-app"]["dur"]) / 1000,
+            pid=int(entries["lab-pid"]["desc"]),
+            started_at=float(entries["lab-start"]["desc"]),
         )
     except (KeyError, ValueError):
         return None

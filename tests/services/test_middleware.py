@@ -10,10 +10,14 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio.to_thread
+import gevent
+import greenlet
 import pytest
+from prometheus_client import REGISTRY
 
 from tests.services.bare_app import burn
 from tests.services.servertiming import AGREEMENT, Timing, parse
+from workload import requestcpu
 from workload.asgi_cpu import AsgiCpuMiddleware
 from workload.requestcpu import add_cpu_elsewhere
 from workload.wsgi_cpu import WsgiCpuMiddleware
@@ -106,7 +110,39 @@ def test_the_apps_own_server_timing_keeps_its_entries() -> None:
 
     start, _ = asyncio.run(call_asgi(app))
     (value,) = [value for name, value in start["headers"] if name.lower() == b"server-timing"]
-    assert value.startswith(b"db;dur=2.5, cpu;dur=") and parse(value.decode()) is not None
+    assert value.startswith(b"db;dur=2.5, lab-cpu;dur=") and parse(value.decode()) is not None
+
+
+def test_a_task_a_request_started_is_no_longer_its_own_once_it_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A consumer one request starts lazily, which then works for the next request, in a thread
+    pool: what it hands over after the first request ended is not charged to it, nor to any request
+    (it is no request's: the second request handed it nothing)."""
+    charged: list[float] = []
+    monkeypatch.setattr(requestcpu, "charged_sink", charged.append)
+    work: asyncio.Queue[float] = asyncio.Queue()
+    done: asyncio.Queue[float] = asyncio.Queue()
+    consumers: list[asyncio.Task[None]] = []
+
+    async def consume() -> None:
+        while True:
+            ms = await work.get()
+            await done.put(await asyncio.get_running_loop().run_in_executor(None, burn, ms))
+
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        if not consumers:
+            consumers.append(asyncio.create_task(consume()))
+        await work.put(float(scope["path"].strip("/")))
+        await answer(send, str(await done.get()).encode())
+
+    async def requests() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        return await call_asgi(app, "/1"), await call_asgi(app, "/60")
+
+    first, second = asyncio.run(requests())
+    assert float(first[1]["body"]) < 0.01 and float(second[1]["body"]) >= 0.06
+    assert asgi_timing(first[0]).cpu_s < 0.01  # the consumer's first call ran while it was in flight
+    assert len(charged) == 2 and charged[0] < 0.01  # the second's work not added to it later
 
 
 def test_the_headers_wait_for_the_first_body_message() -> None:
@@ -212,3 +248,17 @@ def test_a_wsgi_app_that_raises_gets_a_500() -> None:
 
     status, headers, body = call_wsgi(app)
     assert status.startswith("500") and body == b"Internal Server Error" and wsgi_timing(headers).cpu_s >= 0
+
+
+@pytest.mark.parametrize("ending", [greenlet.GreenletExit, gevent.Timeout, SystemExit])
+def test_a_base_exception_still_ends_the_request(ending: type[BaseException]) -> None:
+    """A greenlet killed, gevent's timeout or a worker's exit inside the app: the exception goes on
+    to the server, and the request is no longer in flight."""
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        raise ending()
+
+    in_flight = REGISTRY.get_sample_value("lab_http_requests_in_flight")
+    with pytest.raises(ending):
+        call_wsgi(app)
+    assert REGISTRY.get_sample_value("lab_http_requests_in_flight") == in_flight

@@ -111,7 +111,8 @@ def test_the_load_client_keeps_the_connection_and_reads_server_timing(
         accepted.append(connection)
         while connection.recv(65536):
             connection.sendall(
-                b"HTTP/1.1 200 OK\r\nServer-Timing: cpu;dur=1.5, app;dur=2.0\r\ncontent-length: 2\r\n\r\nok"
+                b"HTTP/1.1 200 OK\r\nServer-Timing: lab-cpu;dur=1.5, lab-app;dur=2.0\r\n"
+                b"content-length: 2\r\n\r\nok"
             )
 
     base, _, _ = misbehaving_server(keep_answering).rpartition("/")
@@ -125,5 +126,5 @@ def test_the_load_client_keeps_the_connection_and_reads_server_timing(
 
     answers = asyncio.run(three())
     assert [status for status, _ in answers] == [200] * 3
-    assert answers[0][1]["server-timing"] == "cpu;dur=1.5, app;dur=2.0"
+    assert answers[0][1]["server-timing"] == "lab-cpu;dur=1.5, lab-app;dur=2.0"
     assert len(accepted) == 1  # kept alive
