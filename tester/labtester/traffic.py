@@ -242,7 +242,7 @@ def traffic_of(given: Any, where: str) -> Traffic:
 
 def _problem(error: ValidationError, given: Any) -> str:
     """The first problem, named by the request it is in (`requests[1] (POST /orders): weight`)."""
-    problems = error.errors()
+    problems = sorted(error.errors(), key=lambda p: p["type"] != "extra_forbidden")  # a typo first
     problem = problems[0]
     if "str" in problem["loc"] and isinstance(problem.get("input"), dict):  # a header from the environment
         problem = next((p for p in problems if "FromEnvironment" in p["loc"]), problem)
