@@ -15,6 +15,7 @@ import math
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +131,9 @@ def test_the_token_is_written_nowhere(traffic_run: Run) -> None:
 
 
 @pytest.fixture
-def served_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, configuration: str) -> RunningTarget:
+def served_app(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, configuration: str
+) -> Iterator[RunningTarget]:
     monkeypatch.setenv("API_TOKEN", TOKEN)
     (chosen,) = [c for c in CONFIGURATIONS if c["name"] == configuration]
     folder = team_folder(tmp_path)
@@ -174,7 +177,11 @@ BAD = [
     ({"requests": [{"path": "/a", "weight": 0}]}, {}, "requests[0] (GET /a).weight: Input should be greater"),
     ({"requests": [{"path": "/a", "weight": "x"}]}, {}, "weight: Input should be a valid number"),
     ({"requests": [{"path": "/a", "json": {"x": 1}}]}, {}, "a GET request carries no body"),
-    ({"requests": [{"method": "HEAD", "path": "/a", "form": {"x": 1}}]}, {}, "a HEAD request carries no body"),
+    (
+        {"requests": [{"method": "HEAD", "path": "/a", "form": {"x": 1}}]},
+        {},
+        "a HEAD request carries no body",
+    ),
     ({"requests": [{"method": "FETCH", "path": "/a"}]}, {}, "requests[0] (FETCH /a).method"),
     ({"requests": [{"path": "a"}]}, {}, "path 'a' does not start with /"),
     ({"requests": [{"path": "/healthz"}]}, {}, "one of the lab's control paths"),
@@ -193,7 +200,16 @@ def test_a_bad_traffic_file_is_one_line_and_exit_2_with_nothing_started(
 ) -> None:
     team_folder(tmp_path)
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(traffic))
-    command = [sys.executable, "-m", "labtester", "lab", "--app", f"{APP_MODULE}:wsgi", "--traffic", "bad.yaml"]
+    command = [
+        sys.executable,
+        "-m",
+        "labtester",
+        "lab",
+        "--app",
+        f"{APP_MODULE}:wsgi",
+        "--traffic",
+        "bad.yaml",
+    ]
     command += [arg for flag, value in flags.items() for arg in (f"--{flag}", value)]
     command += ["--output", str(tmp_path / "results")]
     completed = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
