@@ -38,7 +38,7 @@ def _answer(answer: Answer, plot: Path | None) -> str:
         figure = f"<figure>{_image(plot, answer.chart.alt())}{caption}</figure>"
     return (
         f'<article class="answer" id="answer-{escape(answer.key)}"><h3>{escape(answer.question)}</h3>'
-        f'<p class="short">{escape(answer.answer)}</p><p class="evidence">{escape(answer.evidence)}</p>'
+        f'<p class="short">{escape(answer.answer)}</p><p class="evidence">{"<br>".join(map(escape, answer.evidence.splitlines()))}</p>'
         f"{caveat}{figure}</article>"
     )
 

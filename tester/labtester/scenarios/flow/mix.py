@@ -174,5 +174,5 @@ def answer(results: Results, order: int) -> Answer | None:
             f"{best_name} served the most of the mix ({weights}): {number(best.overall.requests_per_s)}/s "
             f"with {plural(best.users, 'user')}."
         ),
-        evidence=". ".join(line(name, mix) for name, mix in mixes) + ".",
+        evidence="\n".join(f"{line(name, mix)}." for name, mix in mixes),  # a line per configuration
     )
