@@ -82,7 +82,9 @@ class LoadClient:
         self.started = time.perf_counter()
         self.origin_at = time.time()  # the epoch of `started`: the merge aligns clients by it
         self._connections: Connections | None = None
-        self._wire: dict[Outgoing, bytes] = {}  # each request's bytes, prepared once
+        # Each request's bytes, prepared once: by path (a lab's GET), by the request itself.
+        self._paths: dict[str, bytes] = {}
+        self._requests: dict[Outgoing, bytes] = {}
 
     async def __aenter__(self) -> LoadClient:
         raise_open_file_limit()
@@ -103,18 +105,25 @@ class LoadClient:
 
     async def get(self, path: str, scheduled_s: float | None = None) -> Sample:
         """A GET of one of the lab's paths."""
-        return await self.send(Outgoing.get(path), scheduled_s)
+        assert self._connections is not None, "use LoadClient as an async context manager"
+        wire = self._paths.get(path)
+        if wire is None:
+            wire = self._paths[path] = Outgoing.get(path).wire(self._connections.netloc)
+        return await self._send(path, wire, False, scheduled_s)
 
     async def send(self, request: Outgoing, scheduled_s: float | None = None) -> Sample:
         """One request (its sample labelled by request.label), as `scheduled_s` meant it or now."""
         assert self._connections is not None, "use LoadClient as an async context manager"
-        wire = self._wire.get(request)
+        wire = self._requests.get(request)
         if wire is None:
-            wire = self._wire[request] = request.wire(self._connections.netloc)
-        path = request.label
+            wire = self._requests[request] = request.wire(self._connections.netloc)
+        return await self._send(request.label, wire, request.method == "HEAD", scheduled_s)
+
+    async def _send(self, path: str, wire: bytes, head_only: bool, scheduled_s: float | None) -> Sample:
+        assert self._connections is not None
         sent = self.now()
         try:
-            status, headers = await self._connections.send(wire, self.timeout_s, request.method == "HEAD")
+            status, headers = await self._connections.send(wire, self.timeout_s, head_only)
             timing = from_headers(headers.items())
         except (TimeoutError, OSError) as error:
             return Sample(
