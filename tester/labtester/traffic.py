@@ -40,7 +40,7 @@ from pydantic import (
     model_validator,
 )
 
-from labtester.info import ControlPaths, EndpointInfo, TargetInfo
+from labtester.info import ControlPaths, TargetInfo
 from labtester.yamlfile import read_yaml
 
 Method = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -283,4 +283,4 @@ def with_requests(info: TargetInfo, traffic: Traffic | None) -> TargetInfo:
     return info.model_copy(update={"endpoints": endpoints})
 
 
-__all__ = ["EndpointInfo", "FromEnvironment", "Outgoing", "Traffic", "TrafficRequest", "read_traffic"]
+__all__ = ["FromEnvironment", "Outgoing", "Traffic", "TrafficRequest", "read_traffic", "with_requests"]

@@ -192,6 +192,7 @@ BAD = [
         {},
         "requests[0] (GET /a).headers.Authorization: the environment variable LAB_NO_SUCH_TOKEN is not set",
     ),
+    ({"requests": [{"path": "/a"}, {"path": "/b", "name": "GET /a"}]}, {}, "two requests share a name"),
     ({"requests": [{"path": "/a"}]}, {"paths": "/b"}, "paths and traffic both given"),
 ]
 
