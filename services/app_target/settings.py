@@ -3,6 +3,7 @@ server. granian's own knob (LAB_BACKPRESSURE) is read where granian is started (
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from pydantic import Field, field_validator
@@ -29,8 +30,8 @@ class AppSettings(TargetSettings):
     )
     app_paths: str = Field(
         "",
-        description="LAB_APP_PATHS: the app's paths the lab measures, comma-separated, each starting "
-        "with / and maybe a query string: /info lists them, /metrics labels requests by them.",
+        description="LAB_APP_PATHS: the app's paths the lab measures, comma-separated or a JSON list, "
+        "each starting with / and maybe a query string: /info lists them, /metrics labels requests by them.",
     )
     server: Server | None = Field(
         None,
@@ -55,4 +56,13 @@ class AppSettings(TargetSettings):
 
 
 def _split(paths: str) -> list[str]:
+    """Comma-separated, or a JSON list of strings (the tester's form: a path may hold a comma)."""
+    if paths.lstrip().startswith("["):
+        try:
+            listed = json.loads(paths)
+        except ValueError:
+            raise ValueError(f"not a JSON list of paths: {paths!r}") from None
+        if not isinstance(listed, list) or not all(isinstance(path, str) for path in listed):
+            raise ValueError(f"not a JSON list of paths: {paths!r}")
+        return [path for path in listed if path]
     return [path.strip() for path in paths.split(",") if path.strip()]

@@ -1,7 +1,8 @@
 """Command line: `python -m labtester {lab,run,bench,report,targets,schema}`.
 
 lab      start the targets locally (from the chart's target list), run the lab, stop them;
-         with --app module:app --paths /a,/b: a team's app in every server configuration
+         with --app module:app --paths /a,/b (or --traffic FILE): a team's app in every server
+         configuration
 run      run the lab against running targets (TESTER_* env vars: how the Job is configured)
 bench    the figures the lab's accuracy rests on (see bench.py)
 report   rebuild a results folder's reports from its raw log
@@ -112,8 +113,9 @@ def run_app_lab(inputs: Inputs, console: Console) -> Results:
     """A team's app in every configuration of its interface that starts: one that does not is a
     finding (with its log's end), and the others are measured."""
     settings = inputs.settings
-    assert settings is not None and settings.app is not None
-    env = app_env(settings.app, settings.paths)
+    traffic = settings.app_traffic() if settings is not None else None
+    assert settings is not None and settings.app is not None and traffic is not None
+    env = app_env(settings.app, traffic.routes())
     try:
         with running_targets(
             inputs.app_configurations, extra_env=env, downstream=inputs.downstream, keep_going=True
@@ -179,7 +181,7 @@ def command_targets(args: argparse.Namespace, inputs: Inputs) -> int:
 
 
 def _add_lab_options(parser: argparse.ArgumentParser, app: bool) -> None:
-    """The settings' flags; `app`: also --app and --paths (lab and run measure a team's app)."""
+    """The settings' flags; `app`: also --app, --paths and --traffic (lab and run measure a team's app)."""
     parser.add_argument("--config", type=Path, help="settings file (YAML/JSON); env vars and flags win")
     fields = TesterSettings.model_fields
     for name, flag in LAB_FLAGS.items():

@@ -1,6 +1,6 @@
 """A team's app on 127.0.0.1: checked before anything starts (`python -m app_target check`), then
 served in every configuration of its interface (the chart's `app.configurations`), each told the
-app and its paths (app_env) beside the downstream mock's URL.
+app and its traffic's paths (app_env) beside the downstream mock's URL.
 
 The app is imported from the working directory or PYTHONPATH, so the working directory goes on
 the servers' PYTHONPATH.
@@ -22,10 +22,15 @@ class AppError(RuntimeError):
     """The app cannot be served: one line that names the problem."""
 
 
-def app_env(app: str, paths: list[str]) -> dict[str, str]:
-    """What every configuration of the app is told, beside its own server settings."""
+def app_env(app: str, routes: list[str]) -> dict[str, str]:
+    """What every configuration of the app is told, beside its own server settings; `routes`: the
+    traffic's paths (Traffic.routes), a JSON list, as a path may hold a comma."""
     python_path = [os.getcwd(), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    return {"LAB_APP": app, "LAB_APP_PATHS": ",".join(paths), "PYTHONPATH": os.pathsep.join(python_path)}
+    return {
+        "LAB_APP": app,
+        "LAB_APP_PATHS": json.dumps(routes),
+        "PYTHONPATH": os.pathsep.join(python_path),
+    }
 
 
 def check_app(app: str, paths: list[str]) -> str:

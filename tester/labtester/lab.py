@@ -28,6 +28,7 @@ from labtester.readiness import NotReady, wait_ready
 from labtester.results import SCHEMA_VERSION
 from labtester.settings import LabSettings, TargetRef
 from labtester.target_run import TargetRun
+from labtester.traffic import with_requests
 
 CONTROL_TIMEOUT_S = 30
 
@@ -104,7 +105,8 @@ def run_lab(
 
 
 def wait_for_targets(settings: LabSettings, log: RawLog, progress: LabProgress) -> dict[str, TargetInfo]:
-    """Wait for every target with one shared deadline; returns /info of the ready ones."""
+    """Wait for every target with one shared deadline; returns /info of the ready ones, a team's
+    app's with an endpoint per request of its traffic (traffic.with_requests)."""
     deadline = time.monotonic() + settings.ready_timeout_s
     infos = {}
     with httpx.Client(timeout=CONTROL_TIMEOUT_S) as client:
@@ -113,7 +115,8 @@ def wait_for_targets(settings: LabSettings, log: RawLog, progress: LabProgress) 
             error: str | None = None
             try:
                 wait_ready(target.url, max(0.0, deadline - time.monotonic()))
-                infos[target.name] = TargetInfo.model_validate(get_json(client, f"{target.url}/info"))
+                said = TargetInfo.model_validate(get_json(client, f"{target.url}/info"))
+                infos[target.name] = with_requests(said, settings.app_traffic())
             except (NotReady, TargetError, ValueError) as failure:
                 error = str(failure)
                 progress.note(f"error: {target.name} at {target.url} {error}")

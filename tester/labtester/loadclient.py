@@ -17,6 +17,7 @@ from types import TracebackType
 from labtester.client import classify_error
 from labtester.connections import Connections
 from labtester.servertiming import from_headers
+from labtester.traffic import Outgoing
 
 # The server's account (Server-Timing) comes last: rows recorded before it had none.
 SAMPLE_FIELDS = (
@@ -39,7 +40,7 @@ class Sample:
     """One request of a load shape; times in seconds since the scenario started, but the server's
     start (its epoch seconds); the server's figures None where the response carried none."""
 
-    path: str
+    path: str  # what was sent: the lab's path, or a team's request's label (its name)
     scheduled_s: float  # when the load shape meant to send it (= sent_s for closed loops)
     sent_s: float
     latency_s: float  # from sending to the full response (or the failure)
@@ -72,7 +73,7 @@ def raise_open_file_limit() -> None:
 
 
 class LoadClient:
-    """One pool of connections for a scenario; `get` never raises, it returns what happened."""
+    """One pool of connections for a scenario; `send` and `get` never raise, they return what happened."""
 
     def __init__(self, base_url: str, timeout_s: float, client: int = 0) -> None:
         self.base_url = base_url
@@ -81,6 +82,9 @@ class LoadClient:
         self.started = time.perf_counter()
         self.origin_at = time.time()  # the epoch of `started`: the merge aligns clients by it
         self._connections: Connections | None = None
+        # Each request's bytes, prepared once: by path (a lab's GET), by the request itself.
+        self._paths: dict[str, bytes] = {}
+        self._requests: dict[Outgoing, bytes] = {}
 
     async def __aenter__(self) -> LoadClient:
         raise_open_file_limit()
@@ -100,10 +104,26 @@ class LoadClient:
         return time.perf_counter() - self.started
 
     async def get(self, path: str, scheduled_s: float | None = None) -> Sample:
+        """A GET of one of the lab's paths."""
         assert self._connections is not None, "use LoadClient as an async context manager"
+        wire = self._paths.get(path)
+        if wire is None:
+            wire = self._paths[path] = Outgoing.get(path).wire(self._connections.netloc)
+        return await self._send(path, wire, False, scheduled_s)
+
+    async def send(self, request: Outgoing, scheduled_s: float | None = None) -> Sample:
+        """One request (its sample labelled by request.label), as `scheduled_s` meant it or now."""
+        assert self._connections is not None, "use LoadClient as an async context manager"
+        wire = self._requests.get(request)
+        if wire is None:
+            wire = self._requests[request] = request.wire(self._connections.netloc)
+        return await self._send(request.label, wire, request.method == "HEAD", scheduled_s)
+
+    async def _send(self, path: str, wire: bytes, head_only: bool, scheduled_s: float | None) -> Sample:
+        assert self._connections is not None
         sent = self.now()
         try:
-            status, headers = await self._connections.get(path, self.timeout_s)
+            status, headers = await self._connections.send(wire, self.timeout_s, head_only)
             timing = from_headers(headers.items())
         except (TimeoutError, OSError) as error:
             return Sample(

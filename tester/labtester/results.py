@@ -121,7 +121,9 @@ class Results(BaseModel):
         """What the run measured, for its headline: a team's app on its paths, or N's CPU work."""
         settings = self.run.settings
         if settings.get("app"):
-            return f"the app {settings['app']} on {', '.join(settings.get('paths') or [])}"
+            traffic = self.lab_settings().app_traffic()
+            requests = [request.label for request in traffic.requests] if traffic else []
+            return f"the app {settings['app']} on {', '.join(requests)}"
         return f"N = {settings['work_seconds']:g} s of CPU per request"
 
 

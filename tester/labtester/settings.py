@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from labtester.info import ControlPaths, TargetInfo
 from labtester.scenarios import SHAPES
+from labtester.traffic import Outgoing, Traffic, read_traffic, traffic_of
 from labtester.yamlfile import read_mapping
 
 DEFAULT_SCENARIOS = ("bursts",)  # the quick default matrix; the others on request
@@ -124,6 +125,11 @@ class LabSettings(BaseSettings):
         default_factory=list,
         description="The app's paths to measure, /a,/b (each from /; a query string may follow).",
     )
+    traffic: Annotated[Traffic | None, NoDecode] = Field(
+        None,
+        description="The app's traffic instead of its paths: a YAML file of requests, each with its "
+        "method, path, headers, body and weight in the mix (README: Measure your own app).",
+    )
     acceptable_p99: float = Field(
         2.0,
         ge=1,
@@ -160,6 +166,15 @@ class LabSettings(BaseSettings):
             raise ValueError(f"no endpoint named; the default is {','.join(DEFAULT_ENDPOINTS)}")
         return value
 
+    @field_validator("traffic", mode="before")
+    @classmethod
+    def _traffic_from_file(cls, value: Any) -> Any:
+        """A file's name (--traffic, TESTER_TRAFFIC) is read; a mapping (a config file's, or these
+        settings dumped and read again) is checked as it is."""
+        if isinstance(value, str | Path):
+            return read_traffic(Path(value))
+        return traffic_of(value, "") if isinstance(value, dict) else value
+
     @field_validator("*")
     @classmethod
     def _finite_numbers(cls, value: Any) -> Any:
@@ -180,9 +195,14 @@ class LabSettings(BaseSettings):
     @model_validator(mode="after")
     def _app_defaults(self) -> LabSettings:
         """An app is measured on its paths, by bursts and a flow unless the scenarios are given."""
-        if self.app and not self.paths:
-            raise ValueError("an app needs its paths to measure (--paths /a,/b or TESTER_PATHS)")
-        if self.paths and "scenarios" not in self.model_fields_set:
+        if self.paths and self.traffic:
+            raise ValueError("paths and traffic both given: the traffic file lists every request")
+        if self.app and not self.paths and not self.traffic:
+            raise ValueError(
+                "an app needs its paths to measure (--paths /a,/b or TESTER_PATHS) or its traffic "
+                "(--traffic FILE or TESTER_TRAFFIC)"
+            )
+        if (self.paths or self.traffic) and "scenarios" not in self.model_fields_set:
             self.scenarios = list(DEFAULT_APP_SCENARIOS)
         return self
 
@@ -202,10 +222,23 @@ class LabSettings(BaseSettings):
             raise ValueError(f"target names must be unique: {duplicated}")
         return self
 
+    def app_traffic(self) -> Traffic | None:
+        """What is sent to a team's app: its traffic, or a GET of each of its paths; None: the lab's
+        own endpoints are measured."""
+        return self.traffic or (Traffic.of_paths(self.paths) if self.paths else None)
+
+    def outgoing(self, name: str) -> Outgoing | None:
+        """A team's request named `name`, ready to send; None: one of the lab's own endpoints."""
+        traffic = self.app_traffic()
+        request = traffic.named(name) if traffic else None
+        return request.outgoing() if request else None
+
     def planned_endpoints(self, info: TargetInfo) -> list[str]:
-        """The endpoints to measure that this target offers: an app's paths where they are given
-        (each the name of its endpoint in /info), else the lab's own endpoints."""
-        return [name for name in self.paths or self.endpoints if name in info.endpoints]
+        """The endpoints to measure that this target offers: an app's requests where they are
+        given (each an endpoint named by its label, traffic.with_requests), else the lab's own."""
+        traffic = self.app_traffic()
+        names = [request.label for request in traffic.requests] if traffic else self.endpoints
+        return [name for name in names if name in info.endpoints]
 
     def with_targets(
         self, targets: list[TargetRef], census_only: list[TargetRef], **knobs: Any

@@ -1,4 +1,4 @@
-"""A YAML (or JSON) file of settings or values, read as a mapping, its problems told in one line."""
+"""A YAML (or JSON) file of settings, values or traffic, its problems told in one line."""
 
 from __future__ import annotations
 
@@ -10,6 +10,16 @@ import yaml
 
 def read_mapping(path: Path) -> dict[str, Any]:
     """The file's mapping ({} for an empty file); ValueError, in one line, for anything else."""
+    loaded = read_yaml(path)
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ValueError(f"{path}: holds a {type(loaded).__name__}, not a mapping of names to values")
+    return loaded
+
+
+def read_yaml(path: Path) -> Any:
+    """What the file holds (None: nothing); ValueError, in one line, where it cannot be read."""
     try:
         loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
@@ -20,8 +30,4 @@ def read_mapping(path: Path) -> dict[str, Any]:
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
         problem = " ".join(str(getattr(error, "problem", None) or error).split())
         raise ValueError(f"{path}: not YAML ({where}{problem})") from None
-    if loaded is None:
-        return {}
-    if not isinstance(loaded, dict):
-        raise ValueError(f"{path}: holds a {type(loaded).__name__}, not a mapping of names to values")
     return loaded

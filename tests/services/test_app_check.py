@@ -98,6 +98,8 @@ BAD = [
     ("no colon here", {}, "expected package.module:attribute"),
     ("", {}, "LAB_APP is not set"),
     (f"{BARE_MODULE}:wsgi", {"LAB_APP_PATHS": "/a,b"}, "LAB_APP_PATHS"),
+    (f"{BARE_MODULE}:wsgi", {"LAB_APP_PATHS": '["/a", 3]'}, "not a JSON list of paths"),
+    (f"{BARE_MODULE}:wsgi", {"LAB_APP_PATHS": '["/a,b", "c"]'}, "each path starts with /: 'c'"),
 ]
 
 

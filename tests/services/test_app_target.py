@@ -5,6 +5,7 @@ is a worker's, and a path that raises is a 500 that leaves the server serving.""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,20 @@ def test_a_path_that_raises_is_a_measured_500(served: tuple[RunningTarget, dict[
     assert httpx.get(f"{target.url}/cpu?ms=5", timeout=30).status_code == 200
     assert target.process.poll() is None
     assert "RuntimeError: the app failed" in target.log_path.read_text(errors="replace")
+
+
+def test_paths_given_as_a_json_list_may_hold_commas(app_dir: Path) -> None:
+    """The tester's form of LAB_APP_PATHS (a traffic's paths): each listed whole in /info."""
+    (configuration,) = [c for c in configurations("wsgi") if c["name"] == "sync-1x"]
+    paths = ["/items/a,b", "/wait"]
+    target = serve_app(
+        f"{BARE_MODULE}:wsgi", configuration, [], pythonpath=app_dir, LAB_APP_PATHS=json.dumps(paths)
+    )
+    try:
+        info = httpx.get(f"{target.url}/info", timeout=30).json()
+    finally:
+        target.stop()
+    assert list(info["endpoints"]) == paths
 
 
 @pytest.mark.parametrize(

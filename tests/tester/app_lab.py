@@ -1,5 +1,6 @@
-"""Run `python -m labtester lab --app ... --paths ...` on real servers, from a working directory
-that holds the app, with the chart's own app configurations (a subset, to keep tests short)."""
+"""Run `python -m labtester lab --app ... --paths ...` (or --traffic) on real servers, from a
+working directory that holds the app, with the chart's own app configurations (a subset, to keep
+tests short)."""
 
 from __future__ import annotations
 
@@ -46,8 +47,9 @@ def app_lab(
     env: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], Path | None]:
     """The command a team types, run where its app lives (`workdir`); the run's folder under
-    `output`, if it made one."""
-    command = [sys.executable, "-m", "labtester", "lab", "--app", app, "--paths", ",".join(paths)]
+    `output`, if it made one. No `paths`: the traffic is in `extra` (--traffic FILE)."""
+    command = [sys.executable, "-m", "labtester", "lab", "--app", app]
+    command += ["--paths", ",".join(paths)] if paths else []
     command += ["--values", str(values), "--output", str(output), *extra]
     completed = subprocess.run(
         command, cwd=workdir, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=900

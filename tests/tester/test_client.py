@@ -14,6 +14,7 @@ import pytest
 from labtester.launcher import free_port
 from labtester.loadclient import LoadClient
 from labtester.scenarios.bursts.release import release
+from labtester.traffic import Outgoing, TrafficRequest
 
 CLIENTS = ("release", "load client")
 
@@ -120,7 +121,7 @@ def test_the_load_client_keeps_the_connection_and_reads_server_timing(
     async def three() -> list[tuple[int, dict[str, str]]]:
         pool = Connections(base)
         try:
-            return [await pool.get("/x", 5) for _ in range(3)]
+            return [await pool.send(Outgoing.get("/x").wire(pool.netloc), 5) for _ in range(3)]
         finally:
             pool.close()
 
@@ -128,3 +129,59 @@ def test_the_load_client_keeps_the_connection_and_reads_server_timing(
     assert [status for status, _ in answers] == [200] * 3
     assert answers[0][1]["server-timing"] == "lab-cpu;dur=1.5, lab-app;dur=2.0"
     assert len(accepted) == 1  # kept alive
+
+
+ORDER = TrafficRequest.model_validate(
+    {"method": "POST", "path": "/orders/a b", "headers": {"X-Team": "lab"}, "json": {"product": 7}}
+)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_request_is_sent_with_its_method_headers_and_body(
+    misbehaving_server: Callable[..., str], client: str
+) -> None:
+    """What a traffic file describes is what the server reads, by the burst release and the load
+    client alike: its method, its percent-encoded path, its headers, its body and their length."""
+    received: list[bytes] = []
+
+    def read_then_answer(connection: socket.socket) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data or not data.endswith(b"}"):
+            data += connection.recv(65536)
+        received.append(data)
+        connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+
+    base, _, _ = misbehaving_server(read_then_answer).rpartition("/")
+    request = ORDER.outgoing()
+
+    async def send() -> int | None:
+        if client == "release":
+            _, (reply,) = await release(base + request.target, 1, 5, request=request)
+            return reply.status
+        async with LoadClient(base, 5) as load:
+            return (await load.send(request)).status
+
+    assert asyncio.run(send()) == 200
+    (data,) = received
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = [line.lower() for line in head.split(b"\r\n")]
+    assert lines[0] == b"post /orders/a%20b http/1.1"
+    assert b"x-team: lab" in lines and b"content-type: application/json" in lines
+    assert f"content-length: {len(body)}".encode() in lines and body == b'{"product": 7}'
+
+
+def test_a_head_answer_ends_with_its_headers(misbehaving_server: Callable[..., str]) -> None:
+    """A HEAD's response announces a body it does not carry: the load client does not wait for it."""
+
+    def answer_head(connection: socket.socket) -> None:
+        connection.recv(65536)
+        connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n")
+
+    base, _, _ = misbehaving_server(answer_head).rpartition("/")
+
+    async def head() -> tuple[int | None, str | None]:
+        async with LoadClient(base, 3) as load:
+            sample = await load.send(Outgoing("head", "HEAD", "/x"))
+            return sample.status, sample.error
+
+    assert asyncio.run(head()) == (200, None)

@@ -1,10 +1,11 @@
 """Every input of a command, read and checked before anything starts.
 
-The flags, the --config file, the TESTER_* variables, --values, --port, --compare, --output and
-`report`'s run folder are all checked here, before any target, process or measurement starts. A
-bad one raises BadInput: one line naming it (the flag, the variable, or the key and its file) and
-the reason; `__main__` prints it and exits 2. Nothing here imports what measures or draws, so the
-answer comes within a second (0.6 s of CPU here: Python, pydantic and the settings' imports).
+The flags, the --config file, the TESTER_* variables, --values, --port, --compare, --output,
+`report`'s run folder and the traffic's environment are all checked here, before any target,
+process or measurement starts. A bad one raises BadInput: one line naming it (the flag, the
+variable, or the key and its file) and the reason; `__main__` prints it and exits 2. Nothing here
+imports what measures or draws, so the answer comes within a second (0.6 s of CPU here: Python,
+pydantic and the settings' imports).
 
 A new flag is either a settings field (add it to LAB_FLAGS: the settings model checks it and the
 error names the flag) or a path or file, checked by one more line in `check`.
@@ -27,6 +28,7 @@ from labtester.inputs.paths import (
     writable_folder,
 )
 from labtester.inputs.settings import APP_FLAGS, LAB_FLAGS, read_settings
+from labtester.inputs.traffic import check_environment
 from labtester.settings import LabSettings
 from labtester.targets import TargetDefinition
 
@@ -56,6 +58,8 @@ def check(args: argparse.Namespace) -> Inputs:
         inputs.targets, inputs.downstream = read_values(args.values)
     if "config" in args:
         inputs.settings, sources = read_settings(args, local="values" in args)
+    if inputs.settings is not None and inputs.settings.traffic is not None:
+        check_environment(inputs.settings.traffic, sources.name(("traffic",)))
     if args.command == "lab" and inputs.settings is not None and inputs.settings.app:
         inputs.app_configurations = read_app(inputs.settings, args.values, sources.name(("app",)))
     if "port" in args:

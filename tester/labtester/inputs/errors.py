@@ -18,6 +18,7 @@ def message(problem: Any) -> str:
     """One of pydantic's errors, with the value it refused when it is short."""
     text = str(problem["msg"]).removeprefix("Value error, ")
     given = problem.get("input")
-    if given is not None and not isinstance(given, dict | list) and len(repr(given)) <= 60:
+    shown = str(given) in text  # a file's name, already leading its own line
+    if given is not None and not shown and not isinstance(given, dict | list) and len(repr(given)) <= 60:
         text += f" (got {given!r})"
     return text

@@ -42,9 +42,10 @@ def read_app(settings: LabSettings, values: Path, named: str) -> list[TargetDefi
     interface (asgi, wsgi); `named`: how the user gave the app (--app, TESTER_APP, a key)."""
     from labtester.applab import AppError, check_app
 
-    assert settings.app is not None
+    traffic = settings.app_traffic()
+    assert settings.app is not None and traffic is not None
     try:
-        interface = check_app(settings.app, settings.paths)
+        interface = check_app(settings.app, traffic.routes())
     except AppError as error:
         said = str(error).removeprefix(f"LAB_APP={settings.app}:").strip()
         raise BadInput(f"{named} {settings.app}: {said}") from None

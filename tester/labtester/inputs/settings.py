@@ -30,9 +30,10 @@ LAB_FLAGS = {
     "output_dir": "--output",
     "app": "--app",
     "paths": "--paths",
+    "traffic": "--traffic",
 }
 # Flags only the commands that measure a team's app take (`lab` starts it, `run` is told of it).
-APP_FLAGS = ("app", "paths")
+APP_FLAGS = ("app", "paths", "traffic")
 
 
 def read_config(path: Path | None) -> dict[str, Any]:

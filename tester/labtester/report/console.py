@@ -33,7 +33,8 @@ def answer_lines(answers: list[Answer], width: int = NARROW) -> list[str]:
         lines += textwrap.wrap(
             f"{answer.question} {answer.answer}", width, initial_indent="* ", subsequent_indent="  "
         )
-        lines += textwrap.wrap(answer.evidence, width, initial_indent="  ", subsequent_indent="  ")
+        for paragraph in answer.evidence.splitlines():  # a line each (the mix: per configuration)
+            lines += textwrap.wrap(paragraph, width, initial_indent="  ", subsequent_indent="  ")
         if answer.caveat:
             lines += textwrap.wrap(answer.caveat, width, initial_indent="  ! ", subsequent_indent="    ")
     return lines

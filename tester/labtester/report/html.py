@@ -32,13 +32,14 @@ def _image(path: Path, alt: str, css: str = "") -> str:
 
 def _answer(answer: Answer, plot: Path | None) -> str:
     caveat = f'<p class="caveat" role="note">{escape(answer.caveat)}</p>' if answer.caveat else ""
+    evidence = "<br>".join(map(escape, answer.evidence.splitlines()))  # its lines kept apart
     figure = ""
     if plot is not None and answer.chart is not None:
         caption = f"<figcaption>Solid: measured; dashed: {escape(answer.chart.reference)}.</figcaption>"
         figure = f"<figure>{_image(plot, answer.chart.alt())}{caption}</figure>"
     return (
         f'<article class="answer" id="answer-{escape(answer.key)}"><h3>{escape(answer.question)}</h3>'
-        f'<p class="short">{escape(answer.answer)}</p><p class="evidence">{escape(answer.evidence)}</p>'
+        f'<p class="short">{escape(answer.answer)}</p><p class="evidence">{evidence}</p>'
         f"{caveat}{figure}</article>"
     )
 

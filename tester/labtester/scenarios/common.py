@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from abc import abstractmethod
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -22,6 +23,7 @@ from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.scenarios.together import RequestCounter, Together
 from labtester.stats import percentiles
+from labtester.traffic import Outgoing
 from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:
@@ -104,9 +106,15 @@ def join_samples(records: list[Record]) -> Record:
     }
 
 
+def always(request: Outgoing | str) -> Callable[[int], Outgoing]:
+    """Every user's every request the same (a lab's path: a GET of it)."""
+    fixed = request if isinstance(request, Outgoing) else Outgoing.get(request)
+    return lambda user: fixed
+
+
 async def ramp_users(
     client: LoadClient,
-    path: str,
+    next_request: Callable[[int], Outgoing],
     users: int,
     spawn_rate: float,
     duration_s: float,
@@ -114,16 +122,17 @@ async def ramp_users(
     crew: Crew | None = None,
 ) -> tuple[list[Sample], list[tuple[float, int]]]:
     """Locust's user model: a user starts every 1/spawn_rate s up to `users`; each sends, waits for
-    the answer, thinks `think_s`, and again, until `duration_s`. With a crew, users are dealt
-    round-robin: this client starts its own at their planned times. Returns every request and
-    (seconds since start, this client's users running) at each spawn."""
+    the answer, thinks `think_s`, and again, until `duration_s`. `next_request(user)`: what user
+    number `user` (of all clients') sends next. With a crew, users are dealt round-robin: this
+    client starts its own at their planned times. Returns every request and (seconds since start,
+    this client's users running) at each spawn."""
     crew = crew or Crew()
     samples: list[Sample] = []
     running: list[tuple[float, int]] = []
 
-    async def user() -> None:
+    async def user(index: int) -> None:
         while client.now() < duration_s:
-            samples.append(await client.get(path))
+            samples.append(await client.send(next_request(index)))
             remaining = duration_s - client.now()
             if remaining > 0 and think_s > 0:
                 await asyncio.sleep(min(think_s, remaining))
@@ -136,7 +145,7 @@ async def ramp_users(
         if not crew.mine(index):
             continue
         await asyncio.sleep(max(0.0, start_at - client.now()))
-        tasks.append(asyncio.create_task(user()))
+        tasks.append(asyncio.create_task(user(index)))
         running.append((client.now(), len(tasks)))
     await asyncio.gather(*tasks)
     return samples, running

@@ -17,6 +17,7 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import (
     SampleShape,
     SecondPoint,
+    always,
     decode,
     encode,
     failures_by_type,
@@ -89,7 +90,7 @@ class Ramp(SampleShape[RampSettings, RampSummary]):
             meter = together.go(client, "ramp")
             samples, users_over_time = await ramp_users(
                 client,
-                settings.path,
+                always(settings.path),
                 settings.users,
                 settings.spawn_rate,
                 settings.duration_s,

@@ -3,12 +3,14 @@
 Requests are sent on schedule whether or not earlier ones were answered, and latency is measured
 from each request's scheduled send time, so a stalled server cannot hide its stall by slowing
 the client down (coordinated omission). Sends that start late, and sends dropped because too
-many requests are unanswered, are counted.
+many requests are unanswered, are counted. `open_loop` is the schedule itself, for any requests
+(a team's mix: scenarios/flow/mix.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -24,6 +26,7 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import (
     SampleShape,
     SecondPoint,
+    always,
     decode,
     encode,
     failures_by_type,
@@ -36,6 +39,7 @@ from labtester.scenarios.common import (
     steady,
 )
 from labtester.scenarios.together import DROPPED, Together
+from labtester.traffic import Outgoing
 from labtester.views import Cell, ComparisonRow
 
 if TYPE_CHECKING:
@@ -70,6 +74,50 @@ class RateSummary(BaseModel):
     over_time: list[SecondPoint]
 
 
+async def open_loop(
+    client: LoadClient,
+    next_request: Callable[[int], Outgoing],
+    per_s: float,
+    duration_s: float,
+    max_outstanding: int,
+    together: Together | None = None,
+) -> tuple[list[Sample], int]:
+    """Send number i at i / per_s seconds from the client's clock start, whatever is unanswered
+    (`next_request(i)`: what it is); with a crew, sends are dealt round-robin across the clients.
+    A send beyond `max_outstanding` (this client's part of it) unanswered is dropped, and counted.
+    Returns every send's sample, its latency counted from its schedule, and how many left late."""
+    together = together or Together()
+    samples: list[Sample] = []
+    late = outstanding = 0
+    most = max(1, together.part(max_outstanding))
+
+    async def send(request: Outgoing, scheduled_s: float) -> None:
+        nonlocal outstanding
+        samples.append(await client.send(request, scheduled_s))
+        outstanding -= 1
+
+    tasks = []
+    for index in range(round(per_s * duration_s)):
+        if not together.mine(index):
+            continue
+        scheduled_s = index / per_s
+        delay = scheduled_s - client.now()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        elif -delay > LATE_S:
+            late += 1
+        request = next_request(index)
+        if outstanding >= most:
+            samples.append(
+                Sample(request.label, scheduled_s, client.now(), 0.0, None, DROPPED, client=client.client)
+            )
+            continue
+        outstanding += 1
+        tasks.append(asyncio.create_task(send(request, scheduled_s)))
+    await asyncio.gather(*tasks)
+    return samples, late
+
+
 class Rate(SampleShape[RateSettings, RateSummary]):
     name = "rate"
     settings_model = RateSettings
@@ -85,37 +133,16 @@ class Rate(SampleShape[RateSettings, RateSummary]):
     ) -> list[Record]:
         """Sends dealt round-robin across the clients, each at its planned time."""
         together = together or Together()
-        samples: list[Sample] = []
-        late = outstanding = 0
-        max_outstanding = max(1, together.part(settings.max_outstanding))
         async with LoadClient(url, timeout_s, together.crew.index) as client:
-
-            async def send(scheduled_s: float) -> None:
-                nonlocal outstanding
-                samples.append(await client.get(settings.path, scheduled_s))
-                outstanding -= 1
-
-            tasks = []
             meter = together.go(client, "rate")
-            for index in range(round(settings.per_s * settings.duration_s)):
-                if not together.mine(index):
-                    continue
-                scheduled_s = index / settings.per_s
-                delay = scheduled_s - client.now()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                elif -delay > LATE_S:
-                    late += 1
-                if outstanding >= max_outstanding:
-                    samples.append(
-                        Sample(
-                            settings.path, scheduled_s, client.now(), 0.0, None, DROPPED, client=client.client
-                        )
-                    )
-                    continue
-                outstanding += 1
-                tasks.append(asyncio.create_task(send(scheduled_s)))
-            await asyncio.gather(*tasks)
+            samples, late = await open_loop(
+                client,
+                always(settings.path),
+                settings.per_s,
+                settings.duration_s,
+                settings.max_outstanding,
+                together,
+            )
             wall_s = client.now()
             shared = together.done("rate", client, samples, meter)
         return [

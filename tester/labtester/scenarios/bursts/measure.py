@@ -20,6 +20,7 @@ from labtester.info import EndpointInfo
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.bursts.release import Reply, release
 from labtester.scrape import Counted
+from labtester.traffic import Outgoing
 
 WARMUP_ARGUMENT = 1  # one iteration or one millisecond: starts pools and connections, costs nothing
 CONTROL_TIMEOUT_S = 30
@@ -39,19 +40,25 @@ def measure_bursts(ctx: ShapeContext) -> None:
             if ctx.crew.leader:
                 ctx.probe(f"before {name}")
             endpoint = ctx.info.endpoints[name]
-            _measure_endpoint(ctx, control, endpoint, argument_of(ctx, endpoint))
+            _measure_endpoint(ctx, control, endpoint, argument_of(ctx, endpoint), ctx.settings.outgoing(name))
 
 
 def _measure_endpoint(
-    ctx: ShapeContext, control: httpx.Client, endpoint: EndpointInfo, argument: int | None
+    ctx: ShapeContext,
+    control: httpx.Client,
+    endpoint: EndpointInfo,
+    argument: int | None,
+    request: Outgoing | None,
 ) -> None:
     """Client 0 warms the server up and scrapes its counters around the endpoint's bursts; every
-    client fires its part of each burst."""
+    client fires its part of each burst. `request`: a team's request (its method, headers and
+    body); None: a GET of the lab's endpoint."""
     base, settings = ctx.target.url, ctx.settings
     metrics_url = base + ctx.info.control.metrics
     url = endpoint.url(base, argument)
     if ctx.crew.leader:
-        asyncio.run(release(endpoint.url(base, WARMUP_ARGUMENT), settings.burst_max, CONTROL_TIMEOUT_S))
+        warm_up = endpoint.url(base, WARMUP_ARGUMENT)
+        asyncio.run(release(warm_up, settings.burst_max, CONTROL_TIMEOUT_S, request=request))
         # A team's path is counted under its framework's route template: every route but the lab's.
         counts = Counted(
             control, metrics_url, endpoint.path, ctx.info.control.paths() if endpoint.work == "app" else None
@@ -60,7 +67,9 @@ def _measure_endpoint(
     sent = 0
     ctx.progress.step(f"{ctx.target.name}: {endpoint.name} baseline")
     for repeat in range(settings.repeats):
-        sent += _fire(ctx, control, endpoint, url, argument, "baseline", 1, repeat, sample_census=False)
+        sent += _fire(
+            ctx, control, endpoint, url, request, argument, "baseline", 1, repeat, sample_census=False
+        )
     for n in range(1, settings.burst_max + 1):
         for repeat in range(settings.repeats):
             ctx.progress.step(
@@ -68,7 +77,16 @@ def _measure_endpoint(
             )
             largest_first = n == settings.burst_max and repeat == 0
             sent += _fire(
-                ctx, control, endpoint, url, argument, "burst", n, repeat, sample_census=largest_first
+                ctx,
+                control,
+                endpoint,
+                url,
+                request,
+                argument,
+                "burst",
+                n,
+                repeat,
+                sample_census=largest_first,
             )
     if ctx.crew.leader:
         counted = counts.since(before, sent).as_dict()
@@ -87,12 +105,14 @@ def fire(
     armed: Callable[[], object] | None = None,
     ready: Callable[[], object] | None = None,
     finished: Callable[[list[Reply]], object] | None = None,
+    request: Outgoing | None = None,
 ) -> dict[str, Any]:
     """One client's n requests to `url` (the raw record's fields), with its own load. Client 0 also
     reads the machine's and the target's CPU before any client opens a connection (`armed`: the
     barrier; a sync worker holding an idle connection would not answer the census) and after every
     client's last reply (`finished`: the barrier again), and, with `sample`, the target's busiest
-    census while it ran. `ready`: the release, once every client's connections are open."""
+    census while it ran. `ready`: the release, once every client's connections are open.
+    `request`: what each of the n sends (a team's request); None: a GET of `url`."""
     leader = client == 0
     target_before = census.cpu_account(control, census_url) if leader else None
     machine_before = machine.snapshot()
@@ -106,7 +126,9 @@ def fire(
         meter.start()
 
     released_at, replies, busiest = asyncio.run(
-        _release_sampling(url, n, timeout_s, census_url if sample and leader else None, client, released)
+        _release_sampling(
+            url, n, timeout_s, census_url if sample and leader else None, client, released, request
+        )
     )
     load = meter.read(len(replies))
     if finished is not None:
@@ -130,6 +152,7 @@ def _fire(
     control: httpx.Client,
     endpoint: EndpointInfo,
     url: str,
+    request: Outgoing | None,
     argument: int | None,
     phase: str,
     n: int,
@@ -158,6 +181,7 @@ def _fire(
         armed=lambda: ctx.meet(f"{step} armed"),
         ready=lambda: ctx.meet(f"{step} go"),
         finished=finished,
+        request=request,
     )
     if burst["requests"] or ctx.crew.leader:
         path = url.removeprefix(ctx.target.url)
@@ -181,16 +205,17 @@ async def _release_sampling(
     census_url: str | None,
     index: int,
     ready: Callable[[], object] | None,
+    request: Outgoing | None,
 ) -> tuple[float, list[Reply], dict[str, Any] | None]:
     """This client's part of the burst, released when every client is ready; with `census_url`,
     the target's census sampled while it runs."""
     if census_url is None:
-        released_at, replies = await release(url, n, timeout_s, index, ready)
+        released_at, replies = await release(url, n, timeout_s, index, ready, request)
         return released_at, replies, None
     stop = asyncio.Event()
     sampler = asyncio.create_task(census.sample_during(census_url, stop))
     try:
-        released_at, replies = await release(url, n, timeout_s, index, ready)
+        released_at, replies = await release(url, n, timeout_s, index, ready, request)
     finally:
         stop.set()
         samples = await sampler

@@ -23,6 +23,7 @@ import h11
 
 from labtester.client import classify_error
 from labtester.servertiming import ServerTiming, from_headers
+from labtester.traffic import Outgoing
 
 READ_CHUNK = 65536
 
@@ -51,9 +52,14 @@ class Reply:
         return asdict(self)
 
 
-def _request_bytes(connection: h11.Connection, host: str, target: str) -> bytes:
-    request = h11.Request(method="GET", target=target, headers=[("Host", host), ("Connection", "close")])
-    return connection.send(request) + (connection.send(h11.EndOfMessage()) or b"")
+def _request_bytes(connection: h11.Connection, host: str, request: Outgoing) -> bytes:
+    headers = [("Host", host), ("Connection", "close"), *request.headers]
+    if request.body or request.method not in ("GET", "HEAD"):
+        headers.append(("Content-Length", str(len(request.body))))
+    wire = connection.send(h11.Request(method=request.method, target=request.target, headers=headers)) or b""
+    if request.body:
+        wire += connection.send(h11.Data(data=request.body)) or b""
+    return wire + (connection.send(h11.EndOfMessage()) or b"")
 
 
 async def _read_response(
@@ -109,9 +115,15 @@ class _Open:
 
 
 async def release(
-    url: str, n: int, timeout_s: float, client: int = 0, ready: Callable[[], object] | None = None
+    url: str,
+    n: int,
+    timeout_s: float,
+    client: int = 0,
+    ready: Callable[[], object] | None = None,
+    request: Outgoing | None = None,
 ) -> tuple[float, list[Reply]]:
-    """Open n connections to `url`'s server, then send one GET on each at once.
+    """Open n connections to `url`'s server, then send one request on each at once: `request`
+    (a team's, its method, headers and body), else a GET of `url`.
 
     `ready` runs once every connection is open, just before the release: with several clients, the
     barrier every client meets there (its answer is the release). Returns the release instant
@@ -120,7 +132,7 @@ async def release(
     """
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    request = request or Outgoing.get(parts.path + (f"?{parts.query}" if parts.query else ""))
     opened = await asyncio.gather(
         *(asyncio.open_connection(host, port) for _ in range(n)), return_exceptions=True
     )
@@ -132,7 +144,7 @@ async def release(
         release_at = time.time()
         for connection in connections:  # nothing awaited in this loop: all leave together
             if isinstance(connection, _Open):
-                connection.writer.write(_request_bytes(connection.http, parts.netloc, target))
+                connection.writer.write(_request_bytes(connection.http, parts.netloc, request))
                 connection.sent_at = time.time()
         replies = await asyncio.gather(
             *(

@@ -20,8 +20,8 @@ from labtester.info import EndpointInfo, TargetInfo
 from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.base import ShapeContext
-from labtester.scenarios.common import SampleShape, encode, join_users, ramp_users
-from labtester.scenarios.flow import advice, answers, report
+from labtester.scenarios.common import SampleShape, always, encode, join_users, ramp_users
+from labtester.scenarios.flow import advice, answers, mix, report
 from labtester.scenarios.flow.analyse import (
     FAN_OUT,
     FlowSettings,
@@ -32,6 +32,7 @@ from labtester.scenarios.flow.analyse import (
 )
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.scenarios.together import RequestCounter, Together
+from labtester.traffic import Outgoing, Traffic
 from labtester.views import Answer, ComparisonRow
 
 if TYPE_CHECKING:
@@ -49,20 +50,29 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         return FAN_OUT in info.endpoints or any(e.work == "app" for e in info.endpoints.values())
 
     def plan(self, info: TargetInfo, settings: LabSettings) -> list[str]:
-        return [f"flow on {e.name}" for e in flow_endpoints(info, settings.planned_endpoints(info))]
+        mix = ["flow on the mix"] if _mixed(info, settings) else []
+        return [f"flow on {e.name}" for e in flow_endpoints(info, settings.planned_endpoints(info))] + mix
 
     def run(self, ctx: ShapeContext) -> None:
-        """Each path in turn; with P clients, each sends its part of the users of every path, and
-        client 0 counts what the server counted of the path against every client's sends."""
+        """Each path (a team's request) in turn, then a team's whole mix; with P clients, each sends
+        its part of the users of every step, and client 0 counts what the server counted of the
+        step against every client's sends."""
         settings = self.settings(ctx.settings)
         together = Together(ctx)
         for endpoint in flow_endpoints(ctx.info, ctx.settings.planned_endpoints(ctx.info)):
             ctx.progress.step(f"{ctx.target.name}: flow on {endpoint.name}")
             step = f"flow {endpoint.name}"
             counter = RequestCounter(ctx) if ctx.crew.leader else None
+            request = ctx.settings.outgoing(endpoint.name)
             record = asyncio.run(
                 self.measure_path(
-                    ctx.target.url, endpoint, settings, ctx.settings.request_timeout_s, ctx.info, together
+                    ctx.target.url,
+                    endpoint,
+                    settings,
+                    ctx.settings.request_timeout_s,
+                    ctx.info,
+                    together,
+                    request,
                 )
             )
             if record is not None:
@@ -70,6 +80,29 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             if counter is not None:
                 counter.record(step)
                 ctx.check_alive(together.errors)
+        traffic = ctx.settings.app_traffic()
+        if traffic is not None and _mixed(ctx.info, ctx.settings):
+            ctx.progress.step(f"{ctx.target.name}: flow on the mix")
+            counter = RequestCounter(ctx) if ctx.crew.leader else None
+            record = asyncio.run(self.measure_mix(ctx.target.url, traffic, settings, ctx.settings, together))
+            if record is not None:
+                ctx.record("run", step=mix.MIX_STEP, endpoint=mix.ALL, **record)
+            if counter is not None:
+                counter.record(mix.MIX_STEP)
+                ctx.check_alive(together.errors)
+
+    async def measure_mix(
+        self, url: str, traffic: Traffic, settings: FlowSettings, lab: LabSettings, together: Together
+    ) -> Record | None:
+        """Users ramped against the whole mix, each picking by weight; None: this client sent nothing."""
+        async with LoadClient(url, lab.request_timeout_s, together.crew.index) as client:
+            meter = together.go(client, f"{mix.MIX_STEP} load")
+            samples, users = await mix.measure_mix(client, traffic, settings, together)
+            wall_s = client.now()
+            shared = together.done(mix.MIX_STEP, client, samples, meter)
+        if not samples and not together.leader:
+            return None
+        return {**mix.mix_record(settings, traffic, wall_s, samples, users), **shared}
 
     async def measure(
         self,
@@ -90,18 +123,21 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         timeout_s: float,
         info: TargetInfo,
         together: Together | None = None,
+        request: Outgoing | None = None,
     ) -> Record | None:
         """Users ramped against one path, after a few requests alone (R, and what one costs), which
         client 0 times, reading the server's CPU and the machine around the ramp; the users are
-        dealt across the clients, each started at its planned time. None: this client sent nothing."""
+        dealt across the clients, each started at its planned time. `request`: a team's (its
+        method, headers and body); None: a GET of the path. None: this client sent nothing."""
         together = together or Together()
-        path, census_url = settings.path(endpoint), url + info.control.census
+        request = request or Outgoing.get(settings.path(endpoint))
+        census_url = url + info.control.census
         step, leader = f"flow {endpoint.name}", together.leader
         async with (
             LoadClient(url, timeout_s, together.crew.index) as client,
             httpx.AsyncClient(timeout=60) as control,
         ):
-            alone = [await client.get(path) for _ in range(settings.baseline)] if leader else []
+            alone = [await client.send(request) for _ in range(settings.baseline)] if leader else []
             # A path that only errs is not loaded: its answers are the result (client 0 tells all).
             erring = leader and endpoint.work == "app" and not any(sample.ok for sample in alone)
             if together.agree(f"{step} alone", {"unloaded": erring})[0]["unloaded"]:
@@ -112,7 +148,7 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             meter = together.go(client, f"{step} load")
             samples, users = await ramp_users(
                 client,
-                path,
+                always(request),
                 settings.users,
                 settings.spawn_rate,
                 settings.duration_s,
@@ -146,7 +182,10 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
     def missing(self, summary: FlowSummary | None, info: TargetInfo, settings: LabSettings) -> list[str]:
         ran = {flow.endpoint for flow in summary.flows} if summary else set()
         planned = flow_endpoints(info, settings.planned_endpoints(info))
-        return [f"{e.name}: not run" for e in planned if e.name not in ran]
+        mixed = _mixed(info, settings) and (summary is None or summary.mix is None)
+        return [f"{e.name}: not run" for e in planned if e.name not in ran] + (
+            ["the mix: not run"] if mixed else []
+        )
 
     def findings(self, summary: FlowSummary, target: TargetResult) -> list[Finding]:
         return [
@@ -181,10 +220,22 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
 
     def answers(self, results: Results) -> list[Answer]:
         found = answers.answer(results)
-        return advice.answers(results) + ([found] if found else [])
+        app = advice.answers(results)
+        on_mix = mix.answer(results, order=1 + len(app))
+        return app + ([on_mix] if on_mix else []) + ([found] if found else [])
 
     def comparison(self, results: Results) -> list[ComparisonRow]:
         return answers.comparison(results)
+
+
+def _mixed(info: TargetInfo, settings: LabSettings) -> bool:
+    """A team's traffic of more than one request, each of them served here: its mix is run too."""
+    traffic = settings.app_traffic()
+    return (
+        traffic is not None
+        and len(traffic.requests) > 1
+        and all(request.label in info.endpoints for request in traffic.requests)
+    )
 
 
 def _unloaded(settings: FlowSettings, alone: list[Sample]) -> Record:

@@ -26,6 +26,7 @@ from labtester.loadclient import Sample
 from labtester.model import capacity
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, failures_by_type, latency_table
+from labtester.scenarios.flow.mix import MixFlow, mix_flow
 from labtester.scenarios.flow.series import FlowSecond, flow_seconds
 
 if TYPE_CHECKING:
@@ -121,6 +122,7 @@ class PathFlow(BaseModel):
 class FlowSummary(BaseModel):
     shape: Literal["flow"] = "flow"
     flows: list[PathFlow]
+    mix: MixFlow | None = None  # a team's traffic, every request at once in its weights (mix.py)
 
 
 def predict(
@@ -164,7 +166,11 @@ def flows(results: Results) -> list[tuple[TargetResult, PathFlow]]:
 def summarize(records: list[Record], info: TargetInfo | None) -> FlowSummary:
     if info is None:
         raise ValueError("the flow needs the target's /info")
-    return FlowSummary(flows=[path_flow(record, info) for record in records])
+    mixes = [mix_flow(record) for record in records if record.get("mix")]
+    return FlowSummary(
+        flows=[path_flow(record, info) for record in records if not record.get("mix")],
+        mix=mixes[0] if mixes else None,
+    )
 
 
 def path_flow(record: Record, info: TargetInfo) -> PathFlow:
