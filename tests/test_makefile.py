@@ -62,6 +62,8 @@ def test_paths_and_every_other_knob_arrive_exactly_as_typed() -> None:
         assert f"argument {flag}: invalid" in line and repr(f"1{HOSTILE}") in line
     assert repr(HOSTILE.strip()) in refused(make("lab", f"SCENARIOS={HOSTILE}"))
     assert f"--compare {HOSTILE}" in refused(make("lab", f"COMPARE={HOSTILE}"))
+    traffic = refused(make("lab", "APP=examples.shop.flask_app:app", f"TRAFFIC=/no/such/{HOSTILE}.yaml"))
+    assert f"--traffic: /no/such/{HOSTILE}.yaml: cannot be read" in traffic
 
 
 @pytest.mark.parametrize(
