@@ -3,7 +3,7 @@ of the lab. The tests copy this file into a temporary folder on PYTHONPATH and s
 app_target. Each path answers the CPU it burned, measured by the app itself on its thread's clock
 around each of its CPU parts (never across a wait), and its pid.
 
-    /cpu?ms=N                burn N ms of CPU
+    /cpu?ms=N                burn N ms of CPU (a fraction allowed)
     /wait?ms=N               wait N ms (time.sleep; asyncio.sleep in the ASGI app)
     /mixed?cpu_ms=C&wait_ms=W  burn C/2, wait W, burn C/2
     /boom                    raise
@@ -31,8 +31,8 @@ def burn(milliseconds: float) -> float:
     return time.thread_time() - start
 
 
-def _query(query: str) -> dict[str, int]:
-    return {key: int(values[-1]) for key, values in parse_qs(query).items()}
+def _query(query: str) -> dict[str, float]:
+    return {key: float(values[-1]) for key, values in parse_qs(query).items()}
 
 
 def _answer(cpu_s: float) -> bytes:

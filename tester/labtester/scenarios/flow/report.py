@@ -92,16 +92,21 @@ def _binding(p: Prediction) -> str:
     if p.binding != "cpu" or p.cpu_per_request_s is None:
         return p.binding
     measured = "each request's own, from its Server-Timing" if p.cpu_source == "server-timing" else "measured"
+    besides = ""
+    if p.server_cpu_per_request_s is not None:
+        besides = f" + {p.server_cpu_per_request_s * 1000:.2f} ms the server's own"
+    if p.client_cpu_per_request_s is not None:
+        besides += f" + {p.client_cpu_per_request_s * 1000:.2f} ms the local client's"
     free = (
         ""
         if p.cores_free is None
-        else f", {p.cores_free:.2f} CPUs free to it: its own use plus what stayed idle, the tester, "
-        "downstream and others having taken the rest; on a saturated machine that is the share it got, "
+        else f", {p.cores_free:.2f} CPUs free to it: its own use plus what stayed idle, the downstream "
+        "and others having taken the rest; on a saturated machine that is the share it got, "
         "so the prediction explains the rate rather than checks it"
     )
     return (
-        f"cpu: {p.cpu_per_request_s * 1000:.1f} ms of CPU per request ({measured}) on "
-        f"{p.usable_cores:.2f} of its {p.cores:g} usable cores{free}"
+        f"cpu: {p.cpu_per_request_s * 1000:.1f} ms of CPU per request ({measured}){besides}, on "
+        f"{p.cores:.2f} usable cores{free}"
     )
 
 
