@@ -31,6 +31,7 @@ from labtester.scenarios.flow.analyse import (
     summarize,
 )
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
+from labtester.scenarios.flow.cost import PathAccount
 from labtester.scenarios.together import RequestCounter, Together
 from labtester.views import Answer, ComparisonRow
 
@@ -180,7 +181,12 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             if flow.endpoint != FAN_OUT:
                 counts.setdefault(flow.endpoint, []).append((target.name, flow.requests, flow.failures))
         answered = [app_answers(path, "flow", per_target) for path, per_target in counts.items()]
-        return found + [finding for finding in answered if finding is not None]
+        low: dict[str, list[tuple[str, PathAccount]]] = {}
+        for target, flow in flows(results):
+            if flow.account is not None and flow.account.lower_bound:
+                low.setdefault(flow.endpoint, []).append((target.name, flow.account))
+        unaccounted = [accounting.lower_bound_finding(path, where) for path, where in low.items()]
+        return found + [finding for finding in answered if finding is not None] + unaccounted
 
     def tables(self, results: Results) -> list[Table]:
         return [report.table(results)]

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from labtester import census, machine
+from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
@@ -115,4 +116,21 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
         no_request_cpu_per_request_s=no_request_each,
         share=accounted / process_each if process_each > 0 else 1.0,
         cores_per_process=process / wall / max(1, cost.processes) if wall > 0 else 0.0,
+    )
+
+
+def lower_bound_finding(path: str, where: list[tuple[str, PathAccount]]) -> Finding:
+    """`/x: under 90 % of the serving processes' CPU accounted for: sync-1x 41 % (...)`: a departure."""
+    shares = ", ".join(
+        f"{name} {a.share * 100:.0f} % ({a.process_cpu_per_request_s * 1000:.2f} ms a request used, "
+        f"{a.accounted_s * 1000:.2f} ms accounted for)"
+        for name, a in where
+    )
+    return Finding(
+        kind="departure",
+        subject=path,
+        text=f"{path}: under 90 % of the serving processes' CPU was accounted for (the requests' own, the "
+        f"server's own cost, no request's): {shares}. Its CPU per request is a lower bound there, and the "
+        "predictions upper bounds. The app spends CPU for its requests where the middleware does not see "
+        "it (a thread or a pool of its own, work after the response).",
     )

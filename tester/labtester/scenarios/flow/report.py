@@ -35,7 +35,8 @@ def _agreement(summary: PathFlow) -> float:
 def table(results: Results) -> Table:
     result = Table(
         title="Flow: users ramped Locust-style against each path (fan-out: k waits, then a downstream "
-        "call); predicted = Little's law: min(users, slots, CPU) / time per request",
+        "call); predicted = Little's law: min(users, slots, CPU) / time per request; cpu acct = the "
+        "serving processes' CPU accounted for (the requests', the server's own, no request's)",
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
@@ -50,6 +51,7 @@ def table(results: Results) -> Table:
         "p50 ms",
         "p95 ms",
         "p99 ms",
+        "cpu acct",
         "fails",
     ):
         left = column in ("target", "path", "bound by", "fails")
@@ -67,6 +69,7 @@ def table(results: Results) -> Table:
             f.prediction.binding,
             f"{_agreement(f):.2f}",
             *(ms(latency.get(p)) for p in ("p50", "p95", "p99")),
+            "-" if f.account is None else f"{f.account.share * 100:.0f} %",
             failures_text(f.failures),
         )
     return result
