@@ -27,7 +27,7 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import decode, encode
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
 
-IDLE_S = 1.5  # how long the processes' idle rate is read before the empty requests
+IDLE_S = 3.0  # the idle rate's window: CPU times tick in 10 ms per process, and idle is a few ms/s
 EMPTY_S = 2.0  # how long the empty requests run: enough CPU that a census read's own cost is small
 COST_STEP = "flow serving cost"
 

@@ -254,7 +254,7 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
     if cost is not None:
         whole = WholeCost(
             server_cpu_s=cost.server_cpu_per_request_s,
-            client_cpu_s=cost.client_cpu_per_request_s,
+            client_cpu_s=_client_cpu(record, cost, len(samples)),
             cores_per_process=account.cores_per_process if account else None,
             cores_free_of_others=_cores_free(record, server_cpu, tester=False),
         )
@@ -295,6 +295,16 @@ def _alone(baseline: list[Sample]) -> dict[str, float | None]:
         "cpu_s": statistics.median(cpu for cpu, _ in measured),
         "wait_s": max(0.0, statistics.median(app - cpu for cpu, app in measured)),
     }
+
+
+def _client_cpu(record: Record, cost: ServingCost, requests: int) -> float | None:
+    """The local client's CPU per request over this flow (every client on this machine, from its
+    own process's clock), else over the empty requests; None where the client runs elsewhere."""
+    if cost.client_cpu_per_request_s is None:
+        return None
+    if "machine" not in record or not requests:
+        return cost.client_cpu_per_request_s
+    return machine.use_recorded(record["machine"]).tester_s / requests
 
 
 def _cores_free(record: Record, server_cpu_s: float | None, tester: bool = True) -> float | None:
