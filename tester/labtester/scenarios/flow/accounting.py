@@ -119,6 +119,29 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
     )
 
 
+def client_cpu(record: Record, cost: ServingCost, requests: int) -> float | None:
+    """The local client's CPU per request over this flow (every client on this machine, from its
+    own process's clock), else over the empty requests; None where the client runs elsewhere."""
+    if cost.client_cpu_per_request_s is None:
+        return None
+    if "machine" not in record or not requests:
+        return cost.client_cpu_per_request_s
+    return machine.use_recorded(record["machine"]).tester_s / requests
+
+
+def cores_free(record: Record, server_cpu_s: float | None, tester: bool = True) -> float | None:
+    """The machine's CPUs less what everything but the target used during the run, on average;
+    `tester=False`: the tester's own use left in (its cost is counted per request instead)."""
+    if "machine" not in record or server_cpu_s is None:
+        return None
+    use = machine.use_recorded(record["machine"])
+    others = use.others_s(server_cpu_s)
+    if others is None or use.wall_s <= 0:
+        return None
+    taken = (use.tester_s if tester else 0.0) + others + (use.steal_s or 0.0)
+    return max(0.0, use.cpus - taken / use.wall_s)
+
+
 def lower_bound_finding(path: str, where: list[tuple[str, PathAccount]]) -> Finding:
     """`/x: under 90 % of the serving processes' CPU accounted for: sync-1x 41 % (...)`: a departure."""
     shares = ", ".join(

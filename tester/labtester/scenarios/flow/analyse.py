@@ -7,7 +7,7 @@ answered ask for U / R. The prediction is the smaller of the two, and of what th
 named by which one binds. The CPU a request costs is the whole of it: its own (each request's
 Server-Timing header, else the server's whole CPU over the run), the server's own cost per request
 (measured on empty requests in the same configuration, accounting.py) and, where the load client
-runs on the same machine, the client's. The target's processes use one core each where Python runs
+runs on the same machine, the client's (its own CPU over the flow per request). The target's processes use one core each where Python runs
 on one thread per process, or more where they measured more over the flow (work that releases the
 GIL: SQLite, compression, hashing), never more than its effective cores; the machine's CPUs, less
 what others took during the run (the downstream mock and any neighbour; the tester too where its
@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from labtester import machine
 from labtester.info import EndpointInfo, TargetInfo
 from labtester.loadclient import Sample
 from labtester.model import capacity
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, failures_by_type, latency_table
-from labtester.scenarios.flow.accounting import path_account, serving_cost
+from labtester.scenarios.flow.accounting import client_cpu, cores_free, path_account, serving_cost
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
 from labtester.scenarios.flow.series import FlowSecond, flow_seconds
 
@@ -254,11 +253,11 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
     if cost is not None:
         whole = WholeCost(
             server_cpu_s=cost.server_cpu_per_request_s,
-            client_cpu_s=_client_cpu(record, cost, len(samples)),
+            client_cpu_s=client_cpu(record, cost, len(samples)),
             cores_per_process=account.cores_per_process if account else None,
-            cores_free_of_others=_cores_free(record, server_cpu, tester=False),
+            cores_free_of_others=cores_free(record, server_cpu, tester=False),
         )
-    prediction = predict(settings, per_request, info, cpu, _cores_free(record, server_cpu), name, whole)
+    prediction = predict(settings, per_request, info, cpu, cores_free(record, server_cpu), name, whole)
     return PathFlow(
         endpoint=name,
         path=info.endpoints[name].path,
@@ -295,26 +294,3 @@ def _alone(baseline: list[Sample]) -> dict[str, float | None]:
         "cpu_s": statistics.median(cpu for cpu, _ in measured),
         "wait_s": max(0.0, statistics.median(app - cpu for cpu, app in measured)),
     }
-
-
-def _client_cpu(record: Record, cost: ServingCost, requests: int) -> float | None:
-    """The local client's CPU per request over this flow (every client on this machine, from its
-    own process's clock), else over the empty requests; None where the client runs elsewhere."""
-    if cost.client_cpu_per_request_s is None:
-        return None
-    if "machine" not in record or not requests:
-        return cost.client_cpu_per_request_s
-    return machine.use_recorded(record["machine"]).tester_s / requests
-
-
-def _cores_free(record: Record, server_cpu_s: float | None, tester: bool = True) -> float | None:
-    """The machine's CPUs less what everything but the target used during the run, on average;
-    `tester=False`: the tester's own use left in (its cost is counted per request instead)."""
-    if "machine" not in record or server_cpu_s is None:
-        return None
-    use = machine.use_recorded(record["machine"])
-    others = use.others_s(server_cpu_s)
-    if others is None or use.wall_s <= 0:
-        return None
-    taken = (use.tester_s if tester else 0.0) + others + (use.steal_s or 0.0)
-    return max(0.0, use.cpus - taken / use.wall_s)
