@@ -7,12 +7,13 @@ answered ask for U / R. The prediction is the smaller of the two, and of what th
 named by which one binds. The CPU a request costs is the whole of it: its own (each request's
 Server-Timing header, else the server's whole CPU over the run), the server's own cost per request
 (measured on empty requests in the same configuration, accounting.py) and, where the load client
-runs on the same machine, the client's (its own CPU over the flow per request). The target's processes use one core each where Python runs
-on one thread per process, or more where they measured more over the flow (work that releases the
-GIL: SQLite, compression, hashing), never more than its effective cores; the machine's CPUs, less
-what others took during the run (the downstream mock and any neighbour; the tester too where its
-cost is not counted per request: /proc/stat says), are shared by the target and its local client.
-On a saturated machine that share is what the target got: an explanation, not a check. The study's
+runs on the same machine, the client's (its own CPU over the flow, per request). The target's
+processes use one core each where Python runs on one thread per process, or more where they
+measured more over the flow (work that releases the GIL: SQLite, compression, hashing), never more
+than its effective cores; the machine's CPUs, less what others took during the run (the downstream
+mock and any neighbour; the tester too where its cost is not counted per request: /proc/stat
+says), are shared by the target and its local client. On a saturated machine that share is what
+the target got: an explanation, not a check. The study's
 40.6 req/s is 64 threads held ~1.5 s each: thread-pool exhaustion, not Python speed.
 """
 
