@@ -11,6 +11,7 @@ from labtester.results import Results, RunInfo, TargetResult
 from labtester.scenarios import SHAPES
 from labtester.scenarios.flow.analyse import FlowSettings, FlowSummary, PathFlow, Prediction
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
+from labtester.scenarios.flow.cost import PathAccount
 
 
 def flow(
@@ -224,3 +225,25 @@ def test_with_every_path_failed_the_recommendation_says_so() -> None:
         "/x failed on every configuration (sync-1x 3 of 80 failed)."
     )
     assert failed.key == "app-x"
+
+
+def test_where_the_cpu_was_not_accounted_for_the_answers_say_lower_bound_and_at_most() -> None:
+    found = results({"gevent": [flow("/a", 48, 0.5, slots=200)]})
+    account = PathAccount(
+        requests=480,
+        process_cpu_per_request_s=0.1,
+        request_cpu_per_request_s=0.04,
+        server_cpu_per_request_s=0.0003,
+        no_request_cpu_per_request_s=0.0,
+        share=0.403,
+        cores_per_process=0.9,
+    )
+    found.targets[0].scenarios["flow"].flows[0].account = account  # type: ignore[attr-defined]
+    found.conclusions = {"flow": conclude(found)}
+    recommendation, path = SHAPES["flow"].answers(found)
+    assert "Its CPU per request is a lower bound on /a" in recommendation.answer
+    assert (
+        "predicted ceiling at most 50.0/s" in recommendation.evidence
+        and "only 40 %" in recommendation.evidence
+    )
+    assert "Its CPU per request is a lower bound on gevent" in path.answer and "gevent 40 %" in path.evidence

@@ -94,6 +94,17 @@ def recommendation(conclusion: AppConclusion) -> Answer | None:
                 f"{path.path}: {chosen.target} {number(served.requests_per_s)}/s at p99 "
                 f"{_s(served.p99_s)} ({beside}); {_ceiling(served)}"
             )
+    low = [
+        path.path
+        for path in conclusion.paths
+        for served in path.configurations
+        if served.target == chosen.target and served.lower_bound
+    ]
+    if low:
+        answer += (
+            f" Its CPU per request is a lower bound on {', '.join(low)} (under 90 % of its processes' "
+            "CPU accounted for): its ceilings there are upper bounds."
+        )
     if failed:
         answer += f" It leaves out {failed}: fix that path, then measure it again."
     return Answer(
