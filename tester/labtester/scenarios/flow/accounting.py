@@ -68,7 +68,8 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
         "cpu_after_s": cpu_after,
         "machine": machine.recorded(machine_before, machine_after),
         "local": local(url),
-        "samples": encode(samples),
+        # Not `samples`: these are the lab's own requests, kept out of the run's request tables.
+        "empty": encode(samples),
     }
 
 
@@ -81,7 +82,7 @@ def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
     idle = record["idle"]
     idle_cpu = _delta(idle["cpu_before_s"], idle["cpu_after_s"])
     idle_rate = idle_cpu / idle["wall_s"] if idle_cpu is not None and idle["wall_s"] > 0 else None
-    samples = decode(record["samples"])
+    samples = decode(record["empty"])
     use = machine.use_recorded(record["machine"])
     busy = _delta(record["cpu_before_s"], record["cpu_after_s"])
     server = None
@@ -102,7 +103,7 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
     process = record.get("server_cpu_s")
     if process is None or cost is None or cost.server_cpu_per_request_s is None or not samples:
         return None
-    wall = machine.use_recorded(record["machine"]).wall_s if "machine" in record else record["wall_s"]
+    wall = machine.use_recorded(record["machine"]).wall_s if record.get("machine") else record["wall_s"]
     requests = len(samples)
     process_each = process / requests
     request_each = sum(s.cpu_s or 0.0 for s in samples) / requests
@@ -124,7 +125,7 @@ def client_cpu(record: Record, cost: ServingCost, requests: int) -> float | None
     own process's clock), else over the empty requests; None where the client runs elsewhere."""
     if cost.client_cpu_per_request_s is None:
         return None
-    if "machine" not in record or not requests:
+    if not record.get("machine") or not requests:
         return cost.client_cpu_per_request_s
     return machine.use_recorded(record["machine"]).tester_s / requests
 
@@ -132,7 +133,7 @@ def client_cpu(record: Record, cost: ServingCost, requests: int) -> float | None
 def cores_free(record: Record, server_cpu_s: float | None, tester: bool = True) -> float | None:
     """The machine's CPUs less what everything but the target used during the run, on average;
     `tester=False`: the tester's own use left in (its cost is counted per request instead)."""
-    if "machine" not in record or server_cpu_s is None:
+    if not record.get("machine") or server_cpu_s is None:
         return None
     use = machine.use_recorded(record["machine"])
     others = use.others_s(server_cpu_s)
