@@ -27,7 +27,10 @@ from labtester.stability import Stability
 # 4: a team's app: each request's Server-Timing (bursts: where its figures came from, a path's
 #    CPU and wait alone), a flow per path, conclusions across targets (the app's recommendation),
 #    `answer` findings, targets that did not start.
-SCHEMA_VERSION = 4
+# 5: a team's app's whole cost: per configuration the serving cost (flow `serving_cost`), per path
+#    the conservation account (flow `account`) and the prediction's server and client terms; the
+#    app conclusion's `failed` paths with their counts.
+SCHEMA_VERSION = 5
 
 M = TypeVar("M", bound=BaseModel)
 

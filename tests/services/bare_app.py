@@ -3,17 +3,23 @@ of the lab. The tests copy this file into a temporary folder on PYTHONPATH and s
 app_target. Each path answers the CPU it burned, measured by the app itself on its thread's clock
 around each of its CPU parts (never across a wait), and its pid.
 
-    /cpu?ms=N                burn N ms of CPU
+    /cpu?ms=N                burn N ms of CPU (a fraction allowed)
     /wait?ms=N               wait N ms (time.sleep; asyncio.sleep in the ASGI app)
     /mixed?cpu_ms=C&wait_ms=W  burn C/2, wait W, burn C/2
+    /offload?ms=N            answer at once; a thread the app started at import burns N ms for it
+                             later (at most OFFLOADED requests queued, the rest dropped): CPU spent
+                             for a request that no middleware can give it
     /boom                    raise
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -31,8 +37,26 @@ def burn(milliseconds: float) -> float:
     return time.thread_time() - start
 
 
-def _query(query: str) -> dict[str, int]:
-    return {key: int(values[-1]) for key, values in parse_qs(query).items()}
+OFFLOADED = 50
+_offloaded: queue.Queue[float] = queue.Queue(OFFLOADED)
+
+
+def _consume() -> None:
+    while True:
+        burn(_offloaded.get())
+
+
+threading.Thread(target=_consume, name="bare-app-consumer", daemon=True).start()
+
+
+def _offload(milliseconds: float) -> bytes:
+    with contextlib.suppress(queue.Full):  # the consumer is behind: this request's work is dropped
+        _offloaded.put_nowait(milliseconds)
+    return _answer(0.0)
+
+
+def _query(query: str) -> dict[str, float]:
+    return {key: float(values[-1]) for key, values in parse_qs(query).items()}
 
 
 def _answer(cpu_s: float) -> bytes:
@@ -50,6 +74,9 @@ def wsgi(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterabl
         cpu_s = burn(query["cpu_ms"] / 2)
         time.sleep(query["wait_ms"] / 1000)
         cpu_s += burn(query["cpu_ms"] / 2)
+    elif path == "/offload":
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [_offload(query["ms"])]
     elif path == "/boom":
         raise RuntimeError("the app failed")
     else:
@@ -76,6 +103,8 @@ async def asgi(scope: dict[str, Any], receive: Callable[..., Any], send: Callabl
         cpu_s = burn(query["cpu_ms"] / 2)
         await asyncio.sleep(query["wait_ms"] / 1000)
         body = _answer(cpu_s + burn(query["cpu_ms"] / 2))
+    elif path == "/offload":
+        body = _offload(query["ms"])
     elif path == "/boom":
         raise RuntimeError("the app failed")
     else:

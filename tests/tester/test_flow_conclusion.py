@@ -11,6 +11,7 @@ from labtester.results import Results, RunInfo, TargetResult
 from labtester.scenarios import SHAPES
 from labtester.scenarios.flow.analyse import FlowSettings, FlowSummary, PathFlow, Prediction
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
+from labtester.scenarios.flow.cost import PathAccount
 
 
 def flow(
@@ -188,3 +189,61 @@ def test_where_none_is_acceptable_everywhere_the_one_that_came_closest_is_named_
         and "came closest, at most 2.5x the best" in answer.answer
     )
     assert answer.answer.endswith("but not within 2x on /a, /b.")
+
+
+def test_a_path_every_configuration_failed_is_named_with_its_counts_not_left_out() -> None:
+    found = results(
+        {
+            "sync-1x": [flow("/a", 12, 1.2, slots=2), flow("/x", 8, 0.9, slots=2, failures={"timeout": 3})],
+            "gthread": [
+                flow("/a", 48, 0.3, slots=16),
+                flow("/x", 30, 0.4, slots=16, failures={"HTTP 500": 2, "reset": 1}),
+            ],
+        }
+    )
+    conclusion = conclude(found)
+    assert conclusion.unanswered == ["/x"] and [p.path for p in conclusion.failed] == ["/x"]
+    counts = {s.target: (s.requests, s.failed, s.error_answers) for s in conclusion.failed[0].configurations}
+    assert counts == {"sync-1x": (80, 3, 0), "gthread": (300, 1, 2)}
+    found.conclusions = {"flow": conclusion}
+    answers = SHAPES["flow"].answers(found)
+    assert [a.key for a in answers] == ["app-recommendation", "app-a", "app-x"]
+    recommendation, _, failed = answers
+    said = (
+        "/x failed on every configuration (sync-1x 3 of 80 failed; gthread 1 of 300 failed, 2 error answers)"
+    )
+    assert recommendation.answer.startswith("gthread") and f"It leaves out {said}" in recommendation.answer
+    assert failed.answer == f"Not measured: {said}."
+
+
+def test_with_every_path_failed_the_recommendation_says_so() -> None:
+    found = results({"sync-1x": [flow("/x", 8, 0.9, slots=2, failures={"timeout": 3})]})
+    found.conclusions = {"flow": conclude(found)}
+    (recommendation, failed) = SHAPES["flow"].answers(found)
+    assert recommendation.answer == (
+        "No recommendation: no path was served without failures. "
+        "/x failed on every configuration (sync-1x 3 of 80 failed)."
+    )
+    assert failed.key == "app-x"
+
+
+def test_where_the_cpu_was_not_accounted_for_the_answers_say_lower_bound_and_at_most() -> None:
+    found = results({"gevent": [flow("/a", 48, 0.5, slots=200)]})
+    account = PathAccount(
+        requests=480,
+        process_cpu_per_request_s=0.1,
+        request_cpu_per_request_s=0.04,
+        server_cpu_per_request_s=0.0003,
+        no_request_cpu_per_request_s=0.0,
+        share=0.403,
+        cores_per_process=0.9,
+    )
+    found.targets[0].scenarios["flow"].flows[0].account = account  # type: ignore[attr-defined]
+    found.conclusions = {"flow": conclude(found)}
+    recommendation, path = SHAPES["flow"].answers(found)
+    assert "Its CPU per request is a lower bound on /a" in recommendation.answer
+    assert (
+        "predicted ceiling at most 50.0/s" in recommendation.evidence
+        and "only 40 %" in recommendation.evidence
+    )
+    assert "Its CPU per request is a lower bound on gevent" in path.answer and "gevent 40 %" in path.evidence

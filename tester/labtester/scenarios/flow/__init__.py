@@ -21,7 +21,7 @@ from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.common import SampleShape, always, encode, join_users, ramp_users
-from labtester.scenarios.flow import advice, answers, mix, report
+from labtester.scenarios.flow import accounting, advice, answers, mix, report
 from labtester.scenarios.flow.analyse import (
     FAN_OUT,
     FlowSettings,
@@ -31,6 +31,7 @@ from labtester.scenarios.flow.analyse import (
     summarize,
 )
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
+from labtester.scenarios.flow.cost import PathAccount
 from labtester.scenarios.together import RequestCounter, Together
 from labtester.traffic import Outgoing, Traffic
 from labtester.views import Answer, ComparisonRow
@@ -59,7 +60,16 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         step against every client's sends."""
         settings = self.settings(ctx.settings)
         together = Together(ctx)
-        for endpoint in flow_endpoints(ctx.info, ctx.settings.planned_endpoints(ctx.info)):
+        endpoints = flow_endpoints(ctx.info, ctx.settings.planned_endpoints(ctx.info))
+        if ctx.crew.leader and any(e.work == "app" for e in endpoints):
+            # A team's app: the configuration's own cost per request, before its flows (client 0
+            # alone; the others wait for it at the first path's meeting).
+            ctx.progress.step(f"{ctx.target.name}: flow serving cost (empty requests)")
+            cost = asyncio.run(
+                accounting.measure(ctx.target.url, ctx.info, settings.users, ctx.settings.request_timeout_s)
+            )
+            ctx.record("cost", step=accounting.COST_STEP, **cost)
+        for endpoint in endpoints:
             ctx.progress.step(f"{ctx.target.name}: flow on {endpoint.name}")
             step = f"flow {endpoint.name}"
             counter = RequestCounter(ctx) if ctx.crew.leader else None
@@ -179,6 +189,10 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
     def summarize(self, records: list[Record], info: TargetInfo | None) -> FlowSummary:
         return summarize(records, info)
 
+    def analyse(self, records: list[Record], info: TargetInfo | None, settings: LabSettings) -> FlowSummary:
+        """The flows and, for a team's app, the serving cost measured before them."""
+        return summarize([r for r in records if r.get("kind", "run") in ("run", "cost")], info)
+
     def missing(self, summary: FlowSummary | None, info: TargetInfo, settings: LabSettings) -> list[str]:
         ran = {flow.endpoint for flow in summary.flows} if summary else set()
         planned = flow_endpoints(info, settings.planned_endpoints(info))
@@ -206,7 +220,12 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             if flow.endpoint != FAN_OUT:
                 counts.setdefault(flow.endpoint, []).append((target.name, flow.requests, flow.failures))
         answered = [app_answers(path, "flow", per_target) for path, per_target in counts.items()]
-        return found + [finding for finding in answered if finding is not None]
+        low: dict[str, list[tuple[str, PathAccount]]] = {}
+        for target, flow in flows(results):
+            if flow.account is not None and flow.account.lower_bound:
+                low.setdefault(flow.endpoint, []).append((target.name, flow.account))
+        unaccounted = [accounting.lower_bound_finding(path, where) for path, where in low.items()]
+        return found + [finding for finding in answered if finding is not None] + unaccounted
 
     def tables(self, results: Results) -> list[Table]:
         return [report.table(results)]

@@ -1,6 +1,7 @@
 """The answers about a team's app, from its conclusion (conclude.py): how each configuration should
 serve it, then, per path, what one request costs and what each configuration serves beside
-Little's law. Every number comes from the typed results."""
+Little's law, with the share of the serving processes' CPU accounted for; a path that failed on
+every configuration is named with its counts. Every number comes from the typed results."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 from labtester.findings.wording import milliseconds, plural
 from labtester.scenarios.flow.analyse import flows
 from labtester.scenarios.flow.answers import flow_line
-from labtester.scenarios.flow.conclude import AppConclusion, Configuration, PathServed
+from labtester.scenarios.flow.conclude import AppConclusion, Configuration, PathFailed, PathServed
 from labtester.scenarios.flow.report import PREDICTION_AGREEMENT
 from labtester.views import Answer, Chart, number
 
@@ -34,17 +35,47 @@ def _agrees(served: Configuration) -> bool:
     return abs(ratio - 1) <= PREDICTION_AGREEMENT
 
 
+def _share(served: Configuration) -> str:
+    return "-" if served.accounted_share is None else f"{served.accounted_share * 100:.0f} %"
+
+
 def _ceiling(served: Configuration) -> str:
     if served.ceiling_per_s is None:
         return f"no predicted ceiling ({served.why})"
+    if served.lower_bound and served.ceiling_binding == "cpu":
+        return (
+            f"predicted ceiling at most {number(served.ceiling_per_s)}/s, bound by {served.why}, a lower "
+            f"bound: only {_share(served)} of its processes' CPU was accounted for"
+        )
     return f"predicted ceiling {number(served.ceiling_per_s)}/s, bound by {served.why}"
+
+
+def _counts(served: Configuration) -> str:
+    """`sync-1x 3 of 120 failed, 2 error answers`."""
+    parts = [f"{served.failed} of {served.requests} failed"] if served.failed else []
+    parts += [plural(served.error_answers, "error answer")] if served.error_answers else []
+    return f"{served.target} {', '.join(parts) or f'no success timed of {served.requests}'}"
+
+
+def failed_path(path: PathFailed) -> str:
+    """`/x failed on every configuration (sync-1x 3 of 120 failed; gthread 2 error answers)`."""
+    return f"{path.path} failed on every configuration ({'; '.join(map(_counts, path.configurations))})"
 
 
 def recommendation(conclusion: AppConclusion) -> Answer | None:
     chosen = conclusion.recommendation
-    if chosen is None:
-        return None
     app, within = conclusion.app or "the app", f"{conclusion.acceptable_p99:g}x"
+    failed = "; ".join(map(failed_path, conclusion.failed))
+    if chosen is None:
+        if not failed:
+            return None
+        return Answer(
+            order=1,
+            key="app-recommendation",
+            question=f"How should {app} be served?",
+            answer=f"No recommendation: no path was served without failures. {failed}.",
+            evidence="A path's p99 is judged only where its requests succeeded; see the findings.",
+        )
     answer = f"{chosen.label}: the highest rate with a p99 within {within} of the best on every path."
     if chosen.beyond:
         closest = f", at most {chosen.worst_p99_ratio:.1f}x the best" if chosen.worst_p99_ratio else ""
@@ -63,6 +94,19 @@ def recommendation(conclusion: AppConclusion) -> Answer | None:
                 f"{path.path}: {chosen.target} {number(served.requests_per_s)}/s at p99 "
                 f"{_s(served.p99_s)} ({beside}); {_ceiling(served)}"
             )
+    low = [
+        path.path
+        for path in conclusion.paths
+        for served in path.configurations
+        if served.target == chosen.target and served.lower_bound
+    ]
+    if low:
+        answer += (
+            f" Its CPU per request is a lower bound on {', '.join(low)} (under 90 % of its processes' "
+            "CPU accounted for): its ceilings there are upper bounds."
+        )
+    if failed:
+        answer += f" It leaves out {failed}: fix that path, then measure it again."
     return Answer(
         order=1,
         key="app-recommendation",
@@ -82,13 +126,22 @@ def path_answer(path: PathServed, conclusion: AppConclusion, results: Results, o
     cores = f"on {plural(conclusion.cores, 'core')}, " if conclusion.cores else ""
     p99 = ", ".join(f"{s.target} {_s(s.p99_s)}" for s in path.configurations)
     binds = ", ".join(f"{s.target} {s.binding}" for s in path.configurations)
+    shares = ", ".join(f"{s.target} {_share(s)}" for s in path.configurations)
+    low = [s.target for s in path.configurations if s.lower_bound]
+    bound = (
+        f" Its CPU per request is a lower bound on {', '.join(low)}: less than 90 % of the serving "
+        "processes' CPU was accounted for there, so the predictions there are upper bounds."
+        if low
+        else ""
+    )
     lines = [flow_line(t, f) for t, f in flows(results) if f.endpoint == path.path]
     return Answer(
         order=order,
-        key=f"app-{re.sub(r'[^A-Za-z0-9]+', '-', path.path).strip('-') or 'root'}",
+        key=_key(path.path),
         question=f"What does {path.path} cost, and what does each configuration serve?",
-        answer=f"{cost(path)} alone: {cores}it was served at {served}, {agree} ({predicted}).",
-        evidence=f"p99: {p99}. What bound each in this run: {binds}.",
+        answer=f"{cost(path)} alone: {cores}it was served at {served}, {agree} ({predicted}).{bound}",
+        evidence=f"p99: {p99}. What bound each in this run: {binds}. The serving processes' CPU "
+        f"accounted for (the requests', the server's own, no request's): {shares}.",
         chart=Chart(
             name=f"answer-app-{order}",
             title=f"{path.path}: requests/s over time, per configuration",
@@ -101,10 +154,27 @@ def path_answer(path: PathServed, conclusion: AppConclusion, results: Results, o
     )
 
 
+def _key(path: str) -> str:
+    return f"app-{re.sub(r'[^A-Za-z0-9]+', '-', path).strip('-') or 'root'}"
+
+
+def failed_answer(path: PathFailed, order: int) -> Answer:
+    """A path no configuration served without failures: said with the counts, not left out."""
+    return Answer(
+        order=order,
+        key=_key(path.path),
+        question=f"What does {path.path} cost, and what does each configuration serve?",
+        answer=f"Not measured: {failed_path(path)}.",
+        evidence="Its rate and p99 are not judged where requests failed; the findings hold them by type.",
+    )
+
+
 def answers(results: Results) -> list[Answer]:
     conclusion = results.conclusions.get("flow")
     if not isinstance(conclusion, AppConclusion):
         return []
     found = [recommendation(conclusion)]
     found += [path_answer(p, conclusion, results, 2 + i) for i, p in enumerate(conclusion.paths)]
+    after = 2 + len(conclusion.paths)
+    found += [failed_answer(p, after + i) for i, p in enumerate(conclusion.failed)]
     return [answer for answer in found if answer is not None]

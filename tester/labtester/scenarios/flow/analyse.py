@@ -3,12 +3,17 @@
 A flow runs against the seed study's fan-out, or against each path of a team's app (endpoints of
 work "app" in /info). A server holding at most `slots` requests at once, each for R seconds,
 completes at most slots / R requests a second; U users who send again as soon as they are
-answered ask for U / R. The prediction is the smaller of the two, and of what the server's CPU
-allows (cores / CPU seconds per request: each request's own, from its Server-Timing header, else
-the server's whole CPU over the run), named by which one binds. The cores are those its handling can
-use, as far as the rest of the machine left them free during the run (the tester, the downstream
-mock and any neighbour share the same CPUs; /proc/stat says how much they took). Where that
-binds on a saturated machine, it is the share the target got: an explanation, not a check. The study's
+answered ask for U / R. The prediction is the smaller of the two, and of what the CPU allows,
+named by which one binds. The CPU a request costs is the whole of it: its own (each request's
+Server-Timing header, else the server's whole CPU over the run), the server's own cost per request
+(measured on empty requests in the same configuration, accounting.py) and, where the load client
+runs on the same machine, the client's (its own CPU over the flow, per request). The target's
+processes use one core each where Python runs on one thread per process, or more where they
+measured more over the flow (work that releases the GIL: SQLite, compression, hashing), never more
+than its effective cores; the machine's CPUs, less what others took during the run (the downstream
+mock and any neighbour; the tester too where its cost is not counted per request: /proc/stat
+says), are shared by the target and its local client. On a saturated machine that share is what
+the target got: an explanation, not a check. The study's
 40.6 req/s is 64 threads held ~1.5 s each: thread-pool exhaustion, not Python speed.
 """
 
@@ -16,16 +21,18 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from labtester import machine
 from labtester.info import EndpointInfo, TargetInfo
 from labtester.loadclient import Sample
 from labtester.model import capacity
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, failures_by_type, latency_table
+from labtester.scenarios.flow.accounting import client_cpu, cores_free, path_account, serving_cost
+from labtester.scenarios.flow.cost import PathAccount, ServingCost
 from labtester.scenarios.flow.mix import MixFlow, mix_flow
 from labtester.scenarios.flow.series import FlowSecond, flow_seconds
 
@@ -67,24 +74,67 @@ class FlowSettings(BaseModel):
         return f"{endpoint.path}?{self.query()}" if endpoint.name == FAN_OUT else endpoint.path
 
 
+def target_cores(endpoint: EndpointInfo, info: TargetInfo, cores_per_process: float | None = None) -> float:
+    """The cores the target's handling can use: one per process where Python runs on one thread per
+    process, unless its processes measured using more (never fewer: a process that was not kept busy
+    says nothing of its cap), never more than its effective cores."""
+    limits = capacity(endpoint.model_copy(update={"work": "cpu"}), info)
+    if limits.processes == 0 or cores_per_process is None or cores_per_process <= 1:
+        return limits.cores
+    return min(float(info.effective_cores), limits.processes * cores_per_process)
+
+
 def usable_cores(cores: float, cores_free: float | None) -> float:
     """The cores its handling can use, as far as the rest of the machine left them free."""
     return cores if cores_free is None else min(cores, cores_free)
 
 
+@dataclass(frozen=True)
+class WholeCost:
+    """What a request costs besides its own CPU, and the cores measured, for one flow's prediction."""
+
+    server_cpu_s: float | None = None  # the server's own CPU per request (ServingCost)
+    client_cpu_s: float | None = None  # the local load client's CPU per request; None: elsewhere
+    cores_per_process: float | None = None  # the serving processes' measured parallelism
+    cores_free_of_others: float | None = None  # the machine's CPUs less what others (not the tester) took
+
+
 class Prediction(BaseModel):
     per_request_s: float  # R: one request alone
     slots: float | None  # None: no limit
-    cpu_per_request_s: float | None  # CPU per request, measured over the run
+    cpu_per_request_s: float | None  # the request's own CPU, measured over the run
     cpu_source: CpuSource | None = None  # each request's header, or the server's CPU over the run
-    cores: float  # the cores the handling can use
-    cores_free: float | None  # of the machine's CPUs, what the tester, downstream and others left
+    cores: float  # the cores the target's processes can use (measured parallelism, see target_cores)
+    cores_free: float | None  # of the machine's CPUs, what the others left the target and its local client
     per_s: float
     binding: Binding
+    # The server's own CPU per request (ServingCost); None where the CPU above is the census's (it
+    # holds it already) or it was not measured.
+    server_cpu_per_request_s: float | None = None
+    client_cpu_per_request_s: float | None = None  # the load client's, where it shares the cores
+    cores_per_process: float | None = None  # what each serving process used over the run, measured
+    # The same law as the lab predicted before it counted the whole cost: the request's own CPU on
+    # one core per process, the tester's CPU taken off the free cores. Kept to show the difference.
+    app_only_per_s: float | None = None
 
     @property
-    def usable_cores(self) -> float:
-        return usable_cores(self.cores, self.cores_free)
+    def served_cpu_s(self) -> float | None:
+        """CPU the serving processes spend per request: the request's own and the server's."""
+        if not self.cpu_per_request_s:
+            return None
+        return self.cpu_per_request_s + (self.server_cpu_per_request_s or 0.0)
+
+    def cpu_limit(self, cores_free: float | None) -> float | None:
+        """Requests/s the CPU allows: the target's cores over what its processes spend per request,
+        and the cores `cores_free` left to the target and its local client over that plus the
+        client's; None where the CPU per request is unknown."""
+        served = self.served_cpu_s
+        if served is None:
+            return None
+        limit = self.cores / served
+        if cores_free is not None:
+            limit = min(limit, cores_free / (served + (self.client_cpu_per_request_s or 0.0)))
+        return limit
 
     def ceiling(self) -> tuple[float, Binding] | None:
         """What the configuration allows whatever the load: the fewer of its slots over the time a
@@ -92,8 +142,9 @@ class Prediction(BaseModel):
         limits: dict[Binding, float] = {}
         if self.slots is not None and self.per_request_s > 0:
             limits["slots"] = self.slots / self.per_request_s
-        if self.cpu_per_request_s:
-            limits["cpu"] = self.cores / self.cpu_per_request_s
+        cpu = self.cpu_limit(None)
+        if cpu is not None:
+            limits["cpu"] = cpu
         if not limits:
             return None
         binding = min(limits, key=lambda name: limits[name])
@@ -117,12 +168,14 @@ class PathFlow(BaseModel):
     loaded: bool = True  # False: every request alone erred, so no users were ramped against it
     cpu_s: float | None = None  # CPU of one request alone (its header; median of the baseline)
     wait_s: float | None = None  # what it waited alone: the app's time less its CPU (median)
+    account: PathAccount | None = None  # where the serving processes' CPU went (conservation)
 
 
 class FlowSummary(BaseModel):
     shape: Literal["flow"] = "flow"
     flows: list[PathFlow]
     mix: MixFlow | None = None  # a team's traffic, every request at once in its weights (mix.py)
+    serving_cost: ServingCost | None = None  # a team's app: the configuration's own cost per request
 
 
 def predict(
@@ -132,29 +185,41 @@ def predict(
     cpu: tuple[float, CpuSource] | None,
     cores_free: float | None = None,
     endpoint_name: str = FAN_OUT,
+    whole: WholeCost | None = None,
 ) -> Prediction:
-    """Little's law for one path: `cpu`, the CPU per request measured and where it came from."""
+    """Little's law for one path: `cpu`, the CPU per request measured and where it came from;
+    `whole`, what else a request costs (else the request's own CPU alone, one core per process)."""
     endpoint = info.endpoints[endpoint_name]
     cpu_per_request_s = cpu[0] if cpu else None
     limits = capacity(endpoint, info)
     slots = None if math.isinf(limits.slots) else limits.slots
-    # The cores its handling can use: one per process where Python runs on one thread per process.
-    cores = capacity(endpoint.model_copy(update={"work": "cpu"}), info).cores
+    whole = whole or WholeCost()
     candidates: dict[Binding, float] = {"users": settings.users / (per_request_s + settings.think_s)}
     if slots is not None:
         candidates["slots"] = slots / per_request_s
-    if cpu_per_request_s:
-        candidates["cpu"] = usable_cores(cores, cores_free) / cpu_per_request_s
-    binding = min(candidates, key=lambda name: candidates[name])
-    return Prediction(
+    app_only = dict(candidates)
+    prediction = Prediction(
         per_request_s=per_request_s,
         slots=slots,
         cpu_per_request_s=cpu_per_request_s,
         cpu_source=cpu[1] if cpu else None,
-        cores=cores,
-        cores_free=cores_free,
-        per_s=candidates[binding],
-        binding=binding,
+        cores=target_cores(endpoint, info, whole.cores_per_process),
+        cores_free=cores_free if whole.client_cpu_s is None else whole.cores_free_of_others,
+        per_s=0.0,
+        binding="users",
+        # The census's CPU per request holds the server's own cost already.
+        server_cpu_per_request_s=whole.server_cpu_s if cpu and cpu[1] == "server-timing" else None,
+        client_cpu_per_request_s=whole.client_cpu_s,
+        cores_per_process=whole.cores_per_process,
+    )
+    cpu_limit = prediction.cpu_limit(prediction.cores_free)
+    if cpu_limit is not None:
+        candidates["cpu"] = cpu_limit
+    if cpu_per_request_s:
+        app_only["cpu"] = usable_cores(target_cores(endpoint, info), cores_free) / cpu_per_request_s
+    binding = min(candidates, key=lambda name: candidates[name])
+    return prediction.model_copy(
+        update={"per_s": candidates[binding], "binding": binding, "app_only_per_s": min(app_only.values())}
     )
 
 
@@ -164,16 +229,22 @@ def flows(results: Results) -> list[tuple[TargetResult, PathFlow]]:
 
 
 def summarize(records: list[Record], info: TargetInfo | None) -> FlowSummary:
+    """The flows (`run` records) and, for a team's app, the configuration's serving cost (its
+    `cost` record, measured before the flows)."""
     if info is None:
         raise ValueError("the flow needs the target's /info")
-    mixes = [mix_flow(record) for record in records if record.get("mix")]
+    found = next((r for r in records if r.get("kind") == "cost"), None)
+    cost = serving_cost(found, info) if found else None
+    runs = [r for r in records if r.get("kind", "run") == "run"]
+    mixes = [mix_flow(record) for record in runs if record.get("mix")]
     return FlowSummary(
-        flows=[path_flow(record, info) for record in records if not record.get("mix")],
+        flows=[path_flow(record, info, cost) for record in runs if not record.get("mix")],
         mix=mixes[0] if mixes else None,
+        serving_cost=cost,
     )
 
 
-def path_flow(record: Record, info: TargetInfo) -> PathFlow:
+def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None) -> PathFlow:
     settings = FlowSettings(**record["params"])
     samples, alone = decode(record["samples"]), decode(record["baseline"])
     name = record.get("endpoint", FAN_OUT)
@@ -185,6 +256,16 @@ def path_flow(record: Record, info: TargetInfo) -> PathFlow:
     steady = [s for s in samples if s.ok and s.sent_s + s.latency_s >= steady_from]
     server_cpu = record.get("server_cpu_s")
     cpu = _cpu_per_request([s for s in samples if s.ok], server_cpu)
+    account = path_account(record, cost, samples) if not record.get("unloaded") else None
+    whole = None
+    if cost is not None:
+        whole = WholeCost(
+            server_cpu_s=cost.server_cpu_per_request_s,
+            client_cpu_s=client_cpu(record, cost, len(samples)),
+            cores_per_process=account.cores_per_process if account else None,
+            cores_free_of_others=cores_free(record, server_cpu, tester=False),
+        )
+    prediction = predict(settings, per_request, info, cpu, cores_free(record, server_cpu), name, whole)
     return PathFlow(
         endpoint=name,
         path=info.endpoints[name].path,
@@ -195,9 +276,10 @@ def path_flow(record: Record, info: TargetInfo) -> PathFlow:
         requests_per_s=len(steady) / (wall - steady_from) if wall > steady_from else 0.0,
         steady_from_s=steady_from,
         latency_s=latency_table([s.latency_s for s in samples if s.ok], (50, 95, 99)),
-        prediction=predict(settings, per_request, info, cpu, _cores_free(record, server_cpu), name),
+        prediction=prediction,
         over_time=flow_seconds(samples, wall, record["users"]),
         loaded=not record.get("unloaded", False),
+        account=account,
         **_alone(alone),
     )
 
@@ -220,15 +302,3 @@ def _alone(baseline: list[Sample]) -> dict[str, float | None]:
         "cpu_s": statistics.median(cpu for cpu, _ in measured),
         "wait_s": max(0.0, statistics.median(app - cpu for cpu, app in measured)),
     }
-
-
-def _cores_free(record: Record, server_cpu_s: float | None) -> float | None:
-    """The machine's CPUs less what everything but the target used during the run, on average."""
-    if "machine" not in record or server_cpu_s is None:
-        return None
-    use = machine.use_recorded(record["machine"])
-    others = use.others_s(server_cpu_s)
-    if others is None or use.wall_s <= 0:
-        return None
-    taken = use.tester_s + others + (use.steal_s or 0.0)
-    return max(0.0, use.cpus - taken / use.wall_s)

@@ -9,7 +9,11 @@ configuration is acceptable on every path, the one that came closest is chosen: 
 the best on that path is the least (a configuration that is fine on most paths but holds one for
 30 s is no answer), and the paths where its p99 is not acceptable are named. Its
 predicted ceiling is Little's law for the configuration alone, whatever the load: the fewer of its
-slots over the time a request holds one and its cores over the CPU a request uses.
+slots over the time a request holds one and its cores over the CPU a request uses (its own and the
+server's). Where the serving processes' CPU was not accounted for (under 90 %, cost.py), the CPU a
+request uses is a lower bound there, and the ceiling an upper one. A path on which every
+configuration failed some requests (timeouts, resets, error answers) cannot be judged by its p99:
+it is named with its counts (`failed`), never dropped in silence.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pydantic import BaseModel
 from labtester.findings.answered import is_answer
 from labtester.findings.wording import milliseconds, plural
 from labtester.scenarios.flow.analyse import FAN_OUT, Binding, PathFlow, Prediction, flows
+from labtester.scenarios.flow.cost import ACCOUNTED_SHARE
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -44,6 +49,13 @@ class Configuration(BaseModel):
     failed: int  # requests that got no answer (timeouts, resets...)
     error_answers: int  # answers the app gave that were not a success (404, 500...)
     acceptable: bool  # p99 within acceptable_p99 x the best, nothing failed, no error answer
+    requests: int = 0  # requests of the flow, answered or not
+    accounted_share: float | None = None  # of the serving processes' CPU (PathAccount.share)
+
+    @property
+    def lower_bound(self) -> bool:
+        """Its CPU per request is a lower bound: too little of the processes' CPU accounted for."""
+        return self.accounted_share is not None and self.accounted_share < ACCOUNTED_SHARE
 
 
 class PathServed(BaseModel):
@@ -53,6 +65,13 @@ class PathServed(BaseModel):
     best_p99_s: float | None
     configurations: list[Configuration]  # by rate, highest first
     best: str | None  # the highest rate at an acceptable p99 on this path
+
+
+class PathFailed(BaseModel):
+    """A path on which every configuration failed some requests or answered no success."""
+
+    path: str
+    configurations: list[Configuration]  # each with its requests, failed and error answers
 
 
 class Recommendation(BaseModel):
@@ -69,8 +88,9 @@ class AppConclusion(BaseModel):
     acceptable_p99: float
     cores: int | None  # of the configurations (their effective cores)
     paths: list[PathServed]  # the paths the app answered with a success somewhere
-    unanswered: list[str]  # paths no configuration answered with a success
+    unanswered: list[str]  # paths no configuration served without a failure (see `failed`)
     recommendation: Recommendation | None  # None: no path the app answered with a success
+    failed: list[PathFailed] = []  # the unanswered paths, with every configuration's counts
 
 
 def _configuration(target: TargetResult, flow: PathFlow) -> Configuration:
@@ -90,6 +110,8 @@ def _configuration(target: TargetResult, flow: PathFlow) -> Configuration:
         failed=sum(count for error, count in flow.failures.items() if not is_answer(error)),
         error_answers=sum(count for error, count in flow.failures.items() if is_answer(error)),
         acceptable=False,
+        requests=flow.requests,
+        accounted_share=flow.account.share if flow.account else None,
     )
 
 
@@ -98,9 +120,11 @@ def _why(prediction: Prediction, binding: Binding | None) -> str:
     p = prediction
     if binding == "slots" and p.slots is not None:
         return f"its {plural(p.slots, 'slot')}, each held {milliseconds(p.per_request_s)} a request"
-    if binding == "cpu" and p.cpu_per_request_s:
-        cpu = f"{milliseconds(p.cpu_per_request_s)} of CPU a request"
-        return f"its {plural(p.cores, 'core')} at {cpu}"
+    if binding == "cpu" and p.served_cpu_s:
+        server = p.server_cpu_per_request_s
+        whose = f" ({milliseconds(server)} of it the server's own)" if server else ""
+        cpu = f"{milliseconds(p.served_cpu_s)} of CPU a request{whose}"
+        return f"its {plural(round(p.cores, 2), 'core')} at {cpu}"
     return "neither slots nor CPU: no limit was found below the load"
 
 
@@ -174,11 +198,17 @@ def app_conclusion(results: Results) -> AppConclusion | None:
     found = {path: _path(path, pairs, settings.acceptable_p99) for path, pairs in by_path.items()}
     paths = [served for served in found.values() if served is not None]
     cores = {t.info.effective_cores for pairs in by_path.values() for t, _ in pairs if t.info}
+    unanswered = [path for path, served in found.items() if served is None]
+    failed = [
+        PathFailed(path=path, configurations=[_configuration(t, f) for t, f in by_path[path]])
+        for path in unanswered
+    ]
     return AppConclusion(
         app=settings.app,
         acceptable_p99=settings.acceptable_p99,
         cores=min(cores) if cores else None,
         paths=paths,
-        unanswered=[path for path, served in found.items() if served is None],
+        unanswered=unanswered,
         recommendation=_recommend(paths),
+        failed=failed,
     )

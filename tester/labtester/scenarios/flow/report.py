@@ -35,7 +35,8 @@ def _agreement(summary: PathFlow) -> float:
 def table(results: Results) -> Table:
     result = Table(
         title="Flow: users ramped Locust-style against each path (fan-out: k waits, then a downstream "
-        "call); predicted = Little's law: min(users, slots, CPU) / time per request",
+        "call); predicted = Little's law: min(users, slots, CPU) / time per request; cpu acct = the "
+        "serving processes' CPU accounted for (the requests', the server's own, no request's)",
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
@@ -50,6 +51,7 @@ def table(results: Results) -> Table:
         "p50 ms",
         "p95 ms",
         "p99 ms",
+        "cpu acct",
         "fails",
     ):
         left = column in ("target", "path", "bound by", "fails")
@@ -67,6 +69,7 @@ def table(results: Results) -> Table:
             f.prediction.binding,
             f"{_agreement(f):.2f}",
             *(ms(latency.get(p)) for p in ("p50", "p95", "p99")),
+            "-" if f.account is None else f"{f.account.share * 100:.0f} %",
             failures_text(f.failures),
         )
     return result
@@ -92,16 +95,21 @@ def _binding(p: Prediction) -> str:
     if p.binding != "cpu" or p.cpu_per_request_s is None:
         return p.binding
     measured = "each request's own, from its Server-Timing" if p.cpu_source == "server-timing" else "measured"
+    besides = ""
+    if p.server_cpu_per_request_s is not None:
+        besides = f" + {p.server_cpu_per_request_s * 1000:.2f} ms the server's own"
+    if p.client_cpu_per_request_s is not None:
+        besides += f" + {p.client_cpu_per_request_s * 1000:.2f} ms the local client's"
     free = (
         ""
         if p.cores_free is None
-        else f", {p.cores_free:.2f} CPUs free to it: its own use plus what stayed idle, the tester, "
-        "downstream and others having taken the rest; on a saturated machine that is the share it got, "
+        else f", {p.cores_free:.2f} CPUs free to it: its own use plus what stayed idle, the downstream "
+        "and others having taken the rest; on a saturated machine that is the share it got, "
         "so the prediction explains the rate rather than checks it"
     )
     return (
-        f"cpu: {p.cpu_per_request_s * 1000:.1f} ms of CPU per request ({measured}) on "
-        f"{p.usable_cores:.2f} of its {p.cores:g} usable cores{free}"
+        f"cpu: {p.cpu_per_request_s * 1000:.1f} ms of CPU per request ({measured}){besides}, on "
+        f"{p.cores:.2f} usable cores{free}"
     )
 
 

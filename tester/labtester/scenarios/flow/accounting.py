@@ -1,0 +1,160 @@
+"""The cost accounting of a team's app, per configuration: what its serving processes spend per
+request besides the app, measured on empty requests before its flows, and per path where the
+processes' CPU over the flow went (conservation).
+
+Empty requests go to the lab's /healthz: the control layer answers it behind the server and the CPU
+middleware, so the serving processes' CPU per request there, less what the requests measured
+themselves, is the server's and the middleware's own cost (parsing, WSGI or ASGI, the headers),
+which no request's Server-Timing holds. A 404 of the app is not used: what an app does for a path
+it does not know is its own (Django logs it, a catch-all route may work). The processes' idle rate
+is read just before, and is what the lab counts as belonging to no request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from ipaddress import ip_address
+from urllib.parse import urlsplit
+
+import httpx
+
+from labtester import census, machine
+from labtester.findings import Finding
+from labtester.info import TargetInfo
+from labtester.loadclient import LoadClient, Sample
+from labtester.rawlog import Record
+from labtester.scenarios.common import decode, encode
+from labtester.scenarios.flow.cost import PathAccount, ServingCost
+
+IDLE_S = 3.0  # the idle rate's window: CPU times tick in 10 ms per process, and idle is a few ms/s
+EMPTY_S = 2.0  # how long the empty requests run: enough CPU that a census read's own cost is small
+COST_STEP = "flow serving cost"
+
+
+def local(url: str) -> bool:
+    """A target on this machine's loopback: its load client shares its cores."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> Record:
+    """The raw figures of ServingCost: the processes' CPU at idle, then under `users` clients sending
+    empty requests in a closed loop; the tester's own CPU beside (machine snapshots)."""
+    census_url = url + info.control.census
+    async with httpx.AsyncClient(timeout=60) as control, LoadClient(url, timeout_s) as client:
+        idle_before, idle_at = await census.cpu_seconds(control, census_url), time.time()
+        await asyncio.sleep(IDLE_S)
+        cpu_before, machine_before = await census.cpu_seconds(control, census_url), machine.snapshot()
+        idle_s = machine_before.at - idle_at
+        samples: list[Sample] = []
+
+        async def user() -> None:
+            while client.now() < EMPTY_S:
+                samples.append(await client.get(info.control.health))
+
+        client.restart_clock()
+        await asyncio.gather(*(user() for _ in range(users)))
+        machine_after = machine.snapshot()
+        cpu_after = await census.cpu_seconds(control, census_url)
+    return {
+        "idle": {"cpu_before_s": idle_before, "cpu_after_s": cpu_before, "wall_s": idle_s},
+        "cpu_before_s": cpu_before,
+        "cpu_after_s": cpu_after,
+        "machine": machine.recorded(machine_before, machine_after),
+        "local": local(url),
+        # Not `samples`: these are the lab's own requests, kept out of the run's request tables.
+        "empty": encode(samples),
+    }
+
+
+def _delta(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else max(0.0, after - before)
+
+
+def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
+    """ServingCost from the raw record `measure` made."""
+    idle = record["idle"]
+    idle_cpu = _delta(idle["cpu_before_s"], idle["cpu_after_s"])
+    idle_rate = idle_cpu / idle["wall_s"] if idle_cpu is not None and idle["wall_s"] > 0 else None
+    samples = decode(record["empty"])
+    use = machine.use_recorded(record["machine"])
+    busy = _delta(record["cpu_before_s"], record["cpu_after_s"])
+    server = None
+    if busy is not None and samples:
+        own = sum(s.cpu_s or 0.0 for s in samples)
+        server = max(0.0, (busy - (idle_rate or 0.0) * use.wall_s - own) / len(samples))
+    return ServingCost(
+        requests=len(samples),
+        server_cpu_per_request_s=server,
+        client_cpu_per_request_s=use.tester_s / len(samples) if record["local"] and samples else None,
+        idle_cpu_per_s=idle_rate,
+        processes=info.workers,
+    )
+
+
+def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]) -> PathAccount | None:
+    """Conservation over one flow: None where the processes' CPU or the serving cost is unknown."""
+    process = record.get("server_cpu_s")
+    if process is None or cost is None or cost.server_cpu_per_request_s is None or not samples:
+        return None
+    wall = machine.use_recorded(record["machine"]).wall_s if record.get("machine") else record["wall_s"]
+    requests = len(samples)
+    process_each = process / requests
+    request_each = sum(s.cpu_s or 0.0 for s in samples) / requests
+    no_request_each = (cost.idle_cpu_per_s or 0.0) * wall / requests
+    accounted = request_each + cost.server_cpu_per_request_s + no_request_each
+    return PathAccount(
+        requests=requests,
+        process_cpu_per_request_s=process_each,
+        request_cpu_per_request_s=request_each,
+        server_cpu_per_request_s=cost.server_cpu_per_request_s,
+        no_request_cpu_per_request_s=no_request_each,
+        share=accounted / process_each if process_each > 0 else 1.0,
+        cores_per_process=process / wall / max(1, cost.processes) if wall > 0 else 0.0,
+    )
+
+
+def client_cpu(record: Record, cost: ServingCost, requests: int) -> float | None:
+    """The local client's CPU per request over this flow (every client on this machine, from its
+    own process's clock), else over the empty requests; None where the client runs elsewhere."""
+    if cost.client_cpu_per_request_s is None:
+        return None
+    if not record.get("machine") or not requests:
+        return cost.client_cpu_per_request_s
+    return machine.use_recorded(record["machine"]).tester_s / requests
+
+
+def cores_free(record: Record, server_cpu_s: float | None, tester: bool = True) -> float | None:
+    """The machine's CPUs less what everything but the target used during the run, on average;
+    `tester=False`: the tester's own use left in (its cost is counted per request instead)."""
+    if not record.get("machine") or server_cpu_s is None:
+        return None
+    use = machine.use_recorded(record["machine"])
+    others = use.others_s(server_cpu_s)
+    if others is None or use.wall_s <= 0:
+        return None
+    taken = (use.tester_s if tester else 0.0) + others + (use.steal_s or 0.0)
+    return max(0.0, use.cpus - taken / use.wall_s)
+
+
+def lower_bound_finding(path: str, where: list[tuple[str, PathAccount]]) -> Finding:
+    """`/x: under 90 % of the serving processes' CPU accounted for: sync-1x 41 % (...)`: a departure."""
+    shares = ", ".join(
+        f"{name} {a.share * 100:.0f} % ({a.process_cpu_per_request_s * 1000:.2f} ms a request used, "
+        f"{a.accounted_s * 1000:.2f} ms accounted for)"
+        for name, a in where
+    )
+    return Finding(
+        kind="departure",
+        subject=path,
+        text=f"{path}: under 90 % of the serving processes' CPU was accounted for (the requests' own, the "
+        f"server's own cost, no request's): {shares}. Its CPU per request is a lower bound there, and the "
+        "predictions upper bounds. The app spends CPU for its requests where the middleware does not see "
+        "it (a thread or a pool of its own, work after the response).",
+    )

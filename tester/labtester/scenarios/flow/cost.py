@@ -1,0 +1,74 @@
+"""The whole cost of a team's request, as the results document holds it: what the serving processes
+spend per request besides the app (ServingCost, per configuration) and, per configuration and path,
+where the processes' CPU over a flow went (PathAccount). Models only: accounting.py fills them, the
+prediction (analyse.py) and the answers (conclude.py, advice.py) read them, and the sizing reads
+them from results.json."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+# Under this share of the serving processes' CPU accounted for, a path's CPU per request is a lower
+# bound: the app spent CPU for its requests that the middleware did not see.
+ACCOUNTED_SHARE = 0.9
+
+
+class ServingCost(BaseModel):
+    """One configuration's own cost per request, measured on empty requests (the lab's /healthz,
+    answered by its control layer behind the server and the CPU middleware: the app does no work)."""
+
+    requests: int = Field(description="Empty requests sent, closed loop, as many at once as the flow's users")
+    server_cpu_per_request_s: float | None = Field(
+        description="The serving processes' CPU per empty request (their process tree, read before and "
+        "after), less the requests' own measured CPU and the idle rate over the same time: the server's, "
+        "the framework's plumbing and the middleware's own cost, which no request's Server-Timing holds."
+    )
+    client_cpu_per_request_s: float | None = Field(
+        description="The load client's CPU per request where it runs on the serving cores (a target on "
+        "127.0.0.1); None where it runs elsewhere."
+    )
+    idle_cpu_per_s: float | None = Field(
+        description="The serving processes' CPU per second with no request, measured just before: no "
+        "request's (the loop, heartbeats, the census read itself)."
+    )
+    processes: int = Field(description="Processes that serve requests (the workers, or the root).")
+
+
+class PathAccount(BaseModel):
+    """Conservation over one flow of one path on one configuration: the serving processes' CPU per
+    request, read from the processes themselves, against what the lab accounts for."""
+
+    requests: int = Field(description="Requests of the flow (answered or not): the divisor of every figure.")
+    process_cpu_per_request_s: float = Field(
+        description="The serving processes' CPU over the flow (census before and after) per request."
+    )
+    request_cpu_per_request_s: float = Field(
+        description="The requests' own measured CPU (Server-Timing `cpu`), summed, per request."
+    )
+    server_cpu_per_request_s: float = Field(
+        description="The configuration's own cost per request (ServingCost.server_cpu_per_request_s)."
+    )
+    no_request_cpu_per_request_s: float = Field(
+        description="CPU counted as no request's: the idle rate measured before, over the flow's time, "
+        "per request."
+    )
+    share: float = Field(
+        description="(request + server + no request) / process: the share of the processes' CPU accounted "
+        "for; under 0.9 the path's CPU per request is a lower bound."
+    )
+    cores_per_process: float = Field(
+        description="The processes' CPU rate over the flow divided by the serving processes: the cores a "
+        "process really used (above 1 where the work releases the GIL)."
+    )
+
+    @property
+    def accounted_s(self) -> float:
+        """CPU per request the lab accounts for: the request's, the server's own, no request's."""
+        return (
+            self.request_cpu_per_request_s + self.server_cpu_per_request_s + self.no_request_cpu_per_request_s
+        )
+
+    @property
+    def lower_bound(self) -> bool:
+        """Too little of the processes' CPU accounted for: the measured CPU per request is a floor."""
+        return self.share < ACCOUNTED_SHARE

@@ -1,0 +1,50 @@
+"""The flow's prediction with a request's whole cost: the server's own CPU and the local client's
+beside the request's, and the cores a process measured using instead of one assumed (analyse.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from labtester.info import EndpointInfo, KernelInfo, TargetInfo
+from labtester.scenarios.flow.analyse import FlowSettings, WholeCost, predict, target_cores
+
+PATH = "/a"
+
+
+def info(workers: int, execution: str = "async", cores: int = 2) -> TargetInfo:
+    endpoint = EndpointInfo.model_validate(
+        {"name": PATH, "path": PATH, "work": "app", "execution": execution, "slots": None}
+    )
+    return TargetInfo(
+        name="app",
+        framework="x",
+        server="uvicorn",
+        workers=workers,
+        effective_cores=cores,
+        cores_source="test",
+        kernel=KernelInfo(name="k", loops_per_iteration=1, max_iterations=1, work_cap_seconds=1),
+        endpoints={PATH: endpoint},
+    )
+
+
+def test_a_process_that_used_more_than_a_core_lifts_its_cap_never_past_the_effective_cores() -> None:
+    endpoint = info(1).endpoints[PATH]
+    assert target_cores(endpoint, info(1)) == 1  # one event loop: one core, unless measured more
+    assert target_cores(endpoint, info(1), 1.5) == pytest.approx(1.5)  # SQLite off the GIL
+    assert target_cores(endpoint, info(1), 0.4) == 1  # a process not kept busy says nothing of its cap
+    assert target_cores(endpoint, info(2), 1.5) == 2  # never past the effective cores
+
+
+def test_the_cpu_term_counts_the_servers_and_the_local_clients_cost() -> None:
+    settings = FlowSettings(users=1000)
+    # 0.2 ms of the request's own CPU on 2 cores: 10,000/s counting it alone; with 0.3 ms of the
+    # server's own, 2 / 0.5 ms = 4,000/s; the machine's 2 CPUs shared with a client of 0.2 ms a
+    # request: 2 / 0.7 ms = 2,857/s, the least.
+    whole = WholeCost(server_cpu_s=0.0003, client_cpu_s=0.0002, cores_free_of_others=2.0)
+    prediction = predict(settings, 0.001, info(2), (0.0002, "server-timing"), 1.8, PATH, whole)
+    assert prediction.binding == "cpu" and prediction.per_s == pytest.approx(2 / 0.0007)
+    assert prediction.app_only_per_s == pytest.approx(1.8 / 0.0002)  # the tester's use off the cores
+    assert prediction.ceiling() == (pytest.approx(4000), "cpu")  # the configuration alone: no client
+    # The census's CPU per request already holds the server's own: it is not added again.
+    census = predict(settings, 0.001, info(2), (0.0005, "census"), 1.8, PATH, whole)
+    assert census.server_cpu_per_request_s is None and census.per_s == pytest.approx(2 / 0.0007)
