@@ -13,8 +13,8 @@ measured more over the flow (work that releases the GIL: SQLite, compression, ha
 than its effective cores; the machine's CPUs, less what others took during the run (the downstream
 mock and any neighbour; the tester too where its cost is not counted per request: /proc/stat
 says), are shared by the target and its local client. On a saturated machine that share is what
-the target got: an explanation, not a check. The study's
-40.6 req/s is 64 threads held ~1.5 s each: thread-pool exhaustion, not Python speed.
+the target got: an explanation, not a check. The study's 40.6 req/s is 64 threads held ~1.5 s
+each: thread-pool exhaustion, not Python speed.
 """
 
 from __future__ import annotations
@@ -236,12 +236,9 @@ def summarize(records: list[Record], info: TargetInfo | None) -> FlowSummary:
     found = next((r for r in records if r.get("kind") == "cost"), None)
     cost = serving_cost(found, info) if found else None
     runs = [r for r in records if r.get("kind", "run") == "run"]
-    mixes = [mix_flow(record) for record in runs if record.get("mix")]
-    return FlowSummary(
-        flows=[path_flow(record, info, cost) for record in runs if not record.get("mix")],
-        mix=mixes[0] if mixes else None,
-        serving_cost=cost,
-    )
+    flows = [path_flow(record, info, cost) for record in runs if not record.get("mix")]
+    mix = next((mix_flow(record) for record in runs if record.get("mix")), None)
+    return FlowSummary(flows=flows, mix=mix, serving_cost=cost)
 
 
 def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None) -> PathFlow:
