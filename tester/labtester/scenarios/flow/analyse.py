@@ -229,8 +229,7 @@ def flows(results: Results) -> list[tuple[TargetResult, PathFlow]]:
 
 
 def summarize(records: list[Record], info: TargetInfo | None) -> FlowSummary:
-    """The flows (`run` records) and, for a team's app, the configuration's serving cost (its
-    `cost` record, measured before the flows)."""
+    """The flows (`run` records), a team's mix, and its configuration's serving cost (`cost`)."""
     if info is None:
         raise ValueError("the flow needs the target's /info")
     found = next((r for r in records if r.get("kind") == "cost"), None)
