@@ -8,6 +8,7 @@ load shape with knobs of its own contributes them as a section (TESTER_<SHAPE>__
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,7 +20,8 @@ from labtester.scenarios import SHAPES
 from labtester.yamlfile import read_mapping
 
 DEFAULT_SCENARIOS = ("bursts",)  # the quick default matrix; the others on request
-DEFAULT_APP_SCENARIOS = ("bursts", "flow")  # a team's app: bursts and a flow against each path
+# A team's app: bursts and a flow against each path, then the sizing (labtester/sizing/).
+DEFAULT_APP_SCENARIOS = ("bursts", "flow", "sizing")
 DEFAULT_ENDPOINTS = ("sync-cpubound", "badasync-cpubound", "offload-cpubound", "io-bound")
 # The lab serves these itself, ahead of any app: never one of an app's paths.
 CONTROL_PATHS = frozenset(value for value in ControlPaths().model_dump().values() if isinstance(value, str))
@@ -36,6 +38,17 @@ def check_app_path(path: str) -> str:
             f"path {path!r} is one of the lab's control paths ({', '.join(sorted(CONTROL_PATHS))})"
         )
     return path
+
+
+MEMORY_UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30}
+
+
+def parse_memory(text: str) -> int:
+    """`1Gi`, `512Mi`, `2G`, `1GiB` or bytes, as Kubernetes writes a quantity."""
+    found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMgG]i?)?[bB]?\s*", text)
+    if not found:
+        raise ValueError(f"{text!r} is not a memory size (bytes, or 512Mi, 1Gi, 2G)")
+    return int(float(found.group(1)) * MEMORY_UNITS[(found.group(2) or "").lower()])
 
 
 class TargetRef(BaseModel):
@@ -123,6 +136,33 @@ class LabSettings(BaseSettings):
         description="Recommendation: a configuration's p99 is acceptable within this many times "
         "the best p99 among the configurations.",
     )
+
+    cores: float | None = Field(
+        None, gt=0, le=1024, description="Sizing: the pod's cores (default: this machine's effective cores)."
+    )
+    memory: Annotated[int | None, NoDecode] = Field(
+        None,
+        gt=0,
+        description="Sizing: the pod's memory, bytes or 512Mi, 1Gi, 2G (default: this machine's or cgroup's).",
+    )
+    p99: float | None = Field(
+        None,
+        gt=0,
+        le=3600,
+        description="Sizing: the p99 objective, seconds (default: 4x the mix's mean time alone, at least "
+        "2x its slowest request's).",
+    )
+    target_rate: float | None = Field(
+        None,
+        gt=0,
+        le=1_000_000,
+        description="Sizing: a rate to serve, req/s: the smallest configuration that does.",
+    )
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _memory_size(cls, value: Any) -> Any:
+        return parse_memory(value) if isinstance(value, str) else value
 
     @field_validator("targets", "census_only", mode="before")
     @classmethod

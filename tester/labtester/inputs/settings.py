@@ -30,9 +30,13 @@ LAB_FLAGS = {
     "output_dir": "--output",
     "app": "--app",
     "paths": "--paths",
+    "cores": "--cores",
+    "memory": "--memory",
+    "p99": "--p99",
+    "target_rate": "--rate",
 }
 # Flags only the commands that measure a team's app take (`lab` starts it, `run` is told of it).
-APP_FLAGS = ("app", "paths")
+APP_FLAGS = ("app", "paths", "cores", "memory", "p99", "target_rate")
 
 
 def read_config(path: Path | None) -> dict[str, Any]:

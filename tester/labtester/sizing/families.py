@@ -38,7 +38,9 @@ class Rule:
 RULES: dict[tuple[str, str], Rule] = {
     ("gunicorn", "sync"): Rule("shared", True, None, 1, processes_per_core=8),
     ("gunicorn", "gthread"): Rule("per_worker", True, "LAB_THREADS", None, THREADS, "threads"),
-    ("gunicorn", "gevent"): Rule("per_worker", False, "LAB_WORKER_CONNECTIONS", None, CONNECTIONS, "connections"),
+    ("gunicorn", "gevent"): Rule(
+        "per_worker", False, "LAB_WORKER_CONNECTIONS", None, CONNECTIONS, "connections"
+    ),
     ("uvicorn", "asgi"): Rule("per_worker", False, None, None),
     ("granian", "asgi"): Rule("per_worker", False, None, None),
     ("granian", "wsgi"): Rule("per_worker", True, "LAB_THREADS", None, THREADS, "threads"),
@@ -68,7 +70,9 @@ class Family:
 
     def definition(self, name: str, processes: int, per_process: int | None) -> TargetDefinition:
         """A target of this family with these knobs, as the launcher starts a values entry."""
-        return TargetDefinition(name, APP_TARGET_MODULE, 0, env={**self.env, **self.knobs(processes, per_process)})
+        return TargetDefinition(
+            name, APP_TARGET_MODULE, 0, env={**self.env, **self.knobs(processes, per_process)}
+        )
 
     def label(self, processes: int, per_process: int | None) -> str:
         """`gunicorn gthread, 2 workers x 24 threads`"""
@@ -104,7 +108,9 @@ def families(interface: str, values: Path = DEFAULT_VALUES) -> tuple[list[Family
             )  # fmt: skip
             continue
         server, kind = key
-        name = kind if server == "gunicorn" else server if server == SERVERS[interface] else f"{server}-{kind}"
+        name = (
+            kind if server == "gunicorn" else server if server == SERVERS[interface] else f"{server}-{kind}"
+        )
         env = {k: v for k, v in definition.env.items() if k not in KNOBS}
         found[key] = Family(name, server, interface, rule, env, (definition.name,))
     return list(found.values()), unknown

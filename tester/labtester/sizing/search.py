@@ -222,5 +222,7 @@ def _smallest_serving(state: Search, found: dict[str, list[Candidate]], rate: fl
             if p99 <= state.objective_s:
                 best[name] = Sized(candidate, rate, p99)
                 break
-    proposed = min(best.values(), key=lambda s: (s.candidate.memory_bytes, s.candidate.processes), default=None)
+    proposed = min(
+        best.values(), key=lambda s: (s.candidate.memory_bytes, s.candidate.processes), default=None
+    )
     return Found(proposed, best, time.process_time() - started, state.simulations, proposed is not None)

@@ -116,6 +116,7 @@ class PathFlow(BaseModel):
     loaded: bool = True  # False: every request alone erred, so no users were ramped against it
     cpu_s: float | None = None  # CPU of one request alone (its header; median of the baseline)
     wait_s: float | None = None  # what it waited alone: the app's time less its CPU (median)
+    server_cpu_s: float | None = None  # the server's processes' CPU over the run (census), for sizing
 
 
 class FlowSummary(BaseModel):
@@ -192,6 +193,7 @@ def path_flow(record: Record, info: TargetInfo) -> PathFlow:
         prediction=predict(settings, per_request, info, cpu, _cores_free(record, server_cpu), name),
         over_time=flow_seconds(samples, wall, record["users"]),
         loaded=not record.get("unloaded", False),
+        server_cpu_s=server_cpu,
         **_alone(alone),
     )
 

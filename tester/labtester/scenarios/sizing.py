@@ -1,0 +1,100 @@
+"""Sizing as a load shape: what it loads runs after the other shapes (labtester/sizing/prove.py,
+on configurations it starts itself), so here it only reads its records back, concludes across
+them (`conclusions.sizing`) and reports; on the fixed configurations it runs nothing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from labtester.info import TargetInfo
+from labtester.rawlog import Record
+from labtester.scenarios.base import LoadShape, ShapeContext
+from labtester.scenarios.common import decode
+from labtester.sizing import answers
+from labtester.sizing.document import Level, SizedSummary, SizingConclusion
+from labtester.stats import percentiles
+from labtester.views import Answer
+
+if TYPE_CHECKING:
+    from labtester.results import Results
+    from labtester.settings import LabSettings
+
+
+class Sizing(LoadShape[SizedSummary, SizedSummary]):
+    name = "sizing"
+    summary_model = SizedSummary
+    conclusion_model = SizingConclusion
+
+    def applies(self, info: TargetInfo) -> bool:
+        return False  # it starts and loads its own configurations, after the others
+
+    def plan(self, info: TargetInfo, settings: LabSettings) -> list[str]:
+        return []
+
+    def run(self, ctx: ShapeContext) -> None:
+        return None
+
+    def analyse(self, records: list[Record], info: TargetInfo | None, settings: LabSettings) -> SizedSummary:
+        plan = next(r["plan"] for r in records if r.get("kind") == "plan")
+        summary = SizedSummary.model_validate(plan)
+        runs = {round(r["offered_per_s"], 3): r for r in records if r.get("kind") == "run"}
+        levels = []
+        for level in summary.levels:
+            run = runs.get(round(level.offered_per_s, 3))
+            levels.append(_measured(level, run) if run else level)
+        summary.levels = levels
+        return summary
+
+    def conclude(self, results: Results) -> SizingConclusion | None:
+        proved = [s for _, s in results.summaries(SizedSummary)]
+        if not proved:
+            return None
+        proposed = next((s for s in proved if s.role == "proposed"), None)
+        first = proposed or proved[0]
+        conclusion = SizingConclusion(
+            pod=first.pod,
+            objective=first.objective,
+            proposed=proposed,
+            families=[s for s in proved if s.role == "family"],
+            fixed=next((s for s in proved if s.role == "fixed"), None),
+            caveats=sorted(
+                {c for s in proved for c in s.caveats}, key=[c for s in proved for c in s.caveats].index
+            ),
+            search_cpu_s=first.search_cpu_s,
+            simulations=first.simulations,
+            headline="",
+        )
+        conclusion.headline = answers.headline(conclusion)
+        return conclusion
+
+    def answers(self, results: Results) -> list[Answer]:
+        conclusion = results.conclusions.get(self.name)
+        return [answers.answer(conclusion)] if isinstance(conclusion, SizingConclusion) else []
+
+    def tables(self, results: Results) -> list[Table]:
+        conclusion = results.conclusions.get(self.name)
+        return [answers.table(conclusion)] if isinstance(conclusion, SizingConclusion) else []
+
+
+def _measured(level: Level, run: Record) -> Level:
+    samples = decode(run["samples"])
+    done = [s for s in samples if s.ok]
+    wall = run["wall_s"]
+    p99 = (
+        percentiles([s.from_schedule_s for s in samples if s.status is not None], (99,)).get("p99")
+        if done
+        else None
+    )
+    return level.model_copy(
+        update={
+            "measured_per_s": len(done) / wall if wall > 0 else 0.0,
+            "measured_p99_s": p99,
+            "requests": len(samples),
+            "failed": len(samples) - len(done),
+        }
+    )
+
+
+SHAPE = Sizing()

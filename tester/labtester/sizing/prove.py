@@ -1,0 +1,183 @@
+"""Prove the sizing: start each planned configuration the way the launcher starts a values entry
+(the app target with the knobs' env), offer the mix open-loop at its predicted sustainable rate
+and at 80 % of it, and record each request measured from its scheduled send (no coordinated
+omission: a stalled server cannot slow the sends down). One configuration runs at a time.
+
+Each proved configuration is a target of the run, measured by sizing alone (`measure: false`, so
+no other load shape counts it as missing); its plan and its runs are its raw records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+import yaml
+
+from labtester.launcher import LaunchError, one_line, start_target
+from labtester.loadclient import LoadClient, Sample
+from labtester.rawlog import RecordSink
+from labtester.scenarios.common import encode
+from labtester.sizing.document import SizedSummary
+from labtester.sizing.model import SEED, MixItem
+from labtester.sizing.plan import PROOF_S, Planned
+from labtester.targets import TargetDefinition
+
+SHAPE = "sizing"
+PROPOSAL_FILE = "proposal-values.yaml"
+PROPOSAL_PORT = 8017  # on 127.0.0.1 when the local lab starts it (after the six fixed ones' 8011-8016)
+MOST_OUTSTANDING = 2000  # sends beyond this many unanswered are counted as failed, not sent
+
+
+def target_name(summary: SizedSummary) -> str:
+    return {"proposed": "sized-proposed", "family": f"sized-{summary.family}"}.get(
+        summary.role, f"sized-fixed-{summary.family}"
+    )
+
+
+async def offer(
+    url: str, mix: Sequence[MixItem], rate_per_s: float, duration_s: float, timeout_s: float, seed: int = SEED
+) -> tuple[list[Sample], float]:
+    """Poisson arrivals of the mix's kinds in their weights; each latency from its scheduled send."""
+    rng = random.Random(seed)
+    total = sum(item.weight for item in mix)
+    bounds = [sum(item.weight for item in mix[: i + 1]) / total for i in range(len(mix))]
+    samples: list[Sample] = []
+    outstanding = 0
+    async with LoadClient(url, timeout_s) as client:
+
+        async def send(path: str, scheduled_s: float) -> None:
+            nonlocal outstanding
+            samples.append(await client.get(path, scheduled_s))
+            outstanding -= 1
+
+        tasks = []
+        scheduled_s = rng.expovariate(rate_per_s)
+        while scheduled_s < duration_s:
+            path = mix[min(bisect.bisect_right(bounds, rng.random()), len(mix) - 1)].name
+            delay = scheduled_s - client.now()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if outstanding >= MOST_OUTSTANDING:
+                samples.append(Sample(path, scheduled_s, client.now(), 0.0, None, "dropped"))
+            else:
+                outstanding += 1
+                tasks.append(asyncio.create_task(send(path, scheduled_s)))
+            scheduled_s += rng.expovariate(rate_per_s)
+        await asyncio.gather(*tasks)
+        return samples, client.now()
+
+
+def prove(
+    planned: list[Planned],
+    log: RecordSink,
+    extra_env: dict[str, str],
+    log_dir: Path,
+    timeout_s: float,
+    duration_s: float = PROOF_S,
+    note: object = None,
+) -> None:
+    """Start, offer and stop each planned configuration in turn, recording everything."""
+    for item in planned:
+        summary = item.summary
+        name = target_name(summary)
+        definition = item.family.definition(name, summary.processes, summary.threads)
+        if callable(note):
+            note(f"sizing: proving {summary.label} ({summary.role}) at {summary.sustainable_per_s:.1f}/s")
+        _prove_one(definition, summary, log, extra_env, log_dir, timeout_s, duration_s)
+
+
+def _prove_one(
+    definition: TargetDefinition,
+    summary: SizedSummary,
+    log: RecordSink,
+    extra_env: dict[str, str],
+    log_dir: Path,
+    timeout_s: float,
+    duration_s: float,
+) -> None:
+    name = definition.name
+    try:
+        target = start_target(definition, extra_env=extra_env, log_dir=log_dir)
+    except LaunchError as error:
+        log.write(
+            "target", target=name, url="", measure=False, ready=False, stage="start", error=one_line(error)
+        )
+        log.write(
+            "scenario",
+            target=name,
+            scenario=SHAPE,
+            kind="plan",
+            client=0,
+            plan=summary.model_dump(mode="json"),
+        )
+        return
+    try:
+        info = httpx.get(f"{target.url}/info", timeout=30).json()
+        log.write("target", target=name, url=target.url, measure=False, ready=True, error=None, info=info)
+        log.write(
+            "scenario",
+            target=name,
+            scenario=SHAPE,
+            kind="plan",
+            client=0,
+            plan=summary.model_dump(mode="json"),
+        )
+        mix = [_Kind(k.name, k.weight) for k in summary.kinds]
+        for level in summary.levels:
+            samples, wall_s = asyncio.run(offer(target.url, mix, level.offered_per_s, duration_s, timeout_s))
+            log.write(
+                "scenario",
+                target=name,
+                scenario=SHAPE,
+                kind="run",
+                client=0,
+                step=f"sizing {level.offered_per_s:.3f}",
+                offered_per_s=level.offered_per_s,
+                duration_s=duration_s,
+                wall_s=wall_s,
+                samples=encode(samples),
+            )
+    finally:
+        target.stop()
+
+
+class _Kind:
+    """A mix item by name and weight (the traffic file's request replaces it)."""
+
+    def __init__(self, name: str, weight: float) -> None:
+        self.name, self.weight = name, weight
+
+
+def proposal_values(summary: SizedSummary, app: str, interface: str, paths: list[str]) -> dict[str, object]:
+    """A chart values overlay: the app with one configuration, `proposed`, on the pod's resources
+    (the chart's form: cpu and memory are its requests and limits alike)."""
+    resources = {"cpu": f"{summary.pod.cores:g}", "memory": f"{max(1, summary.pod.memory_bytes >> 20)}Mi"}
+    return {
+        "app": {
+            "enabled": True,
+            "module": app,
+            "interface": interface,
+            "paths": paths,
+            "configurations": [
+                {
+                    "name": "proposed",
+                    "interface": interface,
+                    "localPort": PROPOSAL_PORT,
+                    "env": dict(summary.env),
+                    "resources": resources,
+                }
+            ],
+        }
+    }
+
+
+def write_proposal(run_dir: Path, summary: SizedSummary, app: str, interface: str, paths: list[str]) -> Path:
+    path = run_dir / PROPOSAL_FILE
+    header = f"# {summary.label}: predicted {summary.sustainable_per_s:.1f}/s at p99 {summary.predicted_p99_s:.3f} s\n"
+    path.write_text(header + yaml.safe_dump(proposal_values(summary, app, interface, paths), sort_keys=False))
+    return path
