@@ -143,7 +143,7 @@ class LabSettings(BaseSettings):
     memory: Annotated[int | None, NoDecode] = Field(
         None,
         gt=0,
-        description="Sizing: the pod's memory, bytes or 512Mi, 1Gi, 2G (default: this machine's or cgroup's).",
+        description="Sizing: the pod's memory, bytes or 512Mi, 1Gi, 2G (default: the machine's or cgroup's).",
     )
     p99: float | None = Field(
         None,

@@ -26,7 +26,8 @@ def headline(conclusion: SizingConclusion) -> str:
     pod = f"{conclusion.pod.cores:g} cores and {_gib(conclusion.pod.memory_bytes)}"
     proposed = conclusion.proposed
     if proposed is None:
-        return f"No configuration on {pod} meets p99 {conclusion.objective.p99_s:.2f} s: {'; '.join(conclusion.caveats)}"
+        goal = f"p99 {conclusion.objective.p99_s:.2f} s"
+        return f"No configuration on {pod} meets {goal}: {'; '.join(conclusion.caveats)}"
     level = proposed.at_sustainable()
     text = (
         f"Serve the app with {proposed.label}, on {pod}: predicted {proposed.sustainable_per_s:.1f}/s at p99 "
@@ -43,7 +44,8 @@ def headline(conclusion: SizingConclusion) -> str:
             f"{_measured(fixed_level)}"
         )
     elif conclusion.fixed_best is not None:
-        text += f"; the best of the fixed configurations served {conclusion.fixed_best.flows_per_s:.1f}/s in the flows"
+        served = conclusion.fixed_best.flows_per_s
+        text += f"; the best of the fixed configurations served {served:.1f}/s in the flows"
     return text + "."
 
 
@@ -52,24 +54,27 @@ def answer(conclusion: SizingConclusion) -> Answer:
     evidence = "; ".join(
         f"{s.label} ({s.role}): "
         + ", ".join(
-            f"at {lv.offered_per_s:.1f}/s predicted {lv.predicted_per_s:.1f}/s p99 {lv.predicted_p99_s:.2f} s, "
+            f"at {lv.offered_per_s:.1f}/s predicted {lv.predicted_per_s:.1f}/s "
+            f"p99 {lv.predicted_p99_s:.2f} s, "
             f"{_measured(lv)}" + (f" ({', '.join(lv.departures())})" if lv.departures() else "")
             for lv in s.levels
         )
         for s in proved
     )
     costs = ", ".join(
-        f"{k.name} {k.cpu_s * 1000:.1f} ms CPU + {k.overhead_s * 1000:.1f} ms server + {k.wait_s * 1000:.0f} ms wait"
+        f"{k.name} {k.cpu_s * 1000:.1f} ms CPU + {k.overhead_s * 1000:.1f} ms server's "
+        f"+ {k.wait_s * 1000:.0f} ms wait"
         for k in (conclusion.proposed.kinds if conclusion.proposed else [])
     )
     return Answer(
         order=0,
         key="sizing",
-        question=f"How should this app be served on {conclusion.pod.cores:g} cores and {_gib(conclusion.pod.memory_bytes)} "
-        f"for p99 {conclusion.objective.p99_s:.2f} s ({conclusion.objective.why})?",
+        question=f"How should this app be served on {conclusion.pod.cores:g} cores and "
+        f"{_gib(conclusion.pod.memory_bytes)} for p99 {conclusion.objective.p99_s:.2f} s "
+        f"({conclusion.objective.why})?",
         answer=conclusion.headline,
-        evidence=f"{evidence}. Costs per request: {costs}. The search took {conclusion.search_cpu_s:.2f} s of CPU "
-        f"({conclusion.simulations} simulations).",
+        evidence=f"{evidence}. Costs per request: {costs}. The search took "
+        f"{conclusion.search_cpu_s:.2f} s of CPU ({conclusion.simulations} simulations).",
         caveat="; ".join(conclusion.caveats) or None,
         chart=_chart(proved),
     )

@@ -63,7 +63,8 @@ def objective(settings: LabSettings, kinds: list[RequestKind]) -> Objective:
         if p99 == OBJECTIVE_OF_MEAN * mean
         else f"{OBJECTIVE_OF_SLOWEST}x its slowest request alone ({slowest * 1000:.0f} ms)"
     )
-    return Objective(p99_s=p99, why=f"default: {why}, a queue that comes and goes", rate_per_s=settings.target_rate)
+    why = f"default: {why}, a queue that comes and goes"
+    return Objective(p99_s=p99, why=why, rate_per_s=settings.target_rate)
 
 
 def _family_flows(results: Results, family: Family) -> list[tuple[TargetResult, PathFlow]]:

@@ -230,13 +230,13 @@ def simulate(
         if event == -1:
             request = arrived
             arrived += 1
-            p = _choose(processes, per_process, config.accept, worker_draws[request])
-            if p is None:
+            chosen = _choose(processes, per_process, config.accept, worker_draws[request])
+            if chosen is None:
                 shared.append(request)
-            elif processes[p].busy < per_process:
-                start(request, p)
+            elif processes[chosen].busy < per_process:
+                start(request, chosen)
             else:
-                processes[p].queue.append(request)
+                processes[chosen].queue.append(request)
         elif event == -2:
             _, request, p = heapq.heappop(waits)
             finish(request, p)

@@ -48,7 +48,8 @@ def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list
         found.append(
             f"{c.label}: {'greenlets' if family.name == 'gevent' else 'an event loop'} never preempts, so "
             f"{', '.join(cpu_heavy)} holds every other request of its worker for its whole CPU; the model "
-            "runs each worker's CPU first come, first served, which holds only if those paths yield nowhere else."
+            "runs each worker's CPU first come, first served, which holds only if those paths yield "
+            "nowhere else."
         )
     if family.rule.accept == "per_worker" and c.processes > 1 and family.rule.preemptive:
         found.append(
@@ -58,8 +59,8 @@ def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list
         )
     if family.rule.preemptive and (c.per_process or 1) > MANY_THREADS and any(k.cpu_s > 0 for k in kinds):
         found.append(
-            f"{c.label}: {c.per_process} threads per process contend for the GIL (its convoy, bpo-7946: 2 x 32 "
-            "threads served 9 % less than 2 x 8 on a mixed app here); the model does not count it."
+            f"{c.label}: {c.per_process} threads per process contend for the GIL (its convoy, bpo-7946: "
+            "2 x 32 threads served 9 % less than 2 x 8 on a mixed app here); the model does not count it."
         )
     return found
 

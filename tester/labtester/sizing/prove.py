@@ -178,6 +178,7 @@ def proposal_values(summary: SizedSummary, app: str, interface: str, paths: list
 
 def write_proposal(run_dir: Path, summary: SizedSummary, app: str, interface: str, paths: list[str]) -> Path:
     path = run_dir / PROPOSAL_FILE
-    header = f"# {summary.label}: predicted {summary.sustainable_per_s:.1f}/s at p99 {summary.predicted_p99_s:.3f} s\n"
+    predicted = f"{summary.sustainable_per_s:.1f}/s at p99 {summary.predicted_p99_s:.3f} s"
+    header = f"# {summary.label}: predicted {predicted}\n"
     path.write_text(header + yaml.safe_dump(proposal_values(summary, app, interface, paths), sort_keys=False))
     return path
