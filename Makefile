@@ -9,7 +9,8 @@ PORTS ?=
 # `make lab N=1 K=4 R=2`: N seconds per CPU request, bursts n = 1..K, R repeats (defaults 0.5, 5, 3);
 # `make lab SCENARIOS=bursts,closed,ramp,sweep,rate` adds the other load shapes (default: bursts);
 # `make lab COMPARE=results/<earlier run>` sets every figure beside that run's;
-# `make lab APP=module:app PATHS=/a,/b` measures a team's app in every server configuration;
+# `make lab APP=module:app PATHS=/a,/b` measures a team's app in every server configuration, then
+# sizes it for a pod (CORES=2 MEMORY=1Gi, default this machine's; P99=0.5 seconds; RATE=100 req/s);
 # `make lab CLIENTS=2`: the load sent by 2 client processes released together, their rows merged.
 LAB_FLAGS = $(if $(N),--work-seconds $(N)) $(if $(K),--burst-max $(K)) $(if $(R),--repeats $(R)) \
 	$(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(CLIENTS),--clients $(CLIENTS))
@@ -55,7 +56,9 @@ targets: install ## Start the measured targets (and the downstream mock) on thei
 
 lab: install ## Run the whole lab locally (targets on 127.0.0.1), report in results/; APP=module:app PATHS=/a,/b
 	$(BIN)/python -m labtester lab $(LAB_FLAGS) $(if $(COMPARE),--compare $(COMPARE)) \
-		$(if $(APP),--app '$(APP)') $(if $(PATHS),--paths '$(PATHS)')
+		$(if $(APP),--app '$(APP)') $(if $(PATHS),--paths '$(PATHS)') \
+		$(if $(CORES),--cores '$(CORES)') $(if $(MEMORY),--memory '$(MEMORY)') \
+		$(if $(P99),--p99 '$(P99)') $(if $(RATE),--rate '$(RATE)')
 
 bench: install $(VENV)/.bench /usr/bin/wrk ## Kernel CV, calibration error, measured/model ratios, client vs Locust and wrk
 	$(BIN)/python -m labtester bench $(LAB_FLAGS)

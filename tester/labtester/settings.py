@@ -47,7 +47,7 @@ def parse_memory(text: str) -> int:
     """`1Gi`, `512Mi`, `2G`, `1GiB` or bytes, as Kubernetes writes a quantity."""
     found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMgG]i?)?[bB]?\s*", text)
     if not found:
-        raise ValueError(f"{text!r} is not a memory size (bytes, or 512Mi, 1Gi, 2G)")
+        raise ValueError("not a memory size (bytes, or 512Mi, 1Gi, 2G)")
     return int(float(found.group(1)) * MEMORY_UNITS[(found.group(2) or "").lower()])
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, Field
 from rich.table import Table
 
 from labtester.info import TargetInfo
@@ -14,6 +15,7 @@ from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.scenarios.common import decode
 from labtester.sizing import answers
 from labtester.sizing.document import Level, SizedSummary, SizingConclusion
+from labtester.sizing.plan import PROOF_S
 from labtester.stats import percentiles
 from labtester.views import Answer
 
@@ -22,8 +24,16 @@ if TYPE_CHECKING:
     from labtester.settings import LabSettings
 
 
-class Sizing(LoadShape[SizedSummary, SizedSummary]):
+class SizingSettings(BaseModel):
+    """How long the proof offers the mix at each rate."""
+
+    model_config = {"extra": "forbid"}
+    proof_s: float = Field(PROOF_S, gt=0, le=3600, description="Seconds of each proof run.")
+
+
+class Sizing(LoadShape[SizingSettings, SizedSummary]):
     name = "sizing"
+    settings_model = SizingSettings
     summary_model = SizedSummary
     conclusion_model = SizingConclusion
 

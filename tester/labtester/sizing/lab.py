@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from labtester.rawlog import RecordSink, read_raw
-from labtester.sizing.plan import PROOF_S, plan
+from labtester.sizing.plan import plan
 from labtester.sizing.prove import prove, write_proposal
 
 if TYPE_CHECKING:
@@ -24,10 +24,11 @@ def size_and_prove(
     progress: LabProgress,
     values: Path,
     extra_env: dict[str, str],
-    duration_s: float = PROOF_S,
 ) -> None:
     from labtester.results import build_results
+    from labtester.scenarios.sizing import SHAPE
 
+    duration_s = SHAPE.settings(settings).proof_s
     if "sizing" not in settings.scenarios or not settings.app:
         return
     if settings.clients > 1:
@@ -56,12 +57,8 @@ def size_and_prove(
         progress.note(
             f"sizing: {first.label}, predicted {first.sustainable_per_s:.1f}/s; values in {written}"
         )
-    prove(
-        planned,
-        log,
-        extra_env,
-        run_dir / "sizing-logs",
-        settings.request_timeout_s,
-        duration_s,
-        progress.note,
-    )
+    logs = run_dir / "sizing-logs"  # the proved servers' logs, kept beside the results
+    logs.mkdir(exist_ok=True)
+    # A request 10 x the objective late has failed it: no proof waits the lab's 600 s on one.
+    timeout_s = min(settings.request_timeout_s, max(10.0, 10 * first.objective.p99_s))
+    prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note)
