@@ -13,9 +13,11 @@ from labtester.info import TargetInfo
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.scenarios.common import decode
+from labtester.scenarios.flow.analyse import _cores_free  # the flow's reading of the same record fields
 from labtester.sizing import answers
 from labtester.sizing.document import Level, SizedSummary, SizingConclusion
-from labtester.sizing.plan import PROOF_S
+from labtester.sizing.model import Configuration, RequestKind, Simulated, simulate
+from labtester.sizing.plan import MOST_PREDICTED, PROOF_S
 from labtester.stats import percentiles
 from labtester.views import Answer
 
@@ -53,7 +55,7 @@ class Sizing(LoadShape[SizingSettings, SizedSummary]):
         levels = []
         for level in summary.levels:
             run = runs.get(round(level.offered_per_s, 3))
-            levels.append(_measured(level, run) if run else level)
+            levels.append(_measured(level, run, summary) if run else level)
         summary.levels = levels
         return summary
 
@@ -88,7 +90,7 @@ class Sizing(LoadShape[SizingSettings, SizedSummary]):
         return [answers.table(conclusion)] if isinstance(conclusion, SizingConclusion) else []
 
 
-def _measured(level: Level, run: Record) -> Level:
+def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
     samples = decode(run["samples"])
     done = [s for s in samples if s.ok]
     wall = run["wall_s"]
@@ -97,14 +99,33 @@ def _measured(level: Level, run: Record) -> Level:
         if done
         else None
     )
+    free = _cores_free(run, run.get("server_cpu_s"))
+    explained = _explained(summary, level, min(free, summary.pod.cores)) if free else None
     return level.model_copy(
         update={
+            "cores_free": free,
+            "explained_per_s": explained.served_per_s if explained else None,
+            "explained_p99_s": explained.p99_s if explained else None,
             "measured_per_s": len(done) / wall if wall > 0 else 0.0,
             "measured_p99_s": p99,
             "requests": len(samples),
             "failed": len(samples) - len(done),
         }
     )
+
+
+def _explained(summary: SizedSummary, level: Level, cores: float) -> Simulated:
+    """The model on the cores the machine left the server during the run (the client's CPU is
+    already out of them)."""
+    kinds = [
+        RequestKind(k.name, k.weight, k.cpu_s, k.wait_s, k.overhead_s, k.cores_per_process)
+        for k in summary.kinds
+    ]
+    config = Configuration(
+        summary.family, summary.processes, summary.threads, summary.accept, summary.preemptive
+    )
+    requests = max(50, min(MOST_PREDICTED, level.requests))
+    return simulate(kinds, config, cores, level.offered_per_s, requests)
 
 
 SHAPE = Sizing()

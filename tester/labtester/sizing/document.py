@@ -49,6 +49,12 @@ class Level(BaseModel):
     measured_p99_s: float | None = None  # from each request's scheduled send
     requests: int = 0
     failed: int = 0
+    # What the rest of the machine (other processes, the load client) left the server during the
+    # run, and the model's figures on those cores: where they explain the measurement, the
+    # departure from the prediction is the machine's, not the model's.
+    cores_free: float | None = None
+    explained_per_s: float | None = None
+    explained_p99_s: float | None = None
 
     def departures(self) -> list[str]:
         """`rate 0.82x predicted`: where measured and predicted are more than DEPARTS apart."""
@@ -59,6 +65,12 @@ class Level(BaseModel):
         ):
             if measured is not None and predicted > 0 and abs(measured / predicted - 1) > DEPARTS:
                 found.append(f"{what} {measured / predicted:.2f}x predicted")
+        if found and self.cores_free is not None and self.explained_per_s is not None:
+            p99 = f"{self.explained_p99_s:.2f} s" if self.explained_p99_s is not None else "-"
+            found.append(
+                f"the machine left it {self.cores_free:.2f} cores, on which the model predicts "
+                f"{self.explained_per_s:.1f}/s at p99 {p99}"
+            )
         return found
 
 
@@ -75,6 +87,8 @@ class SizedSummary(BaseModel):
     per_process_unit: str = ""  # "threads", "connections"
     env: dict[str, str]
     memory_bytes: int
+    accept: Literal["shared", "per_worker"] = "per_worker"  # how its workers take connections
+    preemptive: bool = True  # threads share a process's core; greenlets and event loops do not
     sustainable_per_s: float  # predicted: the most it serves with its p99 within the objective
     predicted_p99_s: float
     levels: list[Level] = []

@@ -28,7 +28,7 @@ from labtester.sizing.search import (
 if TYPE_CHECKING:
     from labtester.results import Results
 
-LEVELS = (1.0, 0.8)  # the proof offers the predicted sustainable rate, and 80 % of it
+LEVELS = (0.8, 1.0)  # the proof offers 80 % of the predicted sustainable rate, then all of it
 PROOF_S = 20.0  # each proof run's length
 MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
 MANY_THREADS = 16  # beyond this many threads per process, CPU-bound threads convoy on the GIL
@@ -98,6 +98,8 @@ def _summary(
             "per_process_unit": c.family.rule.unit,
             "env": c.family.definition("", c.processes, c.per_process).env,
             "memory_bytes": c.memory_bytes,
+            "accept": c.family.rule.accept,
+            "preemptive": c.family.rule.preemptive,
             "sustainable_per_s": sized.rate_per_s,
             "predicted_p99_s": sized.p99_s,
             "levels": [] if sized.rate_per_s <= 0 else _levels(state, c, sized.rate_per_s, duration_s),

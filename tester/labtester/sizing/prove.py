@@ -10,14 +10,17 @@ no other load shape counts it as missing); its plan and its runs are its raw rec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import bisect
 import random
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
 import yaml
 
+from labtester import machine
 from labtester.launcher import LaunchError, one_line, start_target
 from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import RecordSink
@@ -128,8 +131,14 @@ def _prove_one(
             plan=summary.model_dump(mode="json"),
         )
         mix = [_Kind(k.name, k.weight) for k in summary.kinds]
+        census_url = target.url + str((info.get("control") or {}).get("census", "/test/resmon"))
         for level in summary.levels:
+            _drained(target.url, timeout_s)
+            # The machine's and the server's CPU around the run: what the rest of the machine left it.
+            machine_before, cpu_before = machine.snapshot(), _server_cpu(census_url)
             samples, wall_s = asyncio.run(offer(target.url, mix, level.offered_per_s, duration_s, timeout_s))
+            machine_after, cpu_after = machine.snapshot(), _server_cpu(census_url)
+            server_cpu_s = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
             log.write(
                 "scenario",
                 target=name,
@@ -141,9 +150,30 @@ def _prove_one(
                 duration_s=duration_s,
                 wall_s=wall_s,
                 samples=encode(samples),
+                machine=machine.recorded(machine_before, machine_after),
+                server_cpu_s=server_cpu_s,
             )
     finally:
         target.stop()
+
+
+def _drained(url: str, timeout_s: float, quick_s: float = 0.5) -> None:
+    """Wait until the server answers /healthz within `quick_s`: requests a run left queued (sent,
+    given up by the client, still served) would otherwise load the next run."""
+    deadline = time.monotonic() + max(60.0, timeout_s)
+    while time.monotonic() < deadline:
+        began = time.monotonic()
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.get(f"{url}/healthz", timeout=timeout_s)
+        if time.monotonic() - began < quick_s:
+            return
+
+
+def _server_cpu(census_url: str) -> float | None:
+    try:
+        return float(httpx.get(census_url, timeout=30).json()["cpu_seconds"])
+    except (httpx.HTTPError, ValueError, KeyError):
+        return None
 
 
 class _Kind:
