@@ -26,7 +26,9 @@ from labtester.stability import Stability
 # 4: a team's app: each request's Server-Timing (bursts: where its figures came from, a path's
 #    CPU and wait alone), a flow per path, conclusions across targets (the app's recommendation),
 #    `answer` findings, targets that did not start.
-SCHEMA_VERSION = 4
+# 5: sizing: `conclusions.sizing` (the pod, the objective, the proposal and each family's best,
+#    predicted beside measured), the configurations it proved as targets of their own.
+SCHEMA_VERSION = 5
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -20,10 +20,8 @@ same requests: the search's steps are smooth, not noise.
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -143,18 +141,6 @@ def poisson_arrivals(rate_per_s: float, requests: int, seed: int = SEED) -> list
     return times
 
 
-class _Process:
-    """One server process: its requests computing (with their CPU left) and its own queue."""
-
-    __slots__ = ("busy", "computing", "queue", "virtual")
-
-    def __init__(self) -> None:
-        self.busy = 0  # requests holding a slot
-        self.computing: list[tuple[float, int]] = []  # preemptive: a heap by virtual finish
-        self.virtual = 0.0  # preemptive: CPU each computing request received so far (all alike)
-        self.queue: deque[int] = deque()  # requests that reached this process and wait for a slot
-
-
 def simulate(
     kinds: Sequence[RequestKind],
     config: Configuration,
@@ -169,109 +155,17 @@ def simulate(
     _, kind_draws, worker_draws = _draws(requests, seed)
     times = list(arrivals) if arrivals is not None else poisson_arrivals(rate_per_s, requests, seed)
     total = sum(k.weight for k in kinds)
-    bounds = list(_cumulative([k.weight / total for k in kinds]))
+    bounds = _cumulative([k.weight / total for k in kinds])
     kind_of = [_pick(bounds, draw) for draw in kind_draws[: len(times)]]
-    cpu = [kinds[k].demand_s for k in kind_of]
-    wait = [kinds[k].wait_s for k in kind_of]
-    parallel = mean_of(kinds, "cores_per_process")
-    processes = [_Process() for _ in range(config.processes)]
-    per_process = math.inf if config.per_process is None else config.per_process
-    shared: deque[int] = deque()
-    waits: list[tuple[float, int, int]] = []  # (ends at, request, process)
-    remaining = [0.0] * len(times)  # non-preemptive: CPU left of the request at a process's head
-    latencies: list[float] = []
-    now, arrived = 0.0, 0
+    from labtester.sizing.events import Run  # it needs this module's types: imported when run
 
-    def start(request: int, p: int) -> None:
-        process = processes[p]
-        process.busy += 1
-        if cpu[request] > 0:
-            if config.preemptive:
-                heapq.heappush(process.computing, (process.virtual + cpu[request], request))
-            else:
-                remaining[request] = cpu[request]
-                process.computing.append((0.0, request))
-        else:
-            heapq.heappush(waits, (now + wait[request], request, p))
-
-    def finish(request: int, p: int) -> None:
-        process = processes[p]
-        process.busy -= 1
-        latencies.append(now - times[request])
-        source = shared if config.accept == "shared" else process.queue
-        if source:
-            start(source.popleft(), p)
-
-    while len(latencies) < len(times):
-        speeds = _speeds(processes, cores, parallel, config.preemptive)
-        next_at, event = math.inf, -1
-        if arrived < len(times):
-            next_at, event = times[arrived], -1
-        if waits and waits[0][0] < next_at:
-            next_at, event = waits[0][0], -2
-        for p, speed in speeds.items():
-            process = processes[p]
-            if config.preemptive:
-                left = process.computing[0][0] - process.virtual
-                per_request = speed / len(process.computing)
-            else:
-                left, per_request = remaining[process.computing[0][1]], speed
-            at = now + max(0.0, left) / per_request
-            if at < next_at:
-                next_at, event = at, p
-        elapsed = next_at - now
-        for p, speed in speeds.items():
-            process = processes[p]
-            if config.preemptive:
-                process.virtual += elapsed * speed / len(process.computing)
-            else:
-                remaining[process.computing[0][1]] -= elapsed * speed
-        now = next_at
-        if event == -1:
-            request = arrived
-            arrived += 1
-            chosen = _choose(processes, per_process, config.accept, worker_draws[request])
-            if chosen is None:
-                shared.append(request)
-            elif processes[chosen].busy < per_process:
-                start(request, chosen)
-            else:
-                processes[chosen].queue.append(request)
-        elif event == -2:
-            _, request, p = heapq.heappop(waits)
-            finish(request, p)
-        else:
-            process = processes[event]
-            if config.preemptive:
-                _, request = heapq.heappop(process.computing)
-            else:
-                _, request = process.computing.pop(0)
-            if wait[request] > 0:
-                heapq.heappush(waits, (now + wait[request], request, event))
-            else:
-                finish(request, event)
-    return Simulated(rate_per_s, tuple(sorted(latencies)), times[-1] if times else 0.0, now)
-
-
-def _speeds(processes: list[_Process], cores: float, parallel: float, preemptive: bool) -> dict[int, float]:
-    """The cores each computing process gets: as many as it can use (one request uses at most one,
-    a process at most `parallel`), all scaled down alike when they ask for more than `cores`."""
-    demand = {
-        p: min(float(len(process.computing)) if preemptive else 1.0, parallel)
-        for p, process in enumerate(processes)
-        if process.computing
-    }
-    asked = sum(demand.values())
-    scale = min(1.0, cores / asked) if asked else 1.0
-    return {p: d * scale for p, d in demand.items()}
-
-
-def _choose(processes: list[_Process], per_process: float, accept: Accept, draw: float) -> int | None:
-    """Which process takes an arrival: an idle worker of a shared queue (None: none is idle, it
-    waits in the queue), or the worker its connection reached, chosen at random."""
-    if accept == "shared":
-        return next((p for p, process in enumerate(processes) if process.busy < per_process), None)
-    return min(int(draw * len(processes)), len(processes) - 1)
+    run = Run(config, cores, mean_of(kinds, "cores_per_process"), times)
+    run.cpu = [kinds[k].demand_s for k in kind_of]
+    run.wait = [kinds[k].wait_s for k in kind_of]
+    run.draws = worker_draws
+    while len(run.latencies) < len(times):
+        run.step()
+    return Simulated(rate_per_s, tuple(sorted(run.latencies)), times[-1] if times else 0.0, run.now)
 
 
 def _cumulative(shares: list[float]) -> list[float]:

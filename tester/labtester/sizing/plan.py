@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from labtester.scenarios.flow.conclude import app_conclusion
+from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.sizing import costs
 from labtester.sizing.document import Level, Role, SizedSummary
 from labtester.sizing.families import Family, families
@@ -117,16 +117,7 @@ def plan(results: Results, interface: str, values: Path, duration_s: float = PRO
     settings = results.lab_settings()
     if conclusion is None or not conclusion.paths:
         return []
-    searched, unknown = families(interface, values)
-    kinds: dict[str, list[RequestKind]] = {}
-    memory: dict[str, Memory] = {}
-    assumed: list[str] = list(unknown)
-    for family in searched:
-        kinds[family.name], said = costs.kinds_of(results, conclusion, family)
-        assumed += said
-        slot = CONNECTION_BYTES if family.rule.unit == "connections" else THREAD_BYTES
-        memory[family.name] = costs.memory_of(results, family, slot)
-    searched = [f for f in searched if kinds[f.name]]
+    searched, kinds, memory, assumed = _inputs(results, conclusion, interface, values)
     if not searched:
         return []
     mix = kinds[searched[0].name]
@@ -175,6 +166,24 @@ def plan(results: Results, interface: str, values: Path, duration_s: float = PRO
             Planned(_summary("fixed", fixed, state, found, context, duration_s), fixed.candidate.family)
         )
     return planned
+
+
+def _inputs(
+    results: Results, conclusion: AppConclusion, interface: str, values: Path
+) -> tuple[list[Family], dict[str, list[RequestKind]], dict[str, Memory], list[str]]:
+    """The families of the values that have measured costs, each one's mix and memory, and what
+    had to be assumed."""
+    searched, unknown = families(interface, values)
+    kinds: dict[str, list[RequestKind]] = {}
+    memory: dict[str, Memory] = {}
+    assumed: list[str] = list(unknown)
+    for family in searched:
+        kinds[family.name], said = costs.kinds_of(results, conclusion, family)
+        assumed += said
+        slot = CONNECTION_BYTES if family.rule.unit == "connections" else THREAD_BYTES
+        memory[family.name] = costs.memory_of(results, family, slot)
+    searched = [f for f in searched if kinds[f.name]]
+    return searched, kinds, memory, assumed
 
 
 def _fixed(

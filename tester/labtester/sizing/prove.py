@@ -10,8 +10,8 @@ no other load shape counts it as missing); its plan and its runs are its raw rec
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import bisect
+import contextlib
 import random
 import time
 from collections.abc import Sequence
@@ -104,57 +104,51 @@ def _prove_one(
     duration_s: float,
 ) -> None:
     name = definition.name
+    plan = {
+        "target": name,
+        "scenario": SHAPE,
+        "kind": "plan",
+        "client": 0,
+        "plan": summary.model_dump(mode="json"),
+    }
     try:
         target = start_target(definition, extra_env=extra_env, log_dir=log_dir)
     except LaunchError as error:
-        log.write(
-            "target", target=name, url="", measure=False, ready=False, stage="start", error=one_line(error)
-        )
-        log.write(
-            "scenario",
-            target=name,
-            scenario=SHAPE,
-            kind="plan",
-            client=0,
-            plan=summary.model_dump(mode="json"),
-        )
+        started = {"url": "", "ready": False, "stage": "start", "error": one_line(error)}
+        log.write("target", target=name, measure=False, **started)
+        log.write("scenario", **plan)
         return
     try:
         info = httpx.get(f"{target.url}/info", timeout=30).json()
         log.write("target", target=name, url=target.url, measure=False, ready=True, error=None, info=info)
-        log.write(
-            "scenario",
-            target=name,
-            scenario=SHAPE,
-            kind="plan",
-            client=0,
-            plan=summary.model_dump(mode="json"),
-        )
-        mix = [_Kind(k.name, k.weight) for k in summary.kinds]
+        log.write("scenario", **plan)
         census_url = target.url + str((info.get("control") or {}).get("census", "/test/resmon"))
         for level in summary.levels:
             _drained(target.url, timeout_s)
-            # The machine's and the server's CPU around the run: what the rest of the machine left it.
-            machine_before, cpu_before = machine.snapshot(), _server_cpu(census_url)
-            samples, wall_s = asyncio.run(offer(target.url, mix, level.offered_per_s, duration_s, timeout_s))
-            machine_after, cpu_after = machine.snapshot(), _server_cpu(census_url)
-            server_cpu_s = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
-            log.write(
-                "scenario",
-                target=name,
-                scenario=SHAPE,
-                kind="run",
-                client=0,
-                step=f"sizing {level.offered_per_s:.3f}",
-                offered_per_s=level.offered_per_s,
-                duration_s=duration_s,
-                wall_s=wall_s,
-                samples=encode(samples),
-                machine=machine.recorded(machine_before, machine_after),
-                server_cpu_s=server_cpu_s,
-            )
+            run = _run(target.url, census_url, summary, level.offered_per_s, duration_s, timeout_s)
+            log.write("scenario", target=name, scenario=SHAPE, kind="run", client=0, **run)
     finally:
         target.stop()
+
+
+def _run(
+    url: str, census_url: str, summary: SizedSummary, rate_per_s: float, duration_s: float, timeout_s: float
+) -> dict[str, object]:
+    """One proof run, with the machine's and the server's CPU around it: what the rest of the
+    machine left the server."""
+    mix = [_Kind(k.name, k.weight) for k in summary.kinds]
+    machine_before, cpu_before = machine.snapshot(), _server_cpu(census_url)
+    samples, wall_s = asyncio.run(offer(url, mix, rate_per_s, duration_s, timeout_s))
+    machine_after, cpu_after = machine.snapshot(), _server_cpu(census_url)
+    return {
+        "step": f"sizing {rate_per_s:.3f}",
+        "offered_per_s": rate_per_s,
+        "duration_s": duration_s,
+        "wall_s": wall_s,
+        "samples": encode(samples),
+        "machine": machine.recorded(machine_before, machine_after),
+        "server_cpu_s": None if cpu_before is None or cpu_after is None else cpu_after - cpu_before,
+    }
 
 
 def _drained(url: str, timeout_s: float, quick_s: float = 0.5) -> None:
