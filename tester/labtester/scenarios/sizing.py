@@ -70,7 +70,8 @@ class Sizing(LoadShape[SizingSettings, SizedSummary]):
             objective=first.objective,
             proposed=proposed,
             families=[s for s in proved if s.role == "family"],
-            fixed=next((s for s in proved if s.role == "fixed"), None),
+            fixed=next((s for s in proved if s.role == "fixed"), None)
+            or next((s for s in proved if s.label == first.fixed_label), None),
             caveats=sorted(
                 {c for s in proved for c in s.caveats}, key=[c for s in proved for c in s.caveats].index
             ),

@@ -38,7 +38,9 @@ def headline(conclusion: SizingConclusion) -> str:
         text += f" ({', '.join(departs)})"
     fixed = conclusion.fixed
     fixed_level = fixed.at_sustainable() if fixed else None
-    if fixed is not None and fixed_level is not None and fixed_level.measured_per_s is not None:
+    if fixed is not None and fixed.label == proposed.label:
+        text += "; the best of the fixed configurations is this one already"
+    elif fixed is not None and fixed_level is not None and fixed_level.measured_per_s is not None:
         text += (
             f"; the best of the fixed configurations, {fixed.label}, sized the same way, "
             f"{_measured(fixed_level)}"

@@ -100,6 +100,7 @@ class SizedSummary(BaseModel):
     search_cpu_s: float = 0.0
     simulations: int = 0
     error: str | None = None  # why it was not proved (it did not start)
+    fixed_label: str | None = None  # the flows' pick, where it is this run's proposal or a family's best
 
     def at_sustainable(self) -> Level | None:
         return max(self.levels, key=lambda level: level.offered_per_s, default=None)

@@ -161,10 +161,17 @@ def plan(results: Results, interface: str, values: Path, duration_s: float = PRO
         memory,
         state,
     )
-    if fixed is not None:
-        planned.append(
-            Planned(_summary("fixed", fixed, state, found, context, duration_s), fixed.candidate.family)
-        )
+    if fixed is None:
+        return planned
+    same = [p for p in planned if p.summary.label == fixed.candidate.label]
+    if same:  # the flows' pick is already proved: said in each plan, not proved twice
+        return [
+            Planned(p.summary.model_copy(update={"fixed_label": fixed.candidate.label}), p.family)
+            for p in planned
+        ]
+    planned.append(
+        Planned(_summary("fixed", fixed, state, found, context, duration_s), fixed.candidate.family)
+    )
     return planned
 
 
