@@ -48,7 +48,7 @@ def conclusion_of(run_dir: Path) -> dict[str, Any]:
 
 
 def test_the_proposal_is_proved_and_its_measured_rate_is_near_the_predicted(sized: Run) -> None:
-    completed, run_dir = sized
+    _, run_dir = sized
     sizing = conclusion_of(run_dir)
     proposed = sizing["proposed"]
     assert proposed["family"] in {"sync", "gthread", "gevent"} and proposed["processes"] >= 1
