@@ -16,6 +16,7 @@ from tests.tester.app_lab import QUICK_FLOW, app_lab, values_with
 
 HERE = Path(__file__).parent
 WSGI = ["sync-1x", "sync-2x", "gthread", "gevent"]
+pytestmark = pytest.mark.timeout(900)  # the flows of four configurations, then four proofs
 BAND = 0.35  # a noisy, shared machine: predicted and measured rates within this of each other
 
 Run = tuple[Any, Path]
@@ -26,7 +27,7 @@ def sized(tmp_path_factory: pytest.TempPathFactory) -> Run:
     workdir = tmp_path_factory.mktemp("team")
     shutil.copy(HERE / "sizing_app.py", workdir / "sizing_app.py")
     values = values_with(workdir, WSGI)
-    env = {**QUICK_FLOW, "TESTER_SIZING__PROOF_S": "8"}
+    env = {**QUICK_FLOW, "TESTER_SIZING__PROOF_S": "8"}  # long enough for a p99 of each run
     completed, run_dir = app_lab(
         workdir,
         workdir / "out",
