@@ -79,3 +79,16 @@ def test_the_families_are_the_values_configurations_own() -> None:
     }
     asgi, _ = families("asgi", DEFAULT_VALUES)
     assert [f.name for f in asgi] == ["uvicorn"]
+
+
+def test_of_families_that_sustain_the_same_rate_the_one_with_least_memory_is_proposed() -> None:
+    waits = [RequestKind("/wait", 1, 0.001, 0.05)]
+    kinds = {f.name: waits for f in SEARCHED[:3]}
+    memory = {f.name: Memory(40 * MIB, 60 * MIB) for f in SEARCHED[:3]}
+    found = search(SEARCHED[:3], kinds, memory, POD, objective_s=0.2, duration_s=20)
+    assert found.proposed is not None
+    rates = {name: s.rate_per_s for name, s in found.best_by_family.items()}
+    assert found.proposed.rate_per_s * 1.03 >= max(rates.values())
+    for sized in found.best_by_family.values():
+        if sized.rate_per_s <= found.proposed.rate_per_s * 1.03:
+            assert found.proposed.candidate.memory_bytes <= sized.candidate.memory_bytes

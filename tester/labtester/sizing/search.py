@@ -206,7 +206,10 @@ def search(
         sized = best_of_family(state, found[name])
         if sized is not None:
             best[name] = sized
-    proposed = max(best.values(), key=lambda s: (s.rate_per_s, -s.candidate.memory_bytes), default=None)
+    most = max((s.rate_per_s for s in best.values()), default=0.0)
+    # Rates within BETTER of the most are one rate, as the model tells them apart: the least memory.
+    near = [s for s in best.values() if s.rate_per_s * BETTER >= most]
+    proposed = min(near, key=lambda s: (s.candidate.memory_bytes, -s.rate_per_s), default=None)
     return Found(proposed, best, time.process_time() - started, state.simulations)
 
 
