@@ -45,8 +45,9 @@ def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list
     found = []
     cpu_heavy = [k.name for k in kinds if k.cpu_s > 0.1 * objective_s]
     if not family.rule.preemptive and cpu_heavy and len(kinds) > 1:
+        runner = "greenlets never preempt" if family.name == "gevent" else "an event loop never preempts"
         found.append(
-            f"{c.label}: {'greenlets never preempt' if family.name == 'gevent' else 'an event loop never preempts'}, so "
+            f"{c.label}: {runner}, so "
             f"{', '.join(cpu_heavy)} holds every other request of its worker for its whole CPU; the model "
             "runs each worker's CPU first come, first served, which holds only if those paths yield "
             "nowhere else."
