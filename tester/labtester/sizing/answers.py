@@ -77,7 +77,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
         answer=conclusion.headline,
         evidence=f"{evidence}. Costs per request: {costs}. The search took "
         f"{conclusion.search_cpu_s:.2f} s of CPU ({conclusion.simulations} simulations).",
-        caveat="; ".join(conclusion.caveats) or None,
+        caveat="; ".join(c.rstrip(".") for c in conclusion.caveats) or None,
         chart=_chart(proved),
     )
 
