@@ -140,40 +140,32 @@ def plan(results: Results, interface: str, values: Path, duration_s: float = PRO
         role="proposed", family="", server="", label="", processes=0, threads=None, env={}, memory_bytes=0,
         sustainable_per_s=0.0, predicted_p99_s=0.0, pod=pod_size, objective=goal, caveats=assumed,
     )  # fmt: skip
+    picked = conclusion.recommendation.target if conclusion.recommendation else None
+    fixed = _fixed(results, picked, searched, memory, state)
+    return _planned(found, fixed, state, context, duration_s)
+
+
+def _planned(
+    found: Found, fixed: Sized | None, state: Search, context: SizedSummary, duration_s: float
+) -> list[Planned]:
+    """The proposal, the other families' best, then the flows' pick unless it is one of those."""
+
+    def planned_as(role: Role, sized: Sized) -> Planned:
+        return Planned(_summary(role, sized, state, found, context, duration_s), sized.candidate.family)
+
     planned = []
     if found.proposed is not None:
-        proposed = found.proposed
-        planned.append(
-            Planned(
-                _summary("proposed", proposed, state, found, context, duration_s), proposed.candidate.family
-            )
-        )
-        for name, sized in found.best_by_family.items():
-            if name != proposed.candidate.family.name:
-                planned.append(
-                    Planned(
-                        _summary("family", sized, state, found, context, duration_s), sized.candidate.family
-                    )
-                )
-    fixed = _fixed(
-        results,
-        conclusion.recommendation.target if conclusion.recommendation else None,
-        searched,
-        memory,
-        state,
-    )
+        planned.append(planned_as("proposed", found.proposed))
+        family = found.proposed.candidate.family.name
+        planned += [
+            planned_as("family", sized) for name, sized in found.best_by_family.items() if name != family
+        ]
     if fixed is None:
         return planned
-    same = [p for p in planned if p.summary.label == fixed.candidate.label]
-    if same:  # the flows' pick is already proved: said in each plan, not proved twice
-        return [
-            Planned(p.summary.model_copy(update={"fixed_label": fixed.candidate.label}), p.family)
-            for p in planned
-        ]
-    planned.append(
-        Planned(_summary("fixed", fixed, state, found, context, duration_s), fixed.candidate.family)
-    )
-    return planned
+    if any(p.summary.label == fixed.candidate.label for p in planned):  # said in each plan, not proved twice
+        label = fixed.candidate.label
+        return [Planned(p.summary.model_copy(update={"fixed_label": label}), p.family) for p in planned]
+    return [*planned, planned_as("fixed", fixed)]
 
 
 def _inputs(
