@@ -68,12 +68,16 @@ def test_the_proposal_is_proved_and_its_measured_rate_is_near_the_predicted(size
 def test_the_proposal_serves_at_least_what_the_best_fixed_configuration_served(sized: Run) -> None:
     _, run_dir = sized
     sizing = conclusion_of(run_dir)
-    fixed = sizing["fixed"]
+    proposed, fixed = sizing["proposed"], sizing["fixed"]
     assert fixed is not None and fixed["role"] in {"fixed", "proposed", "family"}
-    top = [max(s["levels"], key=lambda level: level["offered_per_s"]) for s in (sizing["proposed"], fixed)]
-    proposed_rate, fixed_rate = (level["measured_per_s"] for level in top)
-    same = sizing["proposed"]["label"] == fixed["label"]  # a fixed configuration is already the optimum
-    assert same or proposed_rate >= 0.9 * fixed_rate, (sizing["proposed"]["label"], top)
+    if proposed["label"] == fixed["label"]:
+        return  # the lab says a fixed configuration is already the optimum
+    assert proposed["sustainable_per_s"] >= 0.97 * fixed["sustainable_per_s"]  # the model's claim
+    top = [max(s["levels"], key=lambda level: level["offered_per_s"]) for s in (proposed, fixed)]
+    free = [level["cores_free"] for level in top]
+    if any(cores is None or cores < 0.9 * sizing["pod"]["cores"] for cores in free):
+        pytest.skip(f"the machine left the two runs {free} of the pod's {sizing['pod']['cores']} cores")
+    assert top[0]["measured_per_s"] >= 0.9 * top[1]["measured_per_s"], (proposed["label"], top)
 
 
 def test_the_answer_comes_first_and_the_proposal_is_a_values_overlay(sized: Run) -> None:
