@@ -11,6 +11,7 @@ PORTS ?=
 # `make lab COMPARE=results/<earlier run>` sets every figure beside that run's;
 # `make lab APP=module:app PATHS=/a,/b` measures a team's app in every server configuration
 # (`TRAFFIC=traffic.yaml` instead of PATHS: methods, headers, bodies and weights);
+# then sizes it for a pod (CORES=2 MEMORY=1Gi, default this machine's; P99=0.5 seconds; RATE=100 req/s);
 # `make lab CLIENTS=2`: the load sent by 2 client processes released together, their rows merged.
 #
 # Each knob reaches the lab as one argument, exactly as typed on make's command line (quotes, `$`,
@@ -20,13 +21,15 @@ PORTS ?=
 # the lab's own. The lab's own variables, TESTER_*, are the way to set it from the environment.
 typed = $(if $(filter command line,$(origin $(1))),$(value $(1)))
 LAB_KNOBS := N K R SCENARIOS CLIENTS
-APP_KNOBS := APP PATHS TRAFFIC COMPARE
+APP_KNOBS := APP PATHS TRAFFIC COMPARE CORES MEMORY P99 RATE
 $(foreach knob,$(LAB_KNOBS) $(APP_KNOBS),$(eval lab bench: export LAB_$(knob) := $$(call typed,$(knob))))
 LAB_FLAGS = $${LAB_N:+--work-seconds "$$LAB_N"} $${LAB_K:+--burst-max "$$LAB_K"} \
 	$${LAB_R:+--repeats "$$LAB_R"} $${LAB_SCENARIOS:+--scenarios "$$LAB_SCENARIOS"} \
 	$${LAB_CLIENTS:+--clients "$$LAB_CLIENTS"}
 APP_FLAGS = $${LAB_APP:+--app "$$LAB_APP"} $${LAB_PATHS:+--paths "$$LAB_PATHS"} \
-	$${LAB_TRAFFIC:+--traffic "$$LAB_TRAFFIC"} $${LAB_COMPARE:+--compare "$$LAB_COMPARE"}
+	$${LAB_TRAFFIC:+--traffic "$$LAB_TRAFFIC"} $${LAB_COMPARE:+--compare "$$LAB_COMPARE"} \
+	$${LAB_CORES:+--cores "$$LAB_CORES"} $${LAB_MEMORY:+--memory "$$LAB_MEMORY"} \
+	$${LAB_P99:+--p99 "$$LAB_P99"} $${LAB_RATE:+--rate "$$LAB_RATE"}
 
 .DEFAULT_GOAL := help
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import secrets
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -35,11 +37,13 @@ from labtester.inputs import APP_FLAGS, LAB_FLAGS, BadInput, Inputs, check
 from labtester.lab import run_lab, terminate
 from labtester.launcher import LaunchError, free_port, running_targets
 from labtester.progress import LabProgress
+from labtester.rawlog import RawLog
 from labtester.report import write_reports
 from labtester.report.compare import EarlierRun
 from labtester.report.console import make_console
 from labtester.results import Results
 from labtester.settings import LabSettings, TargetRef, TesterSettings
+from labtester.sizing.lab import size_and_prove
 from labtester.targets import DEFAULT_VALUES
 
 
@@ -56,8 +60,10 @@ def _run_and_report(
     after_census: Any = None,
     compare: EarlierRun | None = None,
     not_started: dict[str, str] | None = None,
+    after_targets: Callable[[Path, RawLog, LabProgress], None] | None = None,
 ) -> Results:
     run_dir = settings.output_dir / time.strftime("%Y%m%d-%H%M%S")
+    then = None if after_targets is None else functools.partial(after_targets, run_dir)
     if settings.clients > 1 and not settings.barrier:  # the other clients as processes here
         token = SecretStr(secrets.token_urlsafe(32))  # this run's: its clients alone join the barrier
         settings = settings.model_copy(update={"barrier": f"127.0.0.1:{free_port()}", "barrier_token": token})
@@ -66,7 +72,7 @@ def _run_and_report(
         clients = contextlib.nullcontext()
     try:  # readiness and census; each target adds its own plan once its /info is known
         with clients, LabProgress(console, 2 + len(settings.targets) + len(settings.census_only)) as progress:
-            run_lab(settings, progress, run_dir, after_census, not_started)
+            run_lab(settings, progress, run_dir, after_census, not_started, then)
     finally:
         results = write_reports(run_dir, console, compare)  # also after a crash: what was measured is kept
         if settings.results_url:
@@ -121,7 +127,14 @@ def run_app_lab(inputs: Inputs, console: Console) -> Results:
             inputs.app_configurations, extra_env=env, downstream=inputs.downstream, keep_going=True
         ) as started:
             measured = settings.with_targets([TargetRef(name=t.name, url=t.url) for t in started], [])
-            results = _run_and_report(measured, console, compare=inputs.earlier, not_started=started.failed)
+
+            def sizing(run_dir: Path, log: RawLog, progress: LabProgress) -> None:
+                values = inputs.values or DEFAULT_VALUES
+                size_and_prove(measured, run_dir, log, progress, values, {**started.extra_env, **env})
+
+            results = _run_and_report(
+                measured, console, compare=inputs.earlier, not_started=started.failed, after_targets=sizing
+            )
             started.keep_logs = bool(results.failed_checks)  # a failed run keeps the servers' logs
             return results
     except LaunchError as error:  # the downstream mock, which the app's paths may call

@@ -7,6 +7,7 @@
    over every CPU burst (median and worst), departure findings, the release's offset and spread
    (by the servers' own start times) and the delivery lag.
 3. The same bursts with a deliberate CPU hog beside the targets: the lab must name interference.
+4. The sizing's own cost: the CPU seconds its search takes over every family on a mixed app.
 """
 
 from __future__ import annotations
@@ -240,7 +241,37 @@ def print_accuracy(console: Console, results: Results, title: str) -> None:
             console.print(f"  {finding.kind}: {finding.text}", highlight=False, markup=False)
 
 
+def print_sizing_cost(console: Console) -> None:
+    """The search over five families' knobs for the shared note's mixed app (a CPU path, a waiting
+    path, one that does both) on 2 cores: its CPU seconds, which must stay under one."""
+    from labtester.sizing.families import RULES, Family
+    from labtester.sizing.model import RequestKind
+    from labtester.sizing.search import MIB, Memory, Pod, search
+
+    mix = [
+        RequestKind("/cpu", 1, 0.05, 0.0, 0.001),
+        RequestKind("/wait", 1, 0.0, 0.1, 0.001),
+        RequestKind("/mix", 1, 0.04, 0.05, 0.001),
+    ]
+    families = [Family(f"{server}-{kind}", server, "wsgi", rule) for (server, kind), rule in RULES.items()]
+    found = search(
+        families,
+        {f.name: mix for f in families},
+        {f.name: Memory(40 * MIB, 60 * MIB) for f in families},
+        Pod(cores=2, memory_bytes=2 << 30),
+        objective_s=0.4,
+        duration_s=20,
+    )
+    proposed = found.proposed.candidate.label if found.proposed else "nothing"
+    console.print(
+        f"BENCH sizing search: {found.cpu_s:.3f} s of CPU (goal: under 1 s), {found.simulations} "
+        f"simulations over {len(families)} families; it proposes {proposed}",
+        highlight=False,
+    )
+
+
 def run_bench(inputs: Inputs, console: Console, local_lab: LocalLab) -> int:
+    print_sizing_cost(console)
     print_middleware_overhead(console)
     print_capacity(console, inputs.targets)
     idle = local_lab(inputs, console)

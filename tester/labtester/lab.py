@@ -55,10 +55,12 @@ def run_lab(
     run_dir: Path,
     after_census: Callable[[], None] | None = None,
     not_started: dict[str, str] | None = None,
+    after_targets: Callable[[RawLog, LabProgress], None] | None = None,
 ) -> None:
     """Measure every target into `run_dir`'s raw log; `after_census` runs once the census is taken
     (the local lab stops its census-only variants there); `not_started`: targets the local lab
-    could not start, and why (recorded, so the report says so)."""
+    could not start, and why (recorded, so the report says so); `after_targets`: what runs once
+    every target was measured, before the run ends (the app lab's sizing)."""
     with RawLog(run_dir) as log, leading(settings, log) as crew:
         log.write(
             "run_start",
@@ -86,6 +88,8 @@ def run_lab(
             crew.meet(RUN_SCOPE, "targets", the_plan(settings, measured, infos))
             for target in measured:
                 TargetRun(settings, log, progress, target, infos[target.name], crew).measure()
+            if after_targets:
+                after_targets(log, progress)
             crew.measure_clock("end")  # beside the one at joining: how the clocks drifted
             crew.meet(RUN_SCOPE, "end")
             status = "complete"

@@ -206,6 +206,7 @@ class StartedTargets(list[RunningTarget]):
         self.log_dir = log_dir
         self.keep_logs = False
         self.failed: dict[str, str] = {}
+        self.extra_env: dict[str, str] = {}  # what every target was told besides its own env
 
 
 def one_line(error: LaunchError, tail: int = 3) -> str:
@@ -240,6 +241,7 @@ def running_targets(
                 start_target(downstream, (ports or {}).get(downstream.name), None, started.log_dir)
             )
             extra_env = {**(extra_env or {}), "LAB_DOWNSTREAM_URL": servers[0].url}
+        started.extra_env = dict(extra_env or {})
         for definition in definitions:
             port = (ports or {}).get(definition.name)
             try:

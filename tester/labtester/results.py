@@ -30,7 +30,9 @@ from labtester.stability import Stability
 # 5: a team's app's whole cost: per configuration the serving cost (flow `serving_cost`), per path
 #    the conservation account (flow `account`) and the prediction's server and client terms; the
 #    app conclusion's `failed` paths with their counts.
-SCHEMA_VERSION = 5
+# 6: sizing: `conclusions.sizing` (the pod, the objective, the proposal and each family's best,
+#    predicted beside measured), the configurations it proved as targets of their own.
+SCHEMA_VERSION = 6
 
 M = TypeVar("M", bound=BaseModel)
 

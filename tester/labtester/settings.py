@@ -14,48 +14,17 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, SecretStr, create_model, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from labtester.info import ControlPaths, TargetInfo
+from labtester.appinputs import check_app_path, parse_memory
+from labtester.info import TargetInfo
 from labtester.scenarios import SHAPES
+from labtester.targetref import TargetRef, parse_target_list
 from labtester.traffic import Outgoing, Traffic, read_traffic, traffic_of
 from labtester.yamlfile import read_mapping
 
 DEFAULT_SCENARIOS = ("bursts",)  # the quick default matrix; the others on request
-DEFAULT_APP_SCENARIOS = ("bursts", "flow")  # a team's app: bursts and a flow against each path
+# A team's app: bursts and a flow against each path, then the sizing (labtester/sizing/).
+DEFAULT_APP_SCENARIOS = ("bursts", "flow", "sizing")
 DEFAULT_ENDPOINTS = ("sync-cpubound", "badasync-cpubound", "offload-cpubound", "io-bound")
-# The lab serves these itself, ahead of any app: never one of an app's paths.
-CONTROL_PATHS = frozenset(value for value in ControlPaths().model_dump().values() if isinstance(value, str))
-
-
-def check_app_path(path: str) -> str:
-    """An app's path as a request sends it: from /, maybe a query, never one of the lab's own."""
-    if not path.startswith("/"):
-        raise ValueError(f"path {path!r} does not start with /")
-    if not all("!" <= character <= "~" for character in path):  # a request line carries no more
-        raise ValueError(f"path {path!r} holds a space or a character beyond ASCII: percent-encode it")
-    if path.partition("?")[0] in CONTROL_PATHS:
-        raise ValueError(
-            f"path {path!r} is one of the lab's control paths ({', '.join(sorted(CONTROL_PATHS))})"
-        )
-    return path
-
-
-class TargetRef(BaseModel):
-    """All the tester knows of a target before /info: its name, its URL, whether it is measured."""
-
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    url: str = Field(pattern=r"^https?://")
-    measure: bool = True
-
-
-def parse_target_list(text: str, measure: bool) -> list[TargetRef]:
-    """`name=url,name=url` (the form env vars carry) into target references."""
-    targets = []
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, separator, url = item.partition("=")
-        if not separator:
-            raise ValueError(f"target {item!r} is not NAME=URL")
-        targets.append(TargetRef(name=name.strip(), url=url.strip().rstrip("/"), measure=measure))
-    return targets
 
 
 class LabSettings(BaseSettings):
@@ -136,6 +105,33 @@ class LabSettings(BaseSettings):
         description="Recommendation: a configuration's p99 is acceptable within this many times "
         "the best p99 among the configurations.",
     )
+
+    cores: float | None = Field(
+        None, gt=0, le=1024, description="Sizing: the pod's cores (default: this machine's effective cores)."
+    )
+    memory: Annotated[int | None, NoDecode] = Field(
+        None,
+        gt=0,
+        description="Sizing: the pod's memory, bytes or 512Mi, 1Gi, 2G (default: the machine's or cgroup's).",
+    )
+    p99: float | None = Field(
+        None,
+        gt=0,
+        le=3600,
+        description="Sizing: the p99 objective, seconds (default: 4x the mix's mean time alone, at least "
+        "2x its slowest request's).",
+    )
+    target_rate: float | None = Field(
+        None,
+        gt=0,
+        le=1_000_000,
+        description="Sizing: a rate to serve, req/s: the smallest configuration that does.",
+    )
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _memory_size(cls, value: Any) -> Any:
+        return parse_memory(value) if isinstance(value, str) else value
 
     @field_validator("targets", "census_only", mode="before")
     @classmethod

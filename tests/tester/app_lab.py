@@ -16,13 +16,15 @@ import yaml
 
 from labtester.targets import DEFAULT_VALUES
 
-# Short runs: bursts of 1..3 once each, flows of a few seconds with a few users.
+# Short runs: bursts of 1..3 once each, flows of a few seconds with a few users; no sizing (its
+# proof starts servers of its own: test_sizing_app.py runs it, with --scenarios flow,sizing).
 QUICK = ["--burst-max", "3", "--repeats", "1"]
 QUICK_FLOW = {
     "TESTER_FLOW__DURATION_S": "4",
     "TESTER_FLOW__USERS": "12",
     "TESTER_FLOW__SPAWN_RATE": "24",
     "TESTER_FLOW__BASELINE": "3",
+    "TESTER_SCENARIOS": "bursts,flow",
 }
 
 

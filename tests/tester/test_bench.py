@@ -39,3 +39,20 @@ def test_a_clients_cost_is_its_own_cpu_over_the_requests_it_had_answered(start) 
     cost = measure("lab", f"{target.url}/healthz", 10, 1.0)
     assert cost.requests > 0 and 0 < cost.cpu_s <= cost.wall_s * 1.5  # one thread, at most a core
     assert cost.cpu_per_request_s == cost.cpu_s / cost.requests
+
+
+def test_make_bench_reports_the_sizing_searchs_own_cpu() -> None:
+    import io
+    import re
+
+    from rich.console import Console
+
+    from labtester.bench import print_sizing_cost
+
+    out = io.StringIO()
+    print_sizing_cost(Console(file=out, width=200))
+    found = re.search(
+        r"BENCH sizing search: ([\d.]+) s of CPU .* (\d+) simulations over 6 families", out.getvalue()
+    )
+    assert found is not None, out.getvalue()
+    assert 0 < float(found.group(1)) < 1.0 and int(found.group(2)) > 0

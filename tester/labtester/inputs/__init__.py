@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labtester.inputs.errors import BadInput
@@ -48,6 +49,7 @@ class Inputs:
     ports: dict[str, int] = field(default_factory=dict)  # `targets`: every server's local port
     earlier: EarlierRun | None = None  # --compare's run
     app_configurations: list[TargetDefinition] = field(default_factory=list)  # lab --app: the app's
+    values: Path | None = None  # --values (lab --app: where sizing finds the families)
 
 
 def check(args: argparse.Namespace) -> Inputs:
@@ -56,6 +58,7 @@ def check(args: argparse.Namespace) -> Inputs:
     inputs = Inputs()
     if "values" in args:
         inputs.targets, inputs.downstream = read_values(args.values)
+        inputs.values = args.values
     if "config" in args:
         inputs.settings, sources = read_settings(args, local="values" in args)
     if inputs.settings is not None and inputs.settings.traffic is not None:

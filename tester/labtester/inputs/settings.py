@@ -31,9 +31,13 @@ LAB_FLAGS = {
     "app": "--app",
     "paths": "--paths",
     "traffic": "--traffic",
+    "cores": "--cores",
+    "memory": "--memory",
+    "p99": "--p99",
+    "target_rate": "--rate",
 }
 # Flags only the commands that measure a team's app take (`lab` starts it, `run` is told of it).
-APP_FLAGS = ("app", "paths", "traffic")
+APP_FLAGS = ("app", "paths", "traffic", "cores", "memory", "p99", "target_rate")
 
 
 def read_config(path: Path | None) -> dict[str, Any]:

@@ -62,9 +62,7 @@ class FlowSettings(BaseModel):
     k: int = Field(3, ge=1, le=32, description="Parallel waits per request (the study's 3 steps).")
     wait_ms: int = Field(250, ge=0, le=60_000, description="Each wait (the study's 0.25 s LLM call).")
     call_ms: int = Field(50, ge=0, le=60_000, description="The downstream mock's delay.")
-    baseline: int = Field(
-        5, ge=1, le=100, description="Requests alone before the ramp: R, the time one takes."
-    )
+    baseline: int = Field(5, ge=1, le=100, description="Requests alone before the ramp: R, one's time.")
 
     def query(self) -> str:
         return f"k={self.k}&wait_ms={self.wait_ms}&call_ms={self.call_ms}"
@@ -169,6 +167,7 @@ class PathFlow(BaseModel):
     cpu_s: float | None = None  # CPU of one request alone (its header; median of the baseline)
     wait_s: float | None = None  # what it waited alone: the app's time less its CPU (median)
     account: PathAccount | None = None  # where the serving processes' CPU went (conservation)
+    server_cpu_s: float | None = None  # the server's processes' CPU over the run (census), for sizing
 
 
 class FlowSummary(BaseModel):
@@ -276,6 +275,7 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
         over_time=flow_seconds(samples, wall, record["users"]),
         loaded=not record.get("unloaded", False),
         account=account,
+        server_cpu_s=server_cpu,
         **_alone(alone),
     )
 

@@ -1,0 +1,132 @@
+"""Sizing as a load shape: what it loads runs after the other shapes (labtester/sizing/prove.py,
+on configurations it starts itself), so here it only reads its records back, concludes across
+them (`conclusions.sizing`) and reports; on the fixed configurations it runs nothing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+from rich.table import Table
+
+from labtester.info import TargetInfo
+from labtester.rawlog import Record
+from labtester.scenarios.base import LoadShape, ShapeContext
+from labtester.scenarios.common import decode
+from labtester.scenarios.flow.accounting import cores_free  # the flow's reading of the same fields
+from labtester.sizing import answers
+from labtester.sizing.document import Level, SizedSummary, SizingConclusion
+from labtester.sizing.model import Configuration, RequestKind, Simulated, simulate
+from labtester.sizing.plan import MOST_PREDICTED, PROOF_S
+from labtester.stats import percentiles
+from labtester.views import Answer
+
+if TYPE_CHECKING:
+    from labtester.results import Results
+    from labtester.settings import LabSettings
+
+
+class SizingSettings(BaseModel):
+    """How long the proof offers the mix at each rate."""
+
+    model_config = {"extra": "forbid"}
+    proof_s: float = Field(PROOF_S, gt=0, le=3600, description="Seconds of each proof run.")
+
+
+class Sizing(LoadShape[SizingSettings, SizedSummary]):
+    name = "sizing"
+    settings_model = SizingSettings
+    summary_model = SizedSummary
+    conclusion_model = SizingConclusion
+
+    def applies(self, info: TargetInfo) -> bool:
+        return False  # it starts and loads its own configurations, after the others
+
+    def plan(self, info: TargetInfo, settings: LabSettings) -> list[str]:
+        return []
+
+    def run(self, ctx: ShapeContext) -> None:
+        return None
+
+    def analyse(self, records: list[Record], info: TargetInfo | None, settings: LabSettings) -> SizedSummary:
+        plan = next(r["plan"] for r in records if r.get("kind") == "plan")
+        summary = SizedSummary.model_validate(plan)
+        runs = {round(r["offered_per_s"], 3): r for r in records if r.get("kind") == "run"}
+        levels = []
+        for level in summary.levels:
+            run = runs.get(round(level.offered_per_s, 3))
+            levels.append(_measured(level, run, summary) if run else level)
+        summary.levels = levels
+        return summary
+
+    def conclude(self, results: Results) -> SizingConclusion | None:
+        proved = [s for _, s in results.summaries(SizedSummary)]
+        if not proved:
+            return None
+        proposed = next((s for s in proved if s.role == "proposed"), None)
+        first = proposed or proved[0]
+        conclusion = SizingConclusion(
+            pod=first.pod,
+            objective=first.objective,
+            proposed=proposed,
+            families=[s for s in proved if s.role == "family"],
+            fixed=next((s for s in proved if s.role == "fixed"), None)
+            or next((s for s in proved if s.label == first.fixed_label), None),
+            caveats=sorted(
+                {c for s in proved for c in s.caveats}, key=[c for s in proved for c in s.caveats].index
+            ),
+            search_cpu_s=first.search_cpu_s,
+            simulations=first.simulations,
+            headline="",
+        )
+        conclusion.headline = answers.headline(conclusion)
+        return conclusion
+
+    def answers(self, results: Results) -> list[Answer]:
+        conclusion = results.conclusions.get(self.name)
+        return [answers.answer(conclusion)] if isinstance(conclusion, SizingConclusion) else []
+
+    def tables(self, results: Results) -> list[Table]:
+        conclusion = results.conclusions.get(self.name)
+        return [answers.table(conclusion)] if isinstance(conclusion, SizingConclusion) else []
+
+
+def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
+    samples = decode(run["samples"])
+    done = [s for s in samples if s.ok]
+    wall = run["wall_s"]
+    p99 = (
+        percentiles([s.from_schedule_s for s in samples if s.status is not None], (99,)).get("p99")
+        if done
+        else None
+    )
+    free = cores_free(run, run.get("server_cpu_s"))
+    explained = _explained(summary, level, min(free, summary.pod.cores)) if free else None
+    return level.model_copy(
+        update={
+            "cores_free": free,
+            "explained_per_s": explained.served_per_s if explained else None,
+            "explained_p99_s": explained.p99_s if explained else None,
+            "measured_per_s": len(done) / wall if wall > 0 else 0.0,
+            "measured_p99_s": p99,
+            "requests": len(samples),
+            "failed": len(samples) - len(done),
+        }
+    )
+
+
+def _explained(summary: SizedSummary, level: Level, cores: float) -> Simulated:
+    """The model on the cores the machine left the server during the run (the client's CPU is
+    already out of them)."""
+    kinds = [
+        RequestKind(k.name, k.weight, k.cpu_s, k.wait_s, k.overhead_s, k.cores_per_process)
+        for k in summary.kinds
+    ]
+    config = Configuration(
+        summary.family, summary.processes, summary.threads, summary.accept, summary.preemptive
+    )
+    requests = max(50, min(MOST_PREDICTED, level.requests))
+    return simulate(kinds, config, cores, level.offered_per_s, requests)
+
+
+SHAPE = Sizing()

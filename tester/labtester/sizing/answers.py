@@ -1,0 +1,136 @@
+"""The sizing in words: the headline that comes first, the answer with its chart (predicted
+against measured per family), and the table of every configuration proved."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.table import Table
+
+from labtester.sizing.document import Level, SizedSummary, SizingConclusion
+from labtester.views import Answer, Chart, Line
+
+
+def _gib(size: int) -> str:
+    return f"{size / (1 << 30):.3g} GiB" if size >= 1 << 30 else f"{size / (1 << 20):.0f} MiB"
+
+
+def _measured(level: Level | None) -> str:
+    if level is None or level.measured_per_s is None:
+        return "not measured"
+    p99 = f"{level.measured_p99_s:.2f} s" if level.measured_p99_s is not None else "-"
+    return f"measured {level.measured_per_s:.1f}/s at p99 {p99}"
+
+
+def headline(conclusion: SizingConclusion) -> str:
+    """`Serve X with gunicorn gthread, 2 workers x 24 threads, on 2 cores and 1 GiB: predicted ...`"""
+    pod = f"{conclusion.pod.cores:g} cores and {_gib(conclusion.pod.memory_bytes)}"
+    proposed = conclusion.proposed
+    if proposed is None:
+        goal = f"p99 {conclusion.objective.p99_s:.2f} s"
+        return f"No configuration on {pod} meets {goal}: {'; '.join(conclusion.caveats)}"
+    level = proposed.at_sustainable()
+    text = (
+        f"Serve the app with {proposed.label}, on {pod}: predicted {proposed.sustainable_per_s:.1f}/s at p99 "
+        f"{proposed.predicted_p99_s:.2f} s, {_measured(level)}"
+    )
+    departs = level.departures() if level else []
+    if departs:
+        text += f" ({', '.join(departs)})"
+    fixed = conclusion.fixed
+    fixed_level = fixed.at_sustainable() if fixed else None
+    if fixed is not None and fixed.label == proposed.label:
+        text += "; the best of the fixed configurations is this one already"
+    elif fixed is not None and fixed_level is not None and fixed_level.measured_per_s is not None:
+        text += (
+            f"; the best of the fixed configurations, {fixed.label}, sized the same way, "
+            f"{_measured(fixed_level)}"
+        )
+    elif conclusion.fixed_best is not None:
+        served = conclusion.fixed_best.flows_per_s
+        text += f"; the best of the fixed configurations served {served:.1f}/s in the flows"
+    return text + "."
+
+
+def answer(conclusion: SizingConclusion) -> Answer:
+    proved = [s for s in [conclusion.proposed, *conclusion.families, conclusion.fixed] if s is not None]
+    evidence = "; ".join(
+        f"{s.label} ({s.role}): "
+        + ", ".join(
+            f"at {lv.offered_per_s:.1f}/s predicted {lv.predicted_per_s:.1f}/s "
+            f"p99 {lv.predicted_p99_s:.2f} s, "
+            f"{_measured(lv)}" + (f" ({', '.join(lv.departures())})" if lv.departures() else "")
+            for lv in s.levels
+        )
+        for s in proved
+    )
+    costs = ", ".join(
+        f"{k.name} {k.cpu_s * 1000:.1f} ms CPU + {k.overhead_s * 1000:.1f} ms server's "
+        f"+ {k.wait_s * 1000:.0f} ms wait"
+        for k in (conclusion.proposed.kinds if conclusion.proposed else [])
+    )
+    return Answer(
+        order=0,
+        key="sizing",
+        question=f"How should this app be served on {conclusion.pod.cores:g} cores and "
+        f"{_gib(conclusion.pod.memory_bytes)} for p99 {conclusion.objective.p99_s:.2f} s "
+        f"({conclusion.objective.why})?",
+        answer=conclusion.headline,
+        evidence=f"{evidence}. Costs per request: {costs}. The search took "
+        f"{conclusion.search_cpu_s:.2f} s of CPU ({conclusion.simulations} simulations).",
+        caveat="; ".join(c.rstrip(".") for c in conclusion.caveats) or None,
+        chart=_chart(proved),
+    )
+
+
+def _chart(proved: list[SizedSummary]) -> Chart | None:
+    lines = [
+        Line(
+            label=s.family if s.role != "fixed" else f"{s.family} (fixed)",
+            x=[lv.offered_per_s for lv in sorted(s.levels, key=lambda lv: lv.offered_per_s)],
+            y=[lv.measured_per_s for lv in sorted(s.levels, key=lambda lv: lv.offered_per_s)],
+            reference=[lv.predicted_per_s for lv in sorted(s.levels, key=lambda lv: lv.offered_per_s)],
+        )
+        for s in proved
+        if s.levels
+    ]
+    if not lines:
+        return None
+    return Chart(
+        name="sizing",
+        title="Sizing: served against offered, per family",
+        x_label="offered (req/s)",
+        y_label="served (req/s)",
+        reference="predicted",
+        lines=lines,
+        integer_x=False,
+    )
+
+
+def table(conclusion: SizingConclusion) -> Table:
+    table = Table(
+        title="Sizing: each configuration proved, predicted beside measured",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    for column in (
+        "configuration",
+        "role",
+        "memory",
+        "offered/s",
+        "predicted/s",
+        "measured/s",
+        "pred p99 s",
+        "meas p99 s",
+        "failed",
+    ):
+        table.add_column(column, justify="left" if column in ("configuration", "role") else "right")
+    for s in [conclusion.proposed, *conclusion.families, conclusion.fixed]:
+        if s is None:
+            continue
+        for lv in s.levels:
+            table.add_row(
+                s.label, s.role, _gib(s.memory_bytes), f"{lv.offered_per_s:.1f}", f"{lv.predicted_per_s:.1f}",
+                "-" if lv.measured_per_s is None else f"{lv.measured_per_s:.1f}", f"{lv.predicted_p99_s:.3f}",
+                "-" if lv.measured_p99_s is None else f"{lv.measured_p99_s:.3f}", str(lv.failed),
+            )  # fmt: skip
+    return table

@@ -1,0 +1,180 @@
+"""The sizing's inputs, from what the lab measured of the fixed configurations: each path's CPU
+and wait alone, each family's own CPU per request and memory, the pod and the objective.
+
+Until the traffic file lands, the mix is the app's paths in equal weights. Until the accounting
+lands, a family's own CPU per request (`overhead_s`) is its serving processes' CPU over each flow
+less the requests' measured CPU, per request; cores per process are what a flow showed where its
+processes ran more than one core each (work that releases the GIL), else 1.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import psutil
+
+from labtester.scenarios.flow.analyse import FAN_OUT, PathFlow, flows
+from labtester.scenarios.flow.conclude import AppConclusion
+from labtester.sizing.document import FixedBest, KindCost, Objective, PodSize
+from labtester.sizing.families import Family
+from labtester.sizing.model import RequestKind
+from labtester.sizing.search import MIB, Memory
+
+if TYPE_CHECKING:
+    from labtester.results import Results, TargetResult
+    from labtester.settings import LabSettings
+
+CGROUP_MEMORY = Path("/sys/fs/cgroup/memory.max")
+OBJECTIVE_OF_MEAN = 4  # a p99 within 4x the mix's mean time alone: queues that come and go
+OBJECTIVE_OF_SLOWEST = 2  # and never below 2x its slowest request alone, which the p99 holds
+DEFAULT_PROCESS_BYTES = 64 * MIB  # a worker where no census measured one
+
+
+def machine_memory() -> tuple[int, str]:
+    try:
+        limit = CGROUP_MEMORY.read_text().strip()
+        if limit.isdigit():
+            return int(limit), "this machine's cgroup"
+    except OSError:
+        pass
+    return int(psutil.virtual_memory().total), "this machine"
+
+
+def pod_size(settings: LabSettings, conclusion: AppConclusion, client_cpu_s: float) -> PodSize:
+    cores = settings.cores or conclusion.cores or len(os.sched_getaffinity(0))
+    memory, source = (settings.memory, "") if settings.memory else machine_memory()
+    given = [name for name, value in (("CORES=", settings.cores), ("MEMORY=", settings.memory)) if value]
+    where = " and ".join(given + ([source] if source else []))
+    return PodSize(cores=cores, memory_bytes=memory, source=where, client_cpu_s=client_cpu_s)
+
+
+def objective(settings: LabSettings, kinds: list[RequestKind]) -> Objective:
+    if settings.p99:
+        return Objective(p99_s=settings.p99, why="P99=", rate_per_s=settings.target_rate)
+    total = sum(k.weight for k in kinds)
+    mean = sum(k.weight * k.alone_s for k in kinds) / total
+    slowest = max(k.alone_s for k in kinds)
+    p99 = max(OBJECTIVE_OF_MEAN * mean, OBJECTIVE_OF_SLOWEST * slowest)
+    why = (
+        f"{OBJECTIVE_OF_MEAN}x the mix's mean time alone ({mean * 1000:.0f} ms)"
+        if p99 == OBJECTIVE_OF_MEAN * mean
+        else f"{OBJECTIVE_OF_SLOWEST}x its slowest request alone ({slowest * 1000:.0f} ms)"
+    )
+    why = f"default: {why}, a queue that comes and goes"
+    return Objective(p99_s=p99, why=why, rate_per_s=settings.target_rate)
+
+
+def _family_flows(results: Results, family: Family) -> list[tuple[TargetResult, PathFlow]]:
+    names = set(family.fixed_targets)
+    return [(t, f) for t, f in flows(results) if t.name in names and f.endpoint != FAN_OUT and f.loaded]
+
+
+def _overhead(flow: PathFlow) -> float | None:
+    """The serving processes' CPU per request beyond the requests' own measured CPU."""
+    answered = flow.requests - sum(flow.failures.values())
+    cpu = flow.prediction.cpu_per_request_s
+    if (
+        flow.server_cpu_s is None
+        or answered <= 0
+        or cpu is None
+        or flow.prediction.cpu_source != "server-timing"
+    ):
+        return None
+    return max(0.0, flow.server_cpu_s / answered - cpu)
+
+
+def _cores_per_process(target: TargetResult, flow: PathFlow) -> float | None:
+    """The cores each process ran on average over the flow: above 1 only where work released the GIL."""
+    if flow.server_cpu_s is None or flow.wall_s <= 0 or target.info is None:
+        return None
+    return flow.server_cpu_s / flow.wall_s / max(1, target.info.workers)
+
+
+def kinds_of(
+    results: Results, conclusion: AppConclusion, family: Family
+) -> tuple[list[RequestKind], list[str]]:
+    """The mix in equal weights, each path with this family's own overhead, and what was assumed."""
+    family_flows = _family_flows(results, family)
+    assumed = []
+    kinds = []
+    for path in conclusion.paths:
+        if path.cpu_s is None or path.wait_s is None:
+            assumed.append(f"{path.path}: no CPU or wait measured alone, left out of the mix")
+            continue
+        on_path = [(t, f) for t, f in family_flows if f.endpoint == path.path]
+        overheads = [o for _, f in on_path if (o := _overhead(f)) is not None]
+        parallel = [c for t, f in on_path if (c := _cores_per_process(t, f)) is not None]
+        kinds.append(
+            RequestKind(
+                name=path.path,
+                weight=1.0,
+                cpu_s=path.cpu_s,
+                wait_s=path.wait_s,
+                overhead_s=statistics.median(overheads) if overheads else 0.0,
+                cores_per_process=max(1.0, max(parallel, default=1.0)),
+            )
+        )
+        if not overheads:
+            assumed.append(f"{family.name} on {path.path}: its own CPU per request not measured, taken as 0")
+    return kinds, assumed
+
+
+def kind_costs(kinds: list[RequestKind]) -> list[KindCost]:
+    return [
+        KindCost(
+            name=k.name,
+            weight=k.weight,
+            cpu_s=k.cpu_s,
+            wait_s=k.wait_s,
+            overhead_s=k.overhead_s,
+            cores_per_process=k.cores_per_process,
+        )
+        for k in kinds
+    ]
+
+
+def memory_of(results: Results, family: Family, slot_bytes: int) -> Memory:
+    """A process's and the master's resident memory, the most any census of the family saw."""
+    censuses: list[dict[str, Any]] = []
+    for target in results.targets:
+        if target.name in family.fixed_targets:
+            censuses += [target.census.idle] if target.census.idle else []
+            censuses += [loaded.census for loaded in target.census.under_load]
+    workers, masters = [], []
+    for census in censuses:
+        processes = census.get("processes") or []
+        serving = [p for p in processes if p.get("role") == "worker"]
+        workers += [
+            int(p["rss_bytes"]) for p in serving or [p for p in processes if p.get("role") == "master"]
+        ]
+        masters += [int(p["rss_bytes"]) for p in processes if serving and p.get("role") == "master"]
+    return Memory(max(masters, default=0), max(workers, default=DEFAULT_PROCESS_BYTES), slot_bytes)
+
+
+def client_cpu(results: Results) -> float:
+    """The load client's CPU per request over the flows (it shares the cores locally)."""
+    used = [
+        u.cpu_per_request_s
+        for t in results.targets
+        for u in t.clients
+        if u.shape == "flow" and u.cpu_per_request_s
+    ]
+    return statistics.median(used) if used else 0.0
+
+
+def fixed_best(results: Results, conclusion: AppConclusion) -> FixedBest | None:
+    """The flows' recommendation, its rate on the mix: each path's rate, in equal weights."""
+    chosen = conclusion.recommendation
+    if chosen is None:
+        return None
+    rates = [
+        c.requests_per_s for p in conclusion.paths for c in p.configurations if c.target == chosen.target
+    ]
+    if not rates or min(rates) <= 0:
+        return None
+    return FixedBest(
+        target=chosen.target, label=chosen.label, flows_per_s=len(rates) / sum(1 / r for r in rates)
+    )

@@ -1,0 +1,128 @@
+"""The sizing's part of results.json: what was proposed for which pod and objective, each proof
+run's prediction beside its measurement, and where the prediction cannot hold (caveats).
+
+A configuration proved is a target of the run (measured by sizing alone): its plan and its runs
+are its raw records, its summary is `SizedSummary`, and `SizingConclusion` sets them together.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+Role = Literal["proposed", "family", "fixed"]  # the proposal, another family's best, the lab's pick
+DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
+
+
+class PodSize(BaseModel):
+    cores: float
+    memory_bytes: int
+    source: str  # "CORES= and MEMORY=", "this machine's cgroup", ...
+    client_cpu_s: float = 0.0  # the load client's CPU per request on the same cores (local runs)
+
+
+class Objective(BaseModel):
+    p99_s: float
+    why: str  # "4 x the mix's mean time alone (82 ms)", "P99="
+    rate_per_s: float | None = None  # RATE=: the smallest configuration that serves it
+
+
+class KindCost(BaseModel):
+    """One kind of request in the mix, and what the model took it to cost."""
+
+    name: str
+    weight: float
+    cpu_s: float
+    wait_s: float
+    overhead_s: float  # the server's own CPU per request (its family's, measured where it ran)
+    cores_per_process: float
+
+
+class Level(BaseModel):
+    """One open-loop run of the mix at an offered rate: predicted beside measured."""
+
+    offered_per_s: float
+    predicted_per_s: float
+    predicted_p99_s: float
+    measured_per_s: float | None = None  # None: not run (the configuration did not start)
+    measured_p99_s: float | None = None  # from each request's scheduled send
+    requests: int = 0
+    failed: int = 0
+    # What the rest of the machine (other processes, the load client) left the server during the
+    # run, and the model's figures on those cores: where they explain the measurement, the
+    # departure from the prediction is the machine's, not the model's.
+    cores_free: float | None = None
+    explained_per_s: float | None = None
+    explained_p99_s: float | None = None
+
+    def departures(self) -> list[str]:
+        """`rate 0.82x predicted`: where measured and predicted are more than DEPARTS apart."""
+        found = []
+        for what, measured, predicted in (
+            ("rate", self.measured_per_s, self.predicted_per_s),
+            ("p99", self.measured_p99_s, self.predicted_p99_s),
+        ):
+            if measured is not None and predicted > 0 and abs(measured / predicted - 1) > DEPARTS:
+                found.append(f"{what} {measured / predicted:.2f}x predicted")
+        if found and self.cores_free is not None and self.explained_per_s is not None:
+            p99 = f"{self.explained_p99_s:.2f} s" if self.explained_p99_s is not None else "-"
+            found.append(
+                f"the machine left it {self.cores_free:.2f} cores, on which the model predicts "
+                f"{self.explained_per_s:.1f}/s at p99 {p99}"
+            )
+        return found
+
+
+class SizedSummary(BaseModel):
+    """A configuration sizing started: its plan and its proof runs."""
+
+    shape: Literal["sizing"] = "sizing"
+    role: Role
+    family: str
+    server: str
+    label: str  # `gunicorn gthread, 2 workers x 24 threads`
+    processes: int
+    threads: int | None  # requests one process runs at once (threads or connections); None: no limit
+    per_process_unit: str = ""  # "threads", "connections"
+    env: dict[str, str]
+    memory_bytes: int
+    accept: Literal["shared", "per_worker"] = "per_worker"  # how its workers take connections
+    preemptive: bool = True  # threads share a process's core; greenlets and event loops do not
+    sustainable_per_s: float  # predicted: the most it serves with its p99 within the objective
+    predicted_p99_s: float
+    levels: list[Level] = []
+    # The run's, repeated in each plan (every proved configuration carries them).
+    pod: PodSize
+    objective: Objective
+    kinds: list[KindCost] = []
+    caveats: list[str] = []
+    search_cpu_s: float = 0.0
+    simulations: int = 0
+    error: str | None = None  # why it was not proved (it did not start)
+    fixed_label: str | None = None  # the flows' pick, where it is this run's proposal or a family's best
+
+    def at_sustainable(self) -> Level | None:
+        return max(self.levels, key=lambda level: level.offered_per_s, default=None)
+
+
+class FixedBest(BaseModel):
+    """The best of the values' fixed configurations (the flows' recommendation) on the mix."""
+
+    target: str
+    label: str
+    flows_per_s: float  # its flows' rates on each path, combined in the mix's weights
+
+
+class SizingConclusion(BaseModel):
+    shape: Literal["sizing"] = "sizing"
+    pod: PodSize
+    objective: Objective
+    proposed: SizedSummary | None
+    families: list[SizedSummary]  # the best of each other family, proved beside it
+    fixed: SizedSummary | None = None  # the lab's recommended fixed configuration, proved the same way
+    fixed_best: FixedBest | None = None
+    caveats: list[str] = []
+    search_cpu_s: float = 0.0
+    simulations: int = 0
+    headline: str  # the answer, first: "Serve X with ..."

@@ -1,0 +1,139 @@
+"""One simulated run's event loop (labtester.sizing.model says what it models): the processes
+with their slots and queues, the waits, the cores shared among the processes computing, and the
+clock moved from one event (an arrival, a CPU phase's end, a wait's end) to the next."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from collections.abc import Sequence
+
+from labtester.sizing.model import Accept, Configuration
+
+
+class _Process:
+    """One server process: its requests computing (with their CPU left) and its own queue."""
+
+    __slots__ = ("busy", "computing", "queue", "virtual")
+
+    def __init__(self) -> None:
+        self.busy = 0  # requests holding a slot
+        self.computing: list[tuple[float, int]] = []  # preemptive: a heap by virtual finish
+        self.virtual = 0.0  # preemptive: CPU each computing request received so far (all alike)
+        self.queue: deque[int] = deque()  # requests that reached this process and wait for a slot
+
+
+class Run:
+    """One simulated run's state: its processes, the shared queue, the waits and the clock."""
+
+    def __init__(self, config: Configuration, cores: float, parallel: float, times: list[float]) -> None:
+        self.config, self.cores, self.parallel, self.times = config, cores, parallel, times
+        self.processes = [_Process() for _ in range(config.processes)]
+        self.per_process = math.inf if config.per_process is None else config.per_process
+        self.shared: deque[int] = deque()
+        self.waits: list[tuple[float, int, int]] = []  # (ends at, request, process)
+        self.remaining = [0.0] * len(times)  # non-preemptive: CPU left of the request at a head
+        self.cpu: list[float] = []
+        self.wait: list[float] = []
+        self.draws: Sequence[float] = ()
+        self.latencies: list[float] = []
+        self.now, self.arrived = 0.0, 0
+
+    def step(self) -> None:
+        """To the next event (an arrival, a wait's end, a CPU phase's end), and handle it."""
+        preemptive = self.config.preemptive
+        speeds = _speeds(self.processes, self.cores, self.parallel, preemptive)
+        next_at, event = math.inf, -1
+        if self.arrived < len(self.times):
+            next_at = self.times[self.arrived]
+        if self.waits and self.waits[0][0] < next_at:
+            next_at, event = self.waits[0][0], -2
+        for p, speed in speeds.items():
+            process = self.processes[p]
+            if preemptive:
+                left = process.computing[0][0] - process.virtual
+                speed /= len(process.computing)
+            else:
+                left = self.remaining[process.computing[0][1]]
+            at = self.now + max(0.0, left) / speed
+            if at < next_at:
+                next_at, event = at, p
+        elapsed = next_at - self.now
+        for p, speed in speeds.items():
+            process = self.processes[p]
+            if preemptive:
+                process.virtual += elapsed * speed / len(process.computing)
+            else:
+                self.remaining[process.computing[0][1]] -= elapsed * speed
+        self.now = next_at
+        if event == -1:
+            self.arrive()
+        elif event == -2:
+            _, request, p = heapq.heappop(self.waits)
+            self.finish(request, p)
+        else:
+            self.computed(event)
+
+    def arrive(self) -> None:
+        request = self.arrived
+        self.arrived += 1
+        chosen = _choose(self.processes, self.per_process, self.config.accept, self.draws[request])
+        if chosen is None:
+            self.shared.append(request)
+        elif self.processes[chosen].busy < self.per_process:
+            self.start(request, chosen)
+        else:
+            self.processes[chosen].queue.append(request)
+
+    def start(self, request: int, p: int) -> None:
+        process = self.processes[p]
+        process.busy += 1
+        if self.cpu[request] <= 0:
+            heapq.heappush(self.waits, (self.now + self.wait[request], request, p))
+        elif self.config.preemptive:
+            heapq.heappush(process.computing, (process.virtual + self.cpu[request], request))
+        else:
+            self.remaining[request] = self.cpu[request]
+            process.computing.append((0.0, request))
+
+    def computed(self, p: int) -> None:
+        """A request's CPU is done: its wait begins, or it is done."""
+        process = self.processes[p]
+        if self.config.preemptive:
+            _, request = heapq.heappop(process.computing)
+        else:
+            _, request = process.computing.pop(0)
+        if self.wait[request] > 0:
+            heapq.heappush(self.waits, (self.now + self.wait[request], request, p))
+        else:
+            self.finish(request, p)
+
+    def finish(self, request: int, p: int) -> None:
+        process = self.processes[p]
+        process.busy -= 1
+        self.latencies.append(self.now - self.times[request])
+        source = self.shared if self.config.accept == "shared" else process.queue
+        if source:
+            self.start(source.popleft(), p)
+
+
+def _speeds(processes: list[_Process], cores: float, parallel: float, preemptive: bool) -> dict[int, float]:
+    """The cores each computing process gets: as many as it can use (one request uses at most one,
+    a process at most `parallel`), all scaled down alike when they ask for more than `cores`."""
+    demand = {
+        p: min(float(len(process.computing)) if preemptive else 1.0, parallel)
+        for p, process in enumerate(processes)
+        if process.computing
+    }
+    asked = sum(demand.values())
+    scale = min(1.0, cores / asked) if asked else 1.0
+    return {p: d * scale for p, d in demand.items()}
+
+
+def _choose(processes: list[_Process], per_process: float, accept: Accept, draw: float) -> int | None:
+    """Which process takes an arrival: an idle worker of a shared queue (None: none is idle, it
+    waits in the queue), or the worker its connection reached, chosen at random."""
+    if accept == "shared":
+        return next((p for p, process in enumerate(processes) if process.busy < per_process), None)
+    return min(int(draw * len(processes)), len(processes) - 1)

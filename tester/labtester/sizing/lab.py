@@ -1,0 +1,64 @@
+"""The app lab's sizing step: once every fixed configuration was measured, read what the flows
+measured back from the raw log, search, write the proposal as a values overlay, then prove it
+and the best of each other family on this machine. Client 0 alone, with one client: the proof
+loads from here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from labtester.rawlog import RecordSink, read_raw
+from labtester.sizing.plan import plan
+from labtester.sizing.prove import prove, write_proposal
+
+if TYPE_CHECKING:
+    from labtester.progress import LabProgress
+    from labtester.settings import LabSettings
+
+
+def size_and_prove(
+    settings: LabSettings,
+    run_dir: Path,
+    log: RecordSink,
+    progress: LabProgress,
+    values: Path,
+    extra_env: dict[str, str],
+) -> None:
+    from labtester.results import build_results
+    from labtester.scenarios.sizing import SHAPE
+
+    duration_s = SHAPE.settings(settings).proof_s
+    if "sizing" not in settings.scenarios or not settings.app:
+        return
+    if settings.clients > 1:
+        progress.note("sizing: not run with more than one client (the proof loads from client 0 alone)")
+        return
+    results = build_results(read_raw(run_dir))
+    interface = next(
+        (
+            str(t.info.model_extra["app"]["interface"])
+            for t in results.targets
+            if t.info and t.info.model_extra and "app" in t.info.model_extra
+        ),
+        None,
+    )
+    if interface is None:
+        progress.note("sizing: no configuration of the app answered, nothing to size")
+        return
+    progress.step("sizing: searching each family's knobs")
+    planned = plan(results, interface, values, duration_s)
+    if not planned:
+        progress.note("sizing: the flows measured no path's costs, nothing to size")
+        return
+    first = planned[0].summary
+    if first.role == "proposed":
+        written = write_proposal(run_dir, first, settings.app, interface, settings.paths)
+        progress.note(
+            f"sizing: {first.label}, predicted {first.sustainable_per_s:.1f}/s; values in {written}"
+        )
+    logs = run_dir / "sizing-logs"  # the proved servers' logs, kept beside the results
+    logs.mkdir(exist_ok=True)
+    # A request 10 x the objective late has failed it: no proof waits the lab's 600 s on one.
+    timeout_s = min(settings.request_timeout_s, max(10.0, 10 * first.objective.p99_s))
+    prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note)

@@ -1,0 +1,181 @@
+"""What a configuration sustains and its p99, simulated from each request kind's measured costs.
+
+A discrete-event simulation, not a queueing formula: open-loop Poisson arrivals of the mix's
+request kinds (each with its measured CPU, the server's own CPU per request, and its wait), into
+a configuration's processes and their slots (threads, connections, or no limit for an event
+loop). Arrivals queue where the server queues them: one shared accept queue where an idle worker
+takes the next connection (gunicorn sync), else one queue per worker, chosen at arrival (gthread,
+gevent and event loops accept whatever reaches them). A request computes first, then waits (as
+labtester.model assumes), holding its slot throughout.
+
+CPU work shares the pod's cores. Python runs on one thread per process (the GIL), so a process
+uses at most `cores_per_process` cores (1, or more where its work releases the GIL, as measured).
+Threads share their process's core in turn (processor sharing: the GIL's switch interval is short
+against a request); greenlets and event loops never preempt, so a process runs one request's CPU
+to its end before the next (first come, first served).
+
+The arrival sequence comes from a seed, so two configurations (and two rates) are compared on the
+same requests: the search's steps are smooth, not noise.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal, Protocol
+
+Accept = Literal["shared", "per_worker"]
+SEED = 27
+
+
+class MixItem(Protocol):
+    """One kind of request in the mix (a path today; a traffic file's request later)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def weight(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class RequestKind:
+    """One kind of request and what it costs where it runs, all measured alone."""
+
+    name: str
+    weight: float  # its share of the mix (any positive scale)
+    cpu_s: float  # the app's CPU per request
+    wait_s: float  # what it waits (needs no core)
+    overhead_s: float = 0.0  # the server's and framework's own CPU per request
+    cores_per_process: float = 1.0  # cores one process's CPU can use (> 1: work that releases the GIL)
+
+    @property
+    def demand_s(self) -> float:
+        """The CPU a request costs its process."""
+        return self.cpu_s + self.overhead_s
+
+    @property
+    def alone_s(self) -> float:
+        return self.demand_s + self.wait_s
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """A server configuration as the model sees it."""
+
+    family: str  # gthread, gevent, sync, uvicorn, granian-wsgi...
+    processes: int
+    per_process: int | None  # requests one process runs at once; None: no limit (an event loop)
+    accept: Accept
+    preemptive: bool  # threads share a process's core; greenlets and event loops run CPU to its end
+
+    @property
+    def slots(self) -> float:
+        return math.inf if self.per_process is None else float(self.processes * self.per_process)
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """One simulated run: each request's latency from its arrival, and when the last finished."""
+
+    rate_per_s: float  # offered
+    latencies_s: tuple[float, ...]  # sorted
+    last_arrival_s: float
+    finished_s: float
+
+    @property
+    def p99_s(self) -> float:
+        return percentile(self.latencies_s, 99)
+
+    @property
+    def served_per_s(self) -> float:
+        """Requests over the time until the last one finished: the arrival rate where it kept up."""
+        return len(self.latencies_s) / self.finished_s if self.finished_s > 0 else 0.0
+
+
+def percentile(ordered: Sequence[float], point: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default), of sorted values."""
+    if not ordered:
+        return math.nan
+    rank = (len(ordered) - 1) * point / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def mean_of(kinds: Sequence[RequestKind], value: str) -> float:
+    total = sum(k.weight for k in kinds)
+    return sum(k.weight * float(getattr(k, value)) for k in kinds) / total
+
+
+def ceiling_per_s(kinds: Sequence[RequestKind], config: Configuration, cores: float) -> float:
+    """Little's law for the configuration alone: the fewer of its slots over the time a request
+    holds one and the cores its processes can use over the CPU a request costs."""
+    demand = mean_of(kinds, "demand_s")
+    usable = min(cores, config.processes * mean_of(kinds, "cores_per_process"))
+    limits = [config.slots / mean_of(kinds, "alone_s")]
+    if demand > 0:
+        limits.append(usable / demand)
+    return min(limits)
+
+
+@lru_cache(maxsize=16)
+def _draws(requests: int, seed: int) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+    """The run's randomness, by seed: unit exponential gaps, a kind draw and a worker draw each."""
+    rng = random.Random(seed)
+    gaps = tuple(rng.expovariate(1.0) for _ in range(requests))
+    kinds = tuple(rng.random() for _ in range(requests))
+    workers = tuple(rng.random() for _ in range(requests))
+    return gaps, kinds, workers
+
+
+def poisson_arrivals(rate_per_s: float, requests: int, seed: int = SEED) -> list[float]:
+    gaps = _draws(requests, seed)[0]
+    times, now = [], 0.0
+    for gap in gaps:
+        now += gap / rate_per_s
+        times.append(now)
+    return times
+
+
+def simulate(
+    kinds: Sequence[RequestKind],
+    config: Configuration,
+    cores: float,
+    rate_per_s: float,
+    requests: int,
+    seed: int = SEED,
+    arrivals: Sequence[float] | None = None,
+) -> Simulated:
+    """Serve `requests` Poisson arrivals at `rate_per_s` (or the given arrival times) and return
+    each one's latency. `cores`: the pod's cores left to the server."""
+    _, kind_draws, worker_draws = _draws(requests, seed)
+    times = list(arrivals) if arrivals is not None else poisson_arrivals(rate_per_s, requests, seed)
+    total = sum(k.weight for k in kinds)
+    bounds = _cumulative([k.weight / total for k in kinds])
+    kind_of = [_pick(bounds, draw) for draw in kind_draws[: len(times)]]
+    from labtester.sizing.events import Run  # it needs this module's types: imported when run
+
+    run = Run(config, cores, mean_of(kinds, "cores_per_process"), times)
+    run.cpu = [kinds[k].demand_s for k in kind_of]
+    run.wait = [kinds[k].wait_s for k in kind_of]
+    run.draws = worker_draws
+    while len(run.latencies) < len(times):
+        run.step()
+    return Simulated(rate_per_s, tuple(sorted(run.latencies)), times[-1] if times else 0.0, run.now)
+
+
+def _cumulative(shares: list[float]) -> list[float]:
+    total, bounds = 0.0, []
+    for share in shares:
+        total += share
+        bounds.append(total)
+    bounds[-1] = 1.0
+    return bounds
+
+
+def _pick(bounds: list[float], draw: float) -> int:
+    return next(i for i, bound in enumerate(bounds) if draw < bound or i == len(bounds) - 1)

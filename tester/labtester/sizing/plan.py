@@ -1,0 +1,204 @@
+"""From the lab's measurements of the fixed configurations to the configurations to prove: the
+search's proposal, the best of each other family, and the flows' own recommendation, each with
+its predicted rate and p99 at the rates the proof will offer, and the caveats that apply."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
+from labtester.sizing import costs
+from labtester.sizing.document import Level, Role, SizedSummary
+from labtester.sizing.families import Family, families
+from labtester.sizing.model import RequestKind, ceiling_per_s, simulate
+from labtester.sizing.search import (
+    CONNECTION_BYTES,
+    THREAD_BYTES,
+    Candidate,
+    Found,
+    Memory,
+    Pod,
+    Search,
+    Sized,
+    search,
+)
+
+if TYPE_CHECKING:
+    from labtester.results import Results
+
+LEVELS = (0.8, 1.0)  # the proof offers 80 % of the predicted sustainable rate, then all of it
+PROOF_S = 20.0  # each proof run's length
+MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
+MANY_THREADS = 16  # beyond this many threads per process, CPU-bound threads convoy on the GIL
+
+
+@dataclass(frozen=True)
+class Planned:
+    summary: SizedSummary
+    family: Family
+
+
+def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list[str]:
+    c, family = sized.candidate, sized.candidate.family
+    found = []
+    cpu_heavy = [k.name for k in kinds if k.cpu_s > 0.1 * objective_s]
+    if not family.rule.preemptive and cpu_heavy and len(kinds) > 1:
+        runner = "greenlets never preempt" if family.name == "gevent" else "an event loop never preempts"
+        found.append(
+            f"{c.label}: {runner}, so "
+            f"{', '.join(cpu_heavy)} holds every other request of its worker for its whole CPU; the model "
+            "runs each worker's CPU first come, first served, which holds only if those paths yield "
+            "nowhere else."
+        )
+    if family.rule.accept == "per_worker" and c.processes > 1 and family.rule.preemptive:
+        found.append(
+            f"{c.label}: each worker accepts connections into its own queue (the model deals each request "
+            "to a worker at random); kept-alive connections stay with one worker, so one may queue while "
+            "another idles."
+        )
+    if family.rule.preemptive and (c.per_process or 1) > MANY_THREADS and any(k.cpu_s > 0 for k in kinds):
+        found.append(
+            f"{c.label}: {c.per_process} threads per process contend for the GIL (its convoy, bpo-7946: "
+            "2 x 32 threads served 9 % less than 2 x 8 on a mixed app here); the model does not count it."
+        )
+    return found
+
+
+def _levels(search_state: Search, candidate: Candidate, sustainable: float, duration_s: float) -> list[Level]:
+    levels = []
+    for share in LEVELS:
+        rate = sustainable * share
+        if rate <= 0:
+            continue
+        requests = int(min(MOST_PREDICTED, max(50, rate * duration_s)))
+        run = simulate(
+            search_state.kinds[candidate.family.name],
+            candidate.configuration,
+            search_state.pod.cores_left(rate),
+            rate,
+            requests,
+        )
+        levels.append(Level(offered_per_s=rate, predicted_per_s=run.served_per_s, predicted_p99_s=run.p99_s))
+    return levels
+
+
+def _summary(
+    role: Role, sized: Sized, state: Search, found: Found, context: SizedSummary, duration_s: float
+) -> SizedSummary:
+    c = sized.candidate
+    return context.model_copy(
+        update={
+            "role": role,
+            "family": c.family.name,
+            "server": c.family.server,
+            "label": c.label,
+            "processes": c.processes,
+            "threads": c.per_process,
+            "per_process_unit": c.family.rule.unit,
+            "env": c.family.definition("", c.processes, c.per_process).env,
+            "memory_bytes": c.memory_bytes,
+            "accept": c.family.rule.accept,
+            "preemptive": c.family.rule.preemptive,
+            "sustainable_per_s": sized.rate_per_s,
+            "predicted_p99_s": sized.p99_s,
+            "levels": [] if sized.rate_per_s <= 0 else _levels(state, c, sized.rate_per_s, duration_s),
+            "kinds": costs.kind_costs(state.kinds[c.family.name]),
+            "caveats": context.caveats + _caveats(sized, state.kinds[c.family.name], state.objective_s),
+            "search_cpu_s": found.cpu_s,
+            "simulations": found.simulations,
+        }
+    )
+
+
+def plan(results: Results, interface: str, values: Path, duration_s: float = PROOF_S) -> list[Planned]:
+    """The configurations to prove, the proposal first; none where the flows measured no costs."""
+    conclusion = app_conclusion(results)
+    settings = results.lab_settings()
+    if conclusion is None or not conclusion.paths:
+        return []
+    searched, kinds, memory, assumed = _inputs(results, conclusion, interface, values)
+    if not searched:
+        return []
+    mix = kinds[searched[0].name]
+    pod_size = costs.pod_size(settings, conclusion, costs.client_cpu(results))
+    goal = costs.objective(settings, mix)
+    pod = Pod(pod_size.cores, pod_size.memory_bytes, pod_size.client_cpu_s)
+    found = search(searched, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
+    state = Search(kinds, pod, goal.p99_s, duration_s)
+    if conclusion.cores is not None and pod.cores != conclusion.cores:
+        assumed.append(
+            f"the pod has {pod.cores:g} cores and this machine {conclusion.cores}: the proof runs here, on "
+            f"{conclusion.cores}"
+        )
+    if goal.rate_per_s is not None and not found.serves_rate:
+        assumed.append(
+            f"no configuration within the pod serves {goal.rate_per_s:g}/s at p99 {goal.p99_s:g} s"
+        )
+    context = SizedSummary(
+        role="proposed", family="", server="", label="", processes=0, threads=None, env={}, memory_bytes=0,
+        sustainable_per_s=0.0, predicted_p99_s=0.0, pod=pod_size, objective=goal, caveats=assumed,
+    )  # fmt: skip
+    picked = conclusion.recommendation.target if conclusion.recommendation else None
+    fixed = _fixed(results, picked, searched, memory, state)
+    return _planned(found, fixed, state, context, duration_s)
+
+
+def _planned(
+    found: Found, fixed: Sized | None, state: Search, context: SizedSummary, duration_s: float
+) -> list[Planned]:
+    """The proposal, the other families' best, then the flows' pick unless it is one of those."""
+
+    def planned_as(role: Role, sized: Sized) -> Planned:
+        return Planned(_summary(role, sized, state, found, context, duration_s), sized.candidate.family)
+
+    planned = []
+    if found.proposed is not None:
+        planned.append(planned_as("proposed", found.proposed))
+        family = found.proposed.candidate.family.name
+        planned += [
+            planned_as("family", sized) for name, sized in found.best_by_family.items() if name != family
+        ]
+    if fixed is None:
+        return planned
+    if any(p.summary.label == fixed.candidate.label for p in planned):  # said in each plan, not proved twice
+        label = fixed.candidate.label
+        return [Planned(p.summary.model_copy(update={"fixed_label": label}), p.family) for p in planned]
+    return [*planned, planned_as("fixed", fixed)]
+
+
+def _inputs(
+    results: Results, conclusion: AppConclusion, interface: str, values: Path
+) -> tuple[list[Family], dict[str, list[RequestKind]], dict[str, Memory], list[str]]:
+    """The families of the values that have measured costs, each one's mix and memory, and what
+    had to be assumed."""
+    searched, unknown = families(interface, values)
+    kinds: dict[str, list[RequestKind]] = {}
+    memory: dict[str, Memory] = {}
+    assumed: list[str] = list(unknown)
+    for family in searched:
+        kinds[family.name], said = costs.kinds_of(results, conclusion, family)
+        assumed += said
+        slot = CONNECTION_BYTES if family.rule.unit == "connections" else THREAD_BYTES
+        memory[family.name] = costs.memory_of(results, family, slot)
+    searched = [f for f in searched if kinds[f.name]]
+    return searched, kinds, memory, assumed
+
+
+def _fixed(
+    results: Results, target: str | None, searched: list[Family], memory: dict[str, Memory], state: Search
+) -> Sized | None:
+    """The flows' recommended fixed configuration as a candidate, sized the same way."""
+    info = next((t.info for t in results.targets if t.name == target and t.info), None)
+    family = next((f for f in searched if target in f.fixed_targets), None)
+    if info is None or family is None:
+        return None
+    slots = next((e.slots for e in info.endpoints.values() if e.work == "app"), None)
+    per_process = None if slots is None else max(1, slots // max(1, info.workers))
+    config = family.configuration(info.workers, per_process)
+    ceiling = ceiling_per_s(state.kinds[family.name], config, state.pod.cores_left(0))
+    candidate = Candidate(
+        family, info.workers, per_process, memory[family.name].of(info.workers, per_process), ceiling
+    )
+    return state.sustainable(candidate)

@@ -1,0 +1,214 @@
+"""Prove the sizing: start each planned configuration the way the launcher starts a values entry
+(the app target with the knobs' env), offer the mix open-loop at its predicted sustainable rate
+and at 80 % of it, and record each request measured from its scheduled send (no coordinated
+omission: a stalled server cannot slow the sends down). One configuration runs at a time.
+
+Each proved configuration is a target of the run, measured by sizing alone (`measure: false`, so
+no other load shape counts it as missing); its plan and its runs are its raw records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+import psutil
+import yaml
+
+from labtester import machine
+from labtester.launcher import LaunchError, RunningTarget, one_line, start_target
+from labtester.loadclient import LoadClient, Sample
+from labtester.rawlog import RecordSink
+from labtester.scenarios.common import encode
+from labtester.sizing.document import SizedSummary
+from labtester.sizing.model import SEED, MixItem
+from labtester.sizing.plan import PROOF_S, Planned
+from labtester.targets import TargetDefinition
+
+SHAPE = "sizing"
+PROPOSAL_FILE = "proposal-values.yaml"
+PROPOSAL_PORT = 8017  # on 127.0.0.1 when the local lab starts it (after the six fixed ones' 8011-8016)
+# Sends beyond this many unanswered are counted as failed, not sent: a server that far behind has
+# failed the objective already, and a backlog of given-up requests would load the next run.
+MOST_OUTSTANDING = 500
+
+
+def target_name(summary: SizedSummary) -> str:
+    return {"proposed": "sized-proposed", "family": f"sized-{summary.family}"}.get(
+        summary.role, f"sized-fixed-{summary.family}"
+    )
+
+
+async def offer(
+    url: str, mix: Sequence[MixItem], rate_per_s: float, duration_s: float, timeout_s: float, seed: int = SEED
+) -> tuple[list[Sample], float]:
+    """Poisson arrivals of the mix's kinds in their weights; each latency from its scheduled send."""
+    rng = random.Random(seed)
+    total = sum(item.weight for item in mix)
+    bounds = [sum(item.weight for item in mix[: i + 1]) / total for i in range(len(mix))]
+    samples: list[Sample] = []
+    outstanding = 0
+    async with LoadClient(url, timeout_s) as client:
+
+        async def send(path: str, scheduled_s: float) -> None:
+            nonlocal outstanding
+            samples.append(await client.get(path, scheduled_s))
+            outstanding -= 1
+
+        tasks = []
+        scheduled_s = rng.expovariate(rate_per_s)
+        while scheduled_s < duration_s:
+            path = mix[min(bisect.bisect_right(bounds, rng.random()), len(mix) - 1)].name
+            delay = scheduled_s - client.now()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if outstanding >= MOST_OUTSTANDING:
+                samples.append(Sample(path, scheduled_s, client.now(), 0.0, None, "dropped"))
+            else:
+                outstanding += 1
+                tasks.append(asyncio.create_task(send(path, scheduled_s)))
+            scheduled_s += rng.expovariate(rate_per_s)
+        await asyncio.gather(*tasks)
+        return samples, client.now()
+
+
+def prove(
+    planned: list[Planned],
+    log: RecordSink,
+    extra_env: dict[str, str],
+    log_dir: Path,
+    timeout_s: float,
+    duration_s: float = PROOF_S,
+    note: object = None,
+) -> None:
+    """Start, offer and stop each planned configuration in turn, recording everything."""
+    for item in planned:
+        summary = item.summary
+        name = target_name(summary)
+        definition = item.family.definition(name, summary.processes, summary.threads)
+        if callable(note):
+            note(f"sizing: proving {summary.label} ({summary.role}) at {summary.sustainable_per_s:.1f}/s")
+        _prove_one(definition, summary, log, extra_env, log_dir, timeout_s, duration_s)
+
+
+def _prove_one(
+    definition: TargetDefinition,
+    summary: SizedSummary,
+    log: RecordSink,
+    extra_env: dict[str, str],
+    log_dir: Path,
+    timeout_s: float,
+    duration_s: float,
+) -> None:
+    name = definition.name
+    plan = {
+        "target": name,
+        "scenario": SHAPE,
+        "kind": "plan",
+        "client": 0,
+        "plan": summary.model_dump(mode="json"),
+    }
+    try:
+        target = start_target(definition, extra_env=extra_env, log_dir=log_dir)
+    except LaunchError as error:
+        started = {"url": "", "ready": False, "stage": "start", "error": one_line(error)}
+        log.write("target", target=name, measure=False, **started)
+        log.write("scenario", **plan)
+        return
+    try:
+        info = httpx.get(f"{target.url}/info", timeout=30).json()
+        log.write("target", target=name, url=target.url, measure=False, ready=True, error=None, info=info)
+        log.write("scenario", **plan)
+        for level in summary.levels:
+            _drained(target.url, timeout_s)
+            run = _run(target, summary, level.offered_per_s, duration_s, timeout_s)
+            log.write("scenario", target=name, scenario=SHAPE, kind="run", client=0, **run)
+    finally:
+        target.stop()
+
+
+def _run(
+    target: RunningTarget, summary: SizedSummary, rate_per_s: float, duration_s: float, timeout_s: float
+) -> dict[str, object]:
+    """One proof run, with the machine's and the server's CPU around it: what the rest of the
+    machine left the server."""
+    mix = [_Kind(k.name, k.weight) for k in summary.kinds]
+    machine_before, cpu_before = machine.snapshot(), _server_cpu(target)
+    samples, wall_s = asyncio.run(offer(target.url, mix, rate_per_s, duration_s, timeout_s))
+    machine_after, cpu_after = machine.snapshot(), _server_cpu(target)
+    return {
+        "step": f"sizing {rate_per_s:.3f}",
+        "offered_per_s": rate_per_s,
+        "duration_s": duration_s,
+        "wall_s": wall_s,
+        "samples": encode(samples),
+        "machine": machine.recorded(machine_before, machine_after),
+        "server_cpu_s": None if cpu_before is None or cpu_after is None else cpu_after - cpu_before,
+    }
+
+
+def _drained(url: str, timeout_s: float, quick_s: float = 0.5) -> None:
+    """Wait until the server answers /healthz within `quick_s`: requests a run left queued (sent,
+    given up by the client, still served) would otherwise load the next run."""
+    deadline = time.monotonic() + max(60.0, timeout_s)
+    while time.monotonic() < deadline:
+        began = time.monotonic()
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.get(f"{url}/healthz", timeout=timeout_s)
+        if time.monotonic() - began < quick_s:
+            return
+
+
+def _server_cpu(target: RunningTarget) -> float | None:
+    """The server's process tree's CPU seconds, read here with psutil: its census endpoint queues
+    behind every request a run left (25 s on a proof here), /proc does not."""
+    total = 0.0
+    for process in target.tree():
+        with contextlib.suppress(psutil.Error):
+            times = process.cpu_times()
+            total += times.user + times.system
+    return total or None
+
+
+class _Kind:
+    """A mix item by name and weight (the traffic file's request replaces it)."""
+
+    def __init__(self, name: str, weight: float) -> None:
+        self.name, self.weight = name, weight
+
+
+def proposal_values(summary: SizedSummary, app: str, interface: str, paths: list[str]) -> dict[str, object]:
+    """A chart values overlay: the app with one configuration, `proposed`, on the pod's resources
+    (the chart's form: cpu and memory are its requests and limits alike)."""
+    resources = {"cpu": f"{summary.pod.cores:g}", "memory": f"{max(1, summary.pod.memory_bytes >> 20)}Mi"}
+    return {
+        "app": {
+            "enabled": True,
+            "module": app,
+            "interface": interface,
+            "paths": paths,
+            "configurations": [
+                {
+                    "name": "proposed",
+                    "interface": interface,
+                    "localPort": PROPOSAL_PORT,
+                    "env": dict(summary.env),
+                    "resources": resources,
+                }
+            ],
+        }
+    }
+
+
+def write_proposal(run_dir: Path, summary: SizedSummary, app: str, interface: str, paths: list[str]) -> Path:
+    path = run_dir / PROPOSAL_FILE
+    predicted = f"{summary.sustainable_per_s:.1f}/s at p99 {summary.predicted_p99_s:.3f} s"
+    header = f"# {summary.label}: predicted {predicted}\n"
+    path.write_text(header + yaml.safe_dump(proposal_values(summary, app, interface, paths), sort_keys=False))
+    return path

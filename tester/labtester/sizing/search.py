@@ -1,0 +1,231 @@
+"""The search: per family, the configuration within the pod's memory with the most throughput
+whose simulated p99 meets the objective; with a target rate, the smallest that serves it.
+
+Simulations are what costs, so Little's law prunes first: a configuration cannot sustain more
+than its ceiling (slots over the time a request holds one, cores over its CPU), so a family whose
+best ceiling is below the best rate found is not simulated, and within a family only the smallest
+configurations near its highest ceiling are (more threads than the rate needs buy no throughput,
+and cost memory and the GIL's contention). Each sustainable rate is a bisection on the rate with
+the same simulated requests, so its steps are smooth.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from labtester.sizing.families import Family
+from labtester.sizing.model import Configuration, RequestKind, ceiling_per_s, mean_of, simulate
+
+# The most of its ceiling a configuration is sized to: the ceiling rests on measured costs, good to
+# about a tenth, and a queue at 98 % of the real one grows without end.
+HEADROOM = 0.9
+KNEE = 0.97  # the family's climb starts at its smallest configuration within this of its highest ceiling
+BETTER = 1.03  # a neighbour is better when it sustains this much more
+BISECTIONS = 6
+SEARCH_REQUESTS = (400, 1200)  # fewest and most simulated requests per run during the search
+MIB = 1 << 20
+THREAD_BYTES = MIB // 2  # a Python thread's stack touched and its state, where none was measured
+CONNECTION_BYTES = MIB // 8  # a greenlet and its connection's buffers
+
+
+@dataclass(frozen=True)
+class Pod:
+    cores: float
+    memory_bytes: int
+    client_cpu_s: float = 0.0  # the load client's CPU per request where it shares the cores (locally)
+
+    def cores_left(self, rate_per_s: float) -> float:
+        """The cores the server has at this rate, once the client took its share."""
+        return max(0.05 * self.cores, self.cores - rate_per_s * self.client_cpu_s)
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What a configuration holds: its master, then per process and per request slot."""
+
+    master_bytes: int
+    process_bytes: int
+    slot_bytes: int = THREAD_BYTES
+
+    def of(self, processes: int, per_process: int | None) -> int:
+        slots = 1 if per_process is None else per_process
+        return self.master_bytes + processes * (self.process_bytes + max(0, slots - 1) * self.slot_bytes)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    family: Family
+    processes: int
+    per_process: int | None
+    memory_bytes: int
+    ceiling_per_s: float
+
+    @property
+    def configuration(self) -> Configuration:
+        return self.family.configuration(self.processes, self.per_process)
+
+    @property
+    def label(self) -> str:
+        return self.family.label(self.processes, self.per_process)
+
+
+@dataclass(frozen=True)
+class Sized:
+    candidate: Candidate
+    rate_per_s: float  # the most it sustains with its p99 within the objective (0: none)
+    p99_s: float  # simulated at that rate
+
+
+@dataclass
+class Search:
+    kinds: dict[str, list[RequestKind]]  # by family: the mix with that family's own costs
+    pod: Pod
+    objective_s: float
+    duration_s: float  # of a proof run: a simulated run as long as the proof's (its queue builds as long)
+    simulations: int = 0
+
+    def requests(self, rate_per_s: float) -> int:
+        fewest, most = SEARCH_REQUESTS
+        return int(min(most, max(fewest, rate_per_s * self.duration_s)))
+
+    def p99(self, candidate: Candidate, rate_per_s: float, requests: int | None = None) -> float:
+        self.simulations += 1
+        kinds = self.kinds[candidate.family.name]
+        run = simulate(
+            kinds,
+            candidate.configuration,
+            self.pod.cores_left(rate_per_s),
+            rate_per_s,
+            requests or self.requests(rate_per_s),
+        )
+        return run.p99_s
+
+    def sustainable(self, candidate: Candidate, above: float = 0.0) -> Sized | None:
+        """The highest rate whose p99 meets the objective, by bisection below the ceiling; with
+        `above`, None unless it sustains more than that (one simulation says so)."""
+        high = HEADROOM * candidate.ceiling_per_s
+        if high <= above:
+            return None
+        p99 = self.p99(candidate, high)
+        if p99 <= self.objective_s:
+            return Sized(candidate, high, p99)
+        low, low_p99 = 0.0, float("nan")
+        if above:
+            probe = min(high, above * BETTER)
+            probe_p99 = self.p99(candidate, probe)
+            if probe_p99 > self.objective_s:
+                return None
+            low, low_p99 = probe, probe_p99
+        for _ in range(BISECTIONS if not above else BISECTIONS - 2):
+            middle = (low + high) / 2
+            p99 = self.p99(candidate, middle)
+            if p99 <= self.objective_s:
+                low, low_p99 = middle, p99
+            else:
+                high = middle
+        return Sized(candidate, low, low_p99)
+
+
+def candidates(family: Family, kinds: Sequence[RequestKind], pod: Pod, memory: Memory) -> list[Candidate]:
+    """Every configuration of the family within the pod's memory, smallest first."""
+    found = []
+    most = max(1, round(family.rule.processes_per_core * pod.cores))
+    for processes in range(1, most + 1):
+        for per_process in family.per_process_choices():
+            needs = memory.of(processes, per_process)
+            if needs > pod.memory_bytes:
+                continue
+            config = family.configuration(processes, per_process)
+            ceiling = ceiling_per_s(kinds, config, pod.cores_left(0) / _cpu_share(kinds, pod))
+            found.append(Candidate(family, processes, per_process, needs, ceiling))
+    return sorted(found, key=lambda c: (c.memory_bytes, c.processes))
+
+
+def _cpu_share(kinds: Sequence[RequestKind], pod: Pod) -> float:
+    """How much more CPU a request costs on the pod's cores once the client's share is counted."""
+    demand = mean_of(kinds, "demand_s")
+    return (demand + pod.client_cpu_s) / demand if demand > 0 else 1.0
+
+
+def best_of_family(search: Search, found: list[Candidate]) -> Sized | None:
+    """The family's best: from its smallest configuration near its highest ceiling, one more
+    process or the next count of threads (connections) while that sustains more (a climb: more
+    slots cut the queue for a slot until the cores bind, then buy nothing)."""
+    if not found:
+        return None
+    highest = max(c.ceiling_per_s for c in found)
+    by_knobs = {(c.processes, c.per_process): c for c in found}
+    choices = list(found[0].family.per_process_choices())
+    best = search.sustainable(next(c for c in found if c.ceiling_per_s >= KNEE * highest))
+    assert best is not None  # nothing to beat: a rate, maybe 0
+    while True:
+        at = best.candidate
+        index = choices.index(at.per_process)
+        neighbours = [(at.processes + 1, at.per_process)]
+        if index + 1 < len(choices):
+            neighbours.insert(0, (at.processes, choices[index + 1]))
+        better = None
+        for knobs in neighbours:
+            if knobs in by_knobs:
+                better = search.sustainable(by_knobs[knobs], above=best.rate_per_s) or better
+                if better is not None:
+                    break
+        if better is None:
+            return best
+        best = better
+
+
+@dataclass(frozen=True)
+class Found:
+    proposed: Sized | None
+    best_by_family: dict[str, Sized]
+    cpu_s: float  # the search's own CPU (time.process_time)
+    simulations: int
+    serves_rate: bool | None = None  # with a target rate: whether anything in the pod serves it
+
+
+def search(
+    families: list[Family],
+    kinds: dict[str, list[RequestKind]],
+    memory: dict[str, Memory],
+    pod: Pod,
+    objective_s: float,
+    duration_s: float,
+    target_rate: float | None = None,
+) -> Found:
+    started = time.process_time()
+    state = Search(kinds, pod, objective_s, duration_s)
+    found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
+    if target_rate is not None:
+        return _smallest_serving(state, found, target_rate, started)
+    best: dict[str, Sized] = {}
+    order = sorted(found, key=lambda name: -max((c.ceiling_per_s for c in found[name]), default=0.0))
+    for name in order:
+        sized = best_of_family(state, found[name])
+        if sized is not None:
+            best[name] = sized
+    most = max((s.rate_per_s for s in best.values()), default=0.0)
+    # Rates within BETTER of the most are one rate, as the model tells them apart: the least memory.
+    near = [s for s in best.values() if s.rate_per_s * BETTER >= most]
+    proposed = min(near, key=lambda s: (s.candidate.memory_bytes, -s.rate_per_s), default=None)
+    return Found(proposed, best, time.process_time() - started, state.simulations)
+
+
+def _smallest_serving(state: Search, found: dict[str, list[Candidate]], rate: float, started: float) -> Found:
+    """Per family the smallest configuration whose p99 at `rate` meets the objective; the proposal
+    is the smallest of those (its memory)."""
+    best: dict[str, Sized] = {}
+    for name, family_candidates in found.items():
+        for candidate in family_candidates:
+            if candidate.ceiling_per_s < rate:
+                continue
+            p99 = state.p99(candidate, rate)
+            if p99 <= state.objective_s:
+                best[name] = Sized(candidate, rate, p99)
+                break
+    proposed = min(
+        best.values(), key=lambda s: (s.candidate.memory_bytes, s.candidate.processes), default=None
+    )
+    return Found(proposed, best, time.process_time() - started, state.simulations, proposed is not None)

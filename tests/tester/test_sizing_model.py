@@ -1,0 +1,76 @@
+"""The sizing's simulation against what is known: Little's law on pure CPU and pure waits, the
+burst model (labtester.model) on a common release, and the orderings its knobs must show."""
+
+from __future__ import annotations
+
+import pytest
+
+from labtester.model import Capacity, Job, predicted_makespan
+from labtester.sizing.model import Configuration, RequestKind, ceiling_per_s, simulate
+
+CPU = RequestKind("/cpu", 1, cpu_s=0.02, wait_s=0.0)
+WAIT = RequestKind("/wait", 1, cpu_s=0.0, wait_s=0.05)
+
+
+def sync(workers: int) -> Configuration:
+    return Configuration("sync", workers, 1, "shared", True)
+
+
+def test_pure_cpu_on_two_processes_serves_two_over_its_cpu() -> None:
+    overloaded = simulate([CPU], sync(2), cores=2, rate_per_s=400, requests=3000)
+    assert overloaded.served_per_s == pytest.approx(2 / CPU.cpu_s, rel=0.03)
+    assert ceiling_per_s([CPU], sync(2), cores=2) == pytest.approx(100)
+
+
+def test_four_processes_on_two_cores_serve_no_more_than_two() -> None:
+    overloaded = simulate([CPU], sync(4), cores=2, rate_per_s=400, requests=3000)
+    assert overloaded.served_per_s == pytest.approx(2 / CPU.cpu_s, rel=0.03)
+
+
+def test_pure_waits_with_s_slots_serve_s_over_the_wait() -> None:
+    for config in (sync(6), Configuration("gthread", 2, 3, "per_worker", True)):
+        overloaded = simulate([WAIT], config, cores=2, rate_per_s=1000, requests=4000)
+        assert overloaded.served_per_s == pytest.approx(6 / WAIT.wait_s, rel=0.03)
+
+
+@pytest.mark.parametrize(
+    ("config", "limits"),
+    [
+        (sync(4), Capacity(slots=4, cores=2)),  # 4 workers share 2 cores: 3 requests in 1.5 x one
+        (Configuration("gthread", 1, 4, "per_worker", True), Capacity(slots=4, cores=1, processes=1)),
+        (Configuration("gthread", 2, 2, "shared", True), Capacity(slots=4, cores=2, processes=2)),
+    ],
+)
+def test_a_burst_takes_what_the_burst_model_predicts(config: Configuration, limits: Capacity) -> None:
+    for n in (1, 3, 5):
+        jobs = [Job(0.02, 0.03)] * n
+        kind = RequestKind("/mixed", 1, cpu_s=0.02, wait_s=0.03)
+        burst = simulate([kind], config, cores=2, rate_per_s=1, requests=n, arrivals=[0.0] * n)
+        assert burst.latencies_s[-1] == pytest.approx(predicted_makespan(jobs, limits), rel=1e-6)
+
+
+def test_greenlets_run_one_request_to_its_end_threads_share_the_core() -> None:
+    heavy = RequestKind("/heavy", 1, 0.1, 0.0)
+    first_done = {}
+    for preemptive in (False, True):
+        config = Configuration("x", 1, 10, "per_worker", preemptive)
+        both = simulate([heavy], config, 1, 1, 2, arrivals=[0.0, 0.001])
+        first_done[preemptive] = both.latencies_s[0]
+    assert first_done[False] == pytest.approx(0.1)  # first come, first served: one after the other
+    assert first_done[True] == pytest.approx(0.199, rel=0.01)  # shared: both end near the end
+
+
+def test_one_queue_per_worker_has_a_longer_tail_than_one_shared_queue() -> None:
+    per_worker = Configuration("gthread", 4, 1, "per_worker", True)
+    shared = Configuration("gthread", 4, 1, "shared", True)
+    kinds = [RequestKind("/mixed", 1, 0.005, 0.04)]
+    tails = [simulate(kinds, c, 2, 70, 3000).p99_s for c in (per_worker, shared)]
+    assert tails[0] > 1.5 * tails[1]
+
+
+def test_the_tail_grows_with_the_rate_and_the_same_seed_gives_the_same_run() -> None:
+    config = Configuration("gthread", 2, 4, "per_worker", True)
+    kinds = [CPU, WAIT]
+    tails = [simulate(kinds, config, 2, rate, 2000).p99_s for rate in (20, 50, 80)]
+    assert tails == sorted(tails)
+    assert simulate(kinds, config, 2, 50, 2000) == simulate(kinds, config, 2, 50, 2000)

@@ -1,0 +1,94 @@
+"""The search over every family's knobs: its own cost, what it proposes against the fixed
+configurations, a target rate, and the pod's memory."""
+
+from __future__ import annotations
+
+from labtester.sizing.families import RULES, Family, families
+from labtester.sizing.model import RequestKind
+from labtester.sizing.search import MIB, Memory, Pod, Search, candidates, search
+from labtester.targets import DEFAULT_VALUES
+
+# The shared note's mixed app: a CPU path, a waiting path, a path that does both.
+MIX = [
+    RequestKind("/cpu", 1, 0.05, 0.0, 0.001),
+    RequestKind("/wait", 1, 0.0, 0.1, 0.001),
+    RequestKind("/mix", 1, 0.04, 0.05, 0.001),
+]
+POD = Pod(cores=2, memory_bytes=2 << 30)
+SEARCHED = [
+    Family("sync", "gunicorn", "wsgi", RULES[("gunicorn", "sync")]),
+    Family("gthread", "gunicorn", "wsgi", RULES[("gunicorn", "gthread")]),
+    Family("gevent", "gunicorn", "wsgi", RULES[("gunicorn", "gevent")]),
+    Family("uvicorn", "uvicorn", "asgi", RULES[("uvicorn", "asgi")]),
+    Family("granian-wsgi", "granian", "wsgi", RULES[("granian", "wsgi")]),
+]
+KINDS = {f.name: MIX for f in SEARCHED}
+MEMORY = {f.name: Memory(40 * MIB, 60 * MIB) for f in SEARCHED}
+
+
+def test_the_whole_search_takes_under_a_second_of_cpu() -> None:
+    found = search(SEARCHED, KINDS, MEMORY, POD, objective_s=0.4, duration_s=20)
+    assert found.proposed is not None
+    assert 0 < found.cpu_s < 1.0
+    assert set(found.best_by_family) == {f.name for f in SEARCHED}
+
+
+def test_the_proposal_sustains_more_than_the_fixed_gthread_and_sync_configurations() -> None:
+    found = search(SEARCHED, KINDS, MEMORY, POD, objective_s=0.4, duration_s=20)
+    assert found.proposed is not None
+    state = Search(KINDS, POD, 0.4, 20)
+    by_knobs = {
+        (c.family.name, c.processes, c.per_process): c
+        for f in SEARCHED
+        for c in candidates(f, MIX, POD, MEMORY[f.name])
+    }
+    for fixed in (("gthread", 2, 8), ("sync", 2, 1), ("sync", 4, 1)):
+        sized = state.sustainable(by_knobs[fixed])
+        assert sized is not None
+        assert found.proposed.rate_per_s >= sized.rate_per_s
+
+
+def test_a_target_rate_gets_the_smallest_configuration_that_serves_it() -> None:
+    found = search(SEARCHED, KINDS, MEMORY, POD, objective_s=0.4, duration_s=20, target_rate=20)
+    assert found.serves_rate and found.proposed is not None
+    most = search(SEARCHED, KINDS, MEMORY, POD, objective_s=0.4, duration_s=20)
+    assert most.proposed is not None
+    assert found.proposed.candidate.memory_bytes < most.proposed.candidate.memory_bytes
+    assert found.proposed.p99_s <= 0.4
+    too_much = search(SEARCHED, KINDS, MEMORY, POD, objective_s=0.4, duration_s=20, target_rate=500)
+    assert too_much.proposed is None and too_much.serves_rate is False
+
+
+def test_no_configuration_passes_the_pods_memory() -> None:
+    small = Pod(cores=2, memory_bytes=300 * MIB)
+    for family in SEARCHED:
+        found = candidates(family, MIX, small, MEMORY[family.name])
+        assert found and all(c.memory_bytes <= small.memory_bytes for c in found)
+        assert max(c.processes for c in found) <= (300 - 40) // 60
+
+
+def test_the_families_are_the_values_configurations_own() -> None:
+    wsgi, unknown = families("wsgi", DEFAULT_VALUES)
+    assert {f.name for f in wsgi} == {"sync", "gthread", "gevent"} and not unknown
+    sync = next(f for f in wsgi if f.name == "sync")
+    assert sync.fixed_targets == ("sync-1x", "sync-2x")
+    assert sync.definition("sized", 3, 1).env == {
+        "LAB_SERVER": "gunicorn",
+        "LAB_WORKER_CLASS": "sync",
+        "LAB_WORKERS": "3",
+    }
+    asgi, _ = families("asgi", DEFAULT_VALUES)
+    assert [f.name for f in asgi] == ["uvicorn"]
+
+
+def test_of_families_that_sustain_the_same_rate_the_one_with_least_memory_is_proposed() -> None:
+    waits = [RequestKind("/wait", 1, 0.001, 0.05)]
+    kinds = {f.name: waits for f in SEARCHED[:3]}
+    memory = {f.name: Memory(40 * MIB, 60 * MIB) for f in SEARCHED[:3]}
+    found = search(SEARCHED[:3], kinds, memory, POD, objective_s=0.2, duration_s=20)
+    assert found.proposed is not None
+    rates = {name: s.rate_per_s for name, s in found.best_by_family.items()}
+    assert found.proposed.rate_per_s * 1.03 >= max(rates.values())
+    for sized in found.best_by_family.values():
+        if sized.rate_per_s <= found.proposed.rate_per_s * 1.03:
+            assert found.proposed.candidate.memory_bytes <= sized.candidate.memory_bytes
