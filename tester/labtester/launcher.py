@@ -9,6 +9,11 @@ the parent-death signal set to SIGTERM (prctl PR_SET_PDEATHSIG, kept across exec
 stops its own tree as on any SIGTERM. The kernel sends it when the *thread* that started the
 target ends, so targets are started from the main thread only. Each group of targets logs into
 one folder, removed when every target stopped cleanly and the caller kept nothing.
+
+Each server's log also holds the launcher's own lines on its lifecycle (started, ready, stopping,
+stopped with its exit code), and servers log at info level, so a kept log always says what
+happened. Stopping is idempotent: a target stopped early (the census-only variants, right after
+the census) keeps that stop's verdict when its group stops at the end.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -84,6 +90,7 @@ class RunningTarget:
     metrics_port: int | None = None  # /metrics served by the server's metrics process
     own_log_dir: Path | None = None  # made for this target alone: removed when it stops cleanly
     unclean: str = ""  # why its stop was not clean, in words
+    stopped_cleanly: bool | None = None  # None until its first stop; later stops repeat the verdict
 
     @property
     def name(self) -> str:
@@ -110,12 +117,21 @@ class RunningTarget:
         except psutil.NoSuchProcess:
             return []
 
+    def note(self, event: str) -> None:
+        """One line of the launcher's own in the server's log (opened for appending by both)."""
+        with suppress(OSError), self.log_path.open("a") as log:
+            log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} INFO labtester: {self.name} {event}\n")
+
     def stop(self, grace_s: float = STOP_GRACE_S) -> bool:
         """SIGTERM the root; after `grace_s`, SIGKILL whatever of its tree is left. True when
-        it was still running and its whole tree ended on the SIGTERM, as a server should."""
+        it was still running and its whole tree ended on the SIGTERM, as a server should.
+        Stopped already: that stop's verdict, nothing sent."""
+        if self.stopped_cleanly is not None:
+            return self.stopped_cleanly
         tree = self.tree()
         running = self.process.poll() is None
         if running:
+            self.note(f"stopping: SIGTERM to pid {self.process.pid}")
             self.process.send_signal(signal.SIGTERM)
         _, alive = psutil.wait_procs(tree, timeout=grace_s)
         outlived = []
@@ -127,11 +143,13 @@ class RunningTarget:
         code = self.process.wait(timeout=5)
         clean = running and not alive and code in CLEAN_EXIT_CODES
         if not running:
-            self.unclean = f"it had exited ({code}) before the stop"
+            self.unclean = f"it exited by itself (exit code {code}) before the lab stopped it"
         elif alive:
-            self.unclean = f"{'; '.join(outlived)} outlived SIGTERM by {grace_s:g} s"
+            self.unclean = f"{'; '.join(outlived)} still ran {grace_s:g} s after SIGTERM and was killed"
         elif not clean:
-            self.unclean = f"exit {code}"
+            self.unclean = f"it ended with exit code {code} on SIGTERM, not a clean stop"
+        self.note(f"stopped: exit code {code}" + ("" if clean else f" ({self.unclean})"))
+        self.stopped_cleanly = clean
         if clean and self.own_log_dir is not None:
             shutil.rmtree(self.own_log_dir, ignore_errors=True)
         return clean
@@ -160,6 +178,7 @@ def start_target(
     if port_in_use(port):
         raise LaunchError(f"port {port} for {definition.name} is already in use (a stale server?)")
     env = {
+        "LAB_LOG_LEVEL": "info",  # the server's own start and stop lines (no access log)
         **os.environ,
         **definition.env,
         "LAB_METRICS_PORT": str(free_port(avoid=port)),
@@ -171,7 +190,7 @@ def start_target(
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # each server makes its own
     own_log_dir = None if log_dir else Path(tempfile.mkdtemp(prefix="lab-logs-"))
     log_path = (log_dir or own_log_dir or Path()) / f"{definition.name}.log"
-    with log_path.open("wb") as log:
+    with log_path.open("ab") as log:  # appending, as the launcher's own lines are
         process = subprocess.Popen(
             dying_with_tester(definition.command()),
             env=env,
@@ -181,11 +200,14 @@ def start_target(
         )
     metrics_port = int(env["LAB_METRICS_PORT"]) or None
     target = RunningTarget(definition, port, process, log_path, metrics_port, own_log_dir)
+    target.note(f"started: pid {process.pid}, port {port} (python -m {definition.module})")
+    started_at = time.monotonic()
     try:
         wait_healthy(target, ready_timeout_s)
     except BaseException:
         target.stop(grace_s=2)
         raise
+    target.note(f"ready: {target.url}/healthz answered after {time.monotonic() - started_at:.1f} s")
     return target
 
 
@@ -259,8 +281,23 @@ def running_targets(
             if not _stopped(server)
         ]
         if log_dir is None:
-            if failed or started.keep_logs or unclean:
-                why = f" (not stopped cleanly on SIGTERM: {'; '.join(unclean)})" if unclean else ""
-                print(f"the targets' logs are kept in {started.log_dir}{why}", file=sys.stderr)
+            why = kept_logs_reason(failed, started.keep_logs, unclean)
+            if why:
+                print(f"{why}; their logs are kept in {started.log_dir}", file=sys.stderr)
             else:
                 shutil.rmtree(started.log_dir, ignore_errors=True)
+
+
+def kept_logs_reason(failed: bool, failed_checks: bool, unclean: list[str]) -> str:
+    """Why the targets' logs are kept, in words a newcomer can act on; "" when they are not."""
+    reasons = []
+    if failed:
+        reasons.append("the run ended early (see above)")
+    elif failed_checks:
+        reasons.append("the run failed checks (above)")
+    if unclean:
+        reasons.append(
+            "a target did not stop cleanly on SIGTERM, as a server must to be replaced safely: "
+            + "; ".join(unclean)
+        )
+    return "; ".join(reasons)
