@@ -142,6 +142,13 @@ class LoadShape(ABC, Generic[SettingsT, SummaryT]):
         """The questions its measurements answer in this run; none where it has no data."""
         return []
 
+    def settled_answers(
+        self, results: Results, remaining: list[TargetInfo], settings: LabSettings
+    ) -> list[Answer]:
+        """Its answers that the targets still to measure (`remaining`, by /info) cannot change:
+        printed as soon as their figures are in. None by default: the summary has them all."""
+        return []
+
     def comparison(self, results: Results) -> list[ComparisonRow]:
         """Its rows of the side-by-side comparison: a row per size, a cell per target."""
         return []
