@@ -30,13 +30,14 @@ from labtester.clients.local import local_clients
 from labtester.clients.publish import publish
 from labtester.inputs import APP_FLAGS, LAB_FLAGS, BadInput, Inputs, check
 from labtester.lab import run_lab, terminate
-from labtester.launcher import LaunchError, free_port, running_targets
+from labtester.launcher import LaunchError, free_port
 from labtester.progress import LabProgress
 from labtester.report import write_reports
 from labtester.report.compare import EarlierRun
 from labtester.report.console import make_console
 from labtester.results import Results
 from labtester.settings import LabSettings, TargetRef, TesterSettings
+from labtester.target_group import running_targets
 from labtester.targets import DEFAULT_VALUES
 
 

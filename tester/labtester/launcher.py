@@ -7,8 +7,8 @@ server's root, then SIGKILL to every process of its tree after a grace period.
 A target dies with the tester, however the tester dies (even SIGKILL): its root is started with
 the parent-death signal set to SIGTERM (prctl PR_SET_PDEATHSIG, kept across exec), so the root
 stops its own tree as on any SIGTERM. The kernel sends it when the *thread* that started the
-target ends, so targets are started from the main thread only. Each group of targets logs into
-one folder, removed when every target stopped cleanly and the caller kept nothing.
+target ends, so targets are started from the main thread only. Groups of targets, started and
+stopped together: target_group.py.
 
 Each server's log also holds the launcher's own lines on its lifecycle (started, ready, stopping,
 stopped with its exit code), and servers log at info level, so a kept log always says what
@@ -27,9 +27,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import psutil
@@ -120,7 +120,8 @@ class RunningTarget:
     def note(self, event: str) -> None:
         """One line of the launcher's own in the server's log (opened for appending by both)."""
         with suppress(OSError), self.log_path.open("a") as log:
-            log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} INFO labtester: {self.name} {event}\n")
+            now = datetime.now().isoformat(sep=" ", timespec="milliseconds")
+            log.write(f"{now} INFO labtester: {self.name} {event}\n")
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> bool:
         """SIGTERM the root; after `grace_s`, SIGKILL whatever of its tree is left. True when
@@ -169,7 +170,17 @@ def start_target(
     log_dir: Path | None = None,
     ready_timeout_s: float = READY_TIMEOUT_S,
 ) -> RunningTarget:
-    """Start one target on 127.0.0.1 and return once its /healthz answers.
+    """Start one target on 127.0.0.1 and return once its /healthz answers."""
+    return ready_target(spawn_target(definition, port, extra_env, log_dir), ready_timeout_s)
+
+
+def spawn_target(
+    definition: TargetDefinition,
+    port: int | None = None,
+    extra_env: dict[str, str] | None = None,
+    log_dir: Path | None = None,
+) -> RunningTarget:
+    """Start one target's process on 127.0.0.1 without waiting for it (ready_target waits).
 
     It gets a free port for /metrics of its own (LAB_METRICS_PORT), unless `extra_env` sets one.
     """
@@ -201,103 +212,25 @@ def start_target(
     metrics_port = int(env["LAB_METRICS_PORT"]) or None
     target = RunningTarget(definition, port, process, log_path, metrics_port, own_log_dir)
     target.note(f"started: pid {process.pid}, port {port} (python -m {definition.module})")
-    started_at = time.monotonic()
-    try:
-        wait_healthy(target, ready_timeout_s)
-    except BaseException:
-        target.stop(grace_s=2)
-        raise
-    target.note(f"ready: {target.url}/healthz answered after {time.monotonic() - started_at:.1f} s")
     return target
 
 
-def _stopped(server: RunningTarget) -> bool:
-    """Stop it; a stop that fails is no reason to leave the others running."""
+def ready_target(target: RunningTarget, timeout_s: float = READY_TIMEOUT_S) -> RunningTarget:
+    """Wait until a spawned target answers; one that does not is stopped, and LaunchError says why."""
+    waited = time.monotonic()
     try:
-        return server.stop()
-    except (subprocess.TimeoutExpired, psutil.Error, OSError):
-        return False
+        wait_healthy(target, timeout_s)
+    except BaseException:
+        target.stop(grace_s=2)
+        raise
+    target.note(f"ready: {target.url}/healthz answered after {time.monotonic() - waited:.1f} s of waiting")
+    return target
 
 
-class StartedTargets(list[RunningTarget]):
-    """The targets a group started, in order; their logs are kept if `keep_logs` is set. `failed`:
-    those that did not start (with `keep_going`), each with why, on one line."""
-
-    def __init__(self, log_dir: Path) -> None:
-        super().__init__()
-        self.log_dir = log_dir
-        self.keep_logs = False
-        self.failed: dict[str, str] = {}
-
-
-def one_line(error: LaunchError, tail: int = 3) -> str:
-    """A launch error on one line: what happened, then the last lines its server logged."""
-    first, *log = str(error).splitlines() or [""]
-    logged = [line.strip() for line in log if line.strip()][-tail:]
-    return f"{first} {' | '.join(logged)}".strip()
-
-
-@contextmanager
-def running_targets(
-    definitions: list[TargetDefinition],
-    ports: dict[str, int] | None = None,
-    extra_env: dict[str, str] | None = None,
-    log_dir: Path | None = None,
-    downstream: TargetDefinition | None = None,
-    keep_going: bool = False,
-) -> Iterator[StartedTargets]:
-    """Start every definition (on its given port, or a free one) and stop them all on exit.
-
-    With `downstream`, that mock service starts first and every target gets its URL. Their logs
-    go to `log_dir`, else to a folder of their own that is removed once every target stopped
-    cleanly, unless the block raised or set `keep_logs` (a failed run): then it says where it is.
-    With `keep_going`, a target that does not start is recorded in `failed` and the others start.
-    """
-    started = StartedTargets(log_dir or Path(tempfile.mkdtemp(prefix="lab-logs-")))
-    servers: list[RunningTarget] = []
-    failed = True
-    try:
-        if downstream is not None:
-            servers.append(
-                start_target(downstream, (ports or {}).get(downstream.name), None, started.log_dir)
-            )
-            extra_env = {**(extra_env or {}), "LAB_DOWNSTREAM_URL": servers[0].url}
-        for definition in definitions:
-            port = (ports or {}).get(definition.name)
-            try:
-                servers.append(start_target(definition, port, extra_env, started.log_dir))
-            except LaunchError as error:
-                if not keep_going:
-                    raise
-                started.failed[definition.name] = one_line(error)
-                continue
-            started.append(servers[-1])
-        yield started
-        failed = False
-    finally:
-        unclean = [
-            f"{server.name}: {server.unclean or 'its stop failed'}"
-            for server in reversed(servers)
-            if not _stopped(server)
-        ]
-        if log_dir is None:
-            why = kept_logs_reason(failed, started.keep_logs, unclean)
-            if why:
-                print(f"{why}; their logs are kept in {started.log_dir}", file=sys.stderr)
-            else:
-                shutil.rmtree(started.log_dir, ignore_errors=True)
-
-
-def kept_logs_reason(failed: bool, failed_checks: bool, unclean: list[str]) -> str:
-    """Why the targets' logs are kept, in words a newcomer can act on; "" when they are not."""
-    reasons = []
-    if failed:
-        reasons.append("the run ended early (see above)")
-    elif failed_checks:
-        reasons.append("the run failed checks (above)")
-    if unclean:
-        reasons.append(
-            "a target did not stop cleanly on SIGTERM, as a server must to be replaced safely: "
-            + "; ".join(unclean)
-        )
-    return "; ".join(reasons)
+def free_ports(count: int) -> list[int]:
+    """`count` ports nothing listens on now, all different: held open together while picked."""
+    with ExitStack() as held:
+        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind((LOCALHOST, 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]

@@ -54,7 +54,7 @@ def test_a_server_that_dies_at_start_is_reported_with_its_log() -> None:
 def test_the_downstream_mock_starts_first_and_targets_get_its_url() -> None:
     import httpx
 
-    from labtester.launcher import running_targets
+    from labtester.target_group import running_targets
     from labtester.targets import load_downstream
 
     downstream = load_downstream()
@@ -71,7 +71,7 @@ def test_a_target_stopped_early_is_not_reported_again_when_its_group_stops(
 ) -> None:
     """The census-only variants stop right after the census, and their group stops them again at
     the end: the second stop repeats the first's verdict, so a clean run keeps no logs."""
-    from labtester.launcher import running_targets
+    from labtester.target_group import running_targets
 
     fastapi = [d for d in load_definitions() if d.name == "fastapi"]
     with running_targets(fastapi) as started:
@@ -95,7 +95,7 @@ def test_a_servers_log_tells_its_lifecycle(tmp_path: Path) -> None:
 
 
 def test_a_target_that_died_during_the_run_is_named_with_why(capfd: pytest.CaptureFixture[str]) -> None:
-    from labtester.launcher import running_targets
+    from labtester.target_group import running_targets
 
     fastapi = [d for d in load_definitions() if d.name == "fastapi"]
     with running_targets(fastapi) as started:
@@ -105,3 +105,21 @@ def test_a_target_that_died_during_the_run_is_named_with_why(capfd: pytest.Captu
     assert "fastapi: it exited by itself (exit code -9) before the lab stopped it" in err
     assert f"their logs are kept in {started.log_dir}" in err
     shutil.rmtree(started.log_dir)
+
+
+def test_a_group_starts_every_process_before_it_waits_for_any(tmp_path: Path) -> None:
+    """Their imports overlap: each server's "started" line (the launcher's, in its log) comes
+    before any server's "ready" line."""
+    from labtester.target_group import running_targets
+
+    chosen = [d for d in load_definitions() if d.name in ("fastapi", "flask-1x", "granian-wsgi")]
+    with running_targets(chosen, log_dir=tmp_path) as started:
+        assert [t.name for t in started] == [d.name for d in chosen]
+    stamps: dict[str, list[str]] = {"started": [], "ready": []}
+    for definition in chosen:
+        for line in (tmp_path / f"{definition.name}.log").read_text().splitlines():
+            stamp, _, event = line.partition(f" INFO labtester: {definition.name} ")
+            if event.split(":")[0] in stamps:
+                stamps[event.split(":")[0]].append(stamp)
+    assert len(stamps["started"]) == len(stamps["ready"]) == len(chosen)
+    assert max(stamps["started"]) <= min(stamps["ready"])
