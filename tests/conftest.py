@@ -1,4 +1,5 @@
-"""Fixtures that start real servers on 127.0.0.1 (never mocks), once per module."""
+"""Fixtures that start real servers on 127.0.0.1 (never mocks): once per session where tests only
+read them, once per module where a module configures its own."""
 
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ def start() -> Iterator[StartTarget]:
         target.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def downstream() -> Iterator[RunningTarget]:
-    """The chart's downstream mock, for the targets' downstream and fan-out calls."""
+    """The chart's downstream mock, for the targets' downstream and fan-out calls: it only answers,
+    so one serves the whole session."""
     mock = load_downstream()
     assert mock is not None, "the chart's values enable no downstream mock"
     running = start_target(mock)
@@ -45,10 +47,14 @@ def downstream() -> Iterator[RunningTarget]:
     running.stop()
 
 
-@pytest.fixture(scope="module", params=MEASURED)
-def target(request: pytest.FixtureRequest, start: StartTarget, downstream: RunningTarget) -> RunningTarget:
-    """Each measured target of the chart's values in turn, pointed at the downstream mock."""
-    return start(request.param, LAB_DOWNSTREAM_URL=downstream.url)
+@pytest.fixture(scope="session", params=MEASURED)
+def target(request: pytest.FixtureRequest, downstream: RunningTarget) -> Iterator[RunningTarget]:
+    """Each measured target of the chart's values in turn, pointed at the downstream mock, as it
+    is configured: started once per session and shared by every module that only reads it (pytest
+    groups their tests by target, so one runs at a time)."""
+    running = start_target(DEFINITIONS[request.param], extra_env={"LAB_DOWNSTREAM_URL": downstream.url})
+    yield running
+    running.stop()
 
 
 @pytest.fixture

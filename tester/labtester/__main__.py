@@ -35,15 +35,17 @@ from labtester.clients.local import local_clients
 from labtester.clients.publish import publish
 from labtester.inputs import APP_FLAGS, LAB_FLAGS, BadInput, Inputs, check
 from labtester.lab import run_lab, terminate
-from labtester.launcher import LaunchError, free_port, running_targets
+from labtester.launcher import LaunchError, free_port
 from labtester.progress import LabProgress
 from labtester.rawlog import RawLog
 from labtester.report import write_reports
 from labtester.report.compare import EarlierRun
 from labtester.report.console import make_console
 from labtester.results import Results
-from labtester.settings import LabSettings, TargetRef, TesterSettings
+from labtester.settings import LabSettings, TesterSettings
 from labtester.sizing.lab import size_and_prove
+from labtester.target_group import running_targets
+from labtester.targetref import TargetRef
 from labtester.targets import DEFAULT_VALUES
 
 

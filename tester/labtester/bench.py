@@ -27,11 +27,12 @@ from rich.console import Console
 
 from labtester.clients.benchmark import ClientCost, measure
 from labtester.clients.report import release_text
-from labtester.launcher import dying_with_tester, running_targets
+from labtester.launcher import dying_with_tester
 from labtester.loadclient import LoadClient, Sample
 from labtester.results import Results
 from labtester.scenarios.bursts.analyse import BurstRun, BurstsSummary
 from labtester.scenarios.sweep import level
+from labtester.target_group import running_targets
 from labtester.targets import TargetDefinition
 
 if TYPE_CHECKING:

@@ -1,5 +1,6 @@
 """One lab run, as a table of contents: readiness, Prometheus, census, then per target a stability
-probe, calibration, each load shape, and Prometheus's cross-check; targets one at a time.
+probe, calibration, each load shape, and Prometheus's cross-check; targets one at a time, each
+followed by the answers it settled (early.py).
 
 Every observation goes to the raw log the moment it is measured. A target that fails is recorded
 with the failure's type and the run goes on with the others.
@@ -21,13 +22,15 @@ from labtester.client import TargetError, get_json
 from labtester.clients.barrier import RUN_SCOPE, BarrierServer
 from labtester.clients.crew import Crew, CrewBroken, CrewInterrupted, meeting_deadline_s
 from labtester.clients.link import SILENT_S
+from labtester.early import EarlyAnswers
 from labtester.info import TargetInfo
 from labtester.progress import LabProgress
 from labtester.rawlog import RawLog
 from labtester.readiness import NotReady, wait_ready
 from labtester.results import SCHEMA_VERSION
-from labtester.settings import LabSettings, TargetRef
-from labtester.target_run import TargetRun
+from labtester.settings import LabSettings
+from labtester.target_run import SharedCalibrations, TargetRun
+from labtester.targetref import TargetRef
 from labtester.traffic import with_requests
 
 CONTROL_TIMEOUT_S = 30
@@ -86,8 +89,11 @@ def run_lab(
                 after_census()
             measured = [t for t in settings.targets if t.name in infos]
             crew.meet(RUN_SCOPE, "targets", the_plan(settings, measured, infos))
-            for target in measured:
-                TargetRun(settings, log, progress, target, infos[target.name], crew).measure()
+            early = EarlyAnswers(run_dir, settings, progress)
+            calibrations: SharedCalibrations = {}  # one kernel, one machine: each target verifies it
+            for index, target in enumerate(measured):
+                TargetRun(settings, log, progress, target, infos[target.name], crew, calibrations).measure()
+                early.after(target.name, [infos[t.name] for t in measured[index + 1 :]])
             if after_targets:
                 after_targets(log, progress)
             crew.measure_clock("end")  # beside the one at joining: how the clocks drifted

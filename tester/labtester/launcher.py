@@ -7,8 +7,13 @@ server's root, then SIGKILL to every process of its tree after a grace period.
 A target dies with the tester, however the tester dies (even SIGKILL): its root is started with
 the parent-death signal set to SIGTERM (prctl PR_SET_PDEATHSIG, kept across exec), so the root
 stops its own tree as on any SIGTERM. The kernel sends it when the *thread* that started the
-target ends, so targets are started from the main thread only. Each group of targets logs into
-one folder, removed when every target stopped cleanly and the caller kept nothing.
+target ends, so targets are started from the main thread only. Groups of targets, started and
+stopped together: target_group.py.
+
+Each server's log also holds the launcher's own lines on its lifecycle (started, ready, stopping,
+stopped with its exit code), and servers log at info level, so a kept log always says what
+happened. Stopping is idempotent: a target stopped early (the census-only variants, right after
+the census) keeps that stop's verdict when its group stops at the end.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+import time
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import psutil
@@ -84,6 +90,7 @@ class RunningTarget:
     metrics_port: int | None = None  # /metrics served by the server's metrics process
     own_log_dir: Path | None = None  # made for this target alone: removed when it stops cleanly
     unclean: str = ""  # why its stop was not clean, in words
+    stopped_cleanly: bool | None = None  # None until its first stop; later stops repeat the verdict
 
     @property
     def name(self) -> str:
@@ -110,12 +117,22 @@ class RunningTarget:
         except psutil.NoSuchProcess:
             return []
 
+    def note(self, event: str) -> None:
+        """One line of the launcher's own in the server's log (opened for appending by both)."""
+        with suppress(OSError), self.log_path.open("a") as log:
+            now = datetime.now().isoformat(sep=" ", timespec="milliseconds")
+            log.write(f"{now} INFO labtester: {self.name} {event}\n")
+
     def stop(self, grace_s: float = STOP_GRACE_S) -> bool:
         """SIGTERM the root; after `grace_s`, SIGKILL whatever of its tree is left. True when
-        it was still running and its whole tree ended on the SIGTERM, as a server should."""
+        it was still running and its whole tree ended on the SIGTERM, as a server should.
+        Stopped already: that stop's verdict, nothing sent."""
+        if self.stopped_cleanly is not None:
+            return self.stopped_cleanly
         tree = self.tree()
         running = self.process.poll() is None
         if running:
+            self.note(f"stopping: SIGTERM to pid {self.process.pid}")
             self.process.send_signal(signal.SIGTERM)
         _, alive = psutil.wait_procs(tree, timeout=grace_s)
         outlived = []
@@ -127,11 +144,13 @@ class RunningTarget:
         code = self.process.wait(timeout=5)
         clean = running and not alive and code in CLEAN_EXIT_CODES
         if not running:
-            self.unclean = f"it had exited ({code}) before the stop"
+            self.unclean = f"it exited by itself (exit code {code}) before the lab stopped it"
         elif alive:
-            self.unclean = f"{'; '.join(outlived)} outlived SIGTERM by {grace_s:g} s"
+            self.unclean = f"{'; '.join(outlived)} still ran {grace_s:g} s after SIGTERM and was killed"
         elif not clean:
-            self.unclean = f"exit {code}"
+            self.unclean = f"it ended with exit code {code} on SIGTERM, not a clean stop"
+        self.note(f"stopped: exit code {code}" + ("" if clean else f" ({self.unclean})"))
+        self.stopped_cleanly = clean
         if clean and self.own_log_dir is not None:
             shutil.rmtree(self.own_log_dir, ignore_errors=True)
         return clean
@@ -151,7 +170,17 @@ def start_target(
     log_dir: Path | None = None,
     ready_timeout_s: float = READY_TIMEOUT_S,
 ) -> RunningTarget:
-    """Start one target on 127.0.0.1 and return once its /healthz answers.
+    """Start one target on 127.0.0.1 and return once its /healthz answers."""
+    return ready_target(spawn_target(definition, port, extra_env, log_dir), ready_timeout_s)
+
+
+def spawn_target(
+    definition: TargetDefinition,
+    port: int | None = None,
+    extra_env: dict[str, str] | None = None,
+    log_dir: Path | None = None,
+) -> RunningTarget:
+    """Start one target's process on 127.0.0.1 without waiting for it (ready_target waits).
 
     It gets a free port for /metrics of its own (LAB_METRICS_PORT), unless `extra_env` sets one.
     """
@@ -160,6 +189,7 @@ def start_target(
     if port_in_use(port):
         raise LaunchError(f"port {port} for {definition.name} is already in use (a stale server?)")
     env = {
+        "LAB_LOG_LEVEL": "info",  # the server's own start and stop lines (no access log)
         **os.environ,
         **definition.env,
         "LAB_METRICS_PORT": str(free_port(avoid=port)),
@@ -171,7 +201,7 @@ def start_target(
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # each server makes its own
     own_log_dir = None if log_dir else Path(tempfile.mkdtemp(prefix="lab-logs-"))
     log_path = (log_dir or own_log_dir or Path()) / f"{definition.name}.log"
-    with log_path.open("wb") as log:
+    with log_path.open("ab") as log:  # appending, as the launcher's own lines are
         process = subprocess.Popen(
             dying_with_tester(definition.command()),
             env=env,
@@ -181,88 +211,26 @@ def start_target(
         )
     metrics_port = int(env["LAB_METRICS_PORT"]) or None
     target = RunningTarget(definition, port, process, log_path, metrics_port, own_log_dir)
-    try:
-        wait_healthy(target, ready_timeout_s)
-    except BaseException:
-        target.stop(grace_s=2)
-        raise
+    target.note(f"started: pid {process.pid}, port {port} (python -m {definition.module})")
     return target
 
 
-def _stopped(server: RunningTarget) -> bool:
-    """Stop it; a stop that fails is no reason to leave the others running."""
+def ready_target(target: RunningTarget, timeout_s: float = READY_TIMEOUT_S) -> RunningTarget:
+    """Wait until a spawned target answers; one that does not is stopped, and LaunchError says why."""
+    waited = time.monotonic()
     try:
-        return server.stop()
-    except (subprocess.TimeoutExpired, psutil.Error, OSError):
-        return False
+        wait_healthy(target, timeout_s)
+    except BaseException:
+        target.stop(grace_s=2)
+        raise
+    target.note(f"ready: {target.url}/healthz answered after {time.monotonic() - waited:.1f} s of waiting")
+    return target
 
 
-class StartedTargets(list[RunningTarget]):
-    """The targets a group started, in order; their logs are kept if `keep_logs` is set. `failed`:
-    those that did not start (with `keep_going`), each with why, on one line."""
-
-    def __init__(self, log_dir: Path) -> None:
-        super().__init__()
-        self.log_dir = log_dir
-        self.keep_logs = False
-        self.failed: dict[str, str] = {}
-        self.extra_env: dict[str, str] = {}  # what every target was told besides its own env
-
-
-def one_line(error: LaunchError, tail: int = 3) -> str:
-    """A launch error on one line: what happened, then the last lines its server logged."""
-    first, *log = str(error).splitlines() or [""]
-    logged = [line.strip() for line in log if line.strip()][-tail:]
-    return f"{first} {' | '.join(logged)}".strip()
-
-
-@contextmanager
-def running_targets(
-    definitions: list[TargetDefinition],
-    ports: dict[str, int] | None = None,
-    extra_env: dict[str, str] | None = None,
-    log_dir: Path | None = None,
-    downstream: TargetDefinition | None = None,
-    keep_going: bool = False,
-) -> Iterator[StartedTargets]:
-    """Start every definition (on its given port, or a free one) and stop them all on exit.
-
-    With `downstream`, that mock service starts first and every target gets its URL. Their logs
-    go to `log_dir`, else to a folder of their own that is removed once every target stopped
-    cleanly, unless the block raised or set `keep_logs` (a failed run): then it says where it is.
-    With `keep_going`, a target that does not start is recorded in `failed` and the others start.
-    """
-    started = StartedTargets(log_dir or Path(tempfile.mkdtemp(prefix="lab-logs-")))
-    servers: list[RunningTarget] = []
-    failed = True
-    try:
-        if downstream is not None:
-            servers.append(
-                start_target(downstream, (ports or {}).get(downstream.name), None, started.log_dir)
-            )
-            extra_env = {**(extra_env or {}), "LAB_DOWNSTREAM_URL": servers[0].url}
-        started.extra_env = dict(extra_env or {})
-        for definition in definitions:
-            port = (ports or {}).get(definition.name)
-            try:
-                servers.append(start_target(definition, port, extra_env, started.log_dir))
-            except LaunchError as error:
-                if not keep_going:
-                    raise
-                started.failed[definition.name] = one_line(error)
-                continue
-            started.append(servers[-1])
-        yield started
-        failed = False
-    finally:
-        unclean = [
-            f"{server.name}: {server.unclean or 'its stop failed'}"
-            for server in reversed(servers)
-            if not _stopped(server)
-        ]
-        if log_dir is None:
-            if failed or started.keep_logs or unclean:
-                why = f" (not stopped cleanly on SIGTERM: {'; '.join(unclean)})" if unclean else ""
-                print(f"the targets' logs are kept in {started.log_dir}{why}", file=sys.stderr)
-            else:
-                shutil.rmtree(started.log_dir, ignore_errors=True)
+def free_ports(count: int) -> list[int]:
+    """`count` ports nothing listens on now, all different: held open together while picked."""
+    with ExitStack() as held:
+        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind((LOCALHOST, 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]

@@ -39,7 +39,9 @@ class LabSettings(BaseSettings):
     )
     work_seconds: float = Field(0.5, gt=0, le=60, description="N: server time of one CPU request, seconds.")
     burst_max: int = Field(5, ge=1, le=64, description="K: bursts of n = 1..K simultaneous requests.")
-    repeats: int = Field(3, ge=1, le=20, description="R: repetitions of each burst size.")
+    repeats: int = Field(
+        3, ge=1, le=20, description="R: most repetitions of each burst size (fewer once a majority agree)."
+    )
     calibration_tolerance: float = Field(0.03, gt=0, lt=1, description="Calibration error counted as exact.")
     calibration_rounds: int = Field(6, ge=1, le=20, description="Most verify-and-refine rounds.")
     stability_samples: int = Field(

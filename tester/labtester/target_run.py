@@ -1,8 +1,9 @@
 """Everything measured on one target, by one client of the crew; a failure ends this target (for
 every client: the crew abandons it together), not the run.
 
-Client 0 probes the machine, calibrates (and publishes the result, so every client sends the same
-work), scrapes and cross-checks with Prometheus; every client runs its part of each load shape.
+Client 0 probes the machine, calibrates (from the count an earlier target found for the same
+kernel, if any; it publishes the result, so every client sends the same work), scrapes and
+cross-checks with Prometheus; every client runs its part of each load shape.
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ from labtester.rawlog import RecordSink
 from labtester.scenarios import SHAPES
 from labtester.scenarios.base import ShapeContext
 from labtester.scrape import scrape
-from labtester.settings import LabSettings, TargetRef
+from labtester.settings import LabSettings
+from labtester.targetref import TargetRef
+
+# The latest calibration of each kernel (name, loops per iteration), and the target it was made on.
+SharedCalibrations = dict[tuple[str, int], tuple[str, Calibration]]
 
 
 class TargetRun:
@@ -35,9 +40,11 @@ class TargetRun:
         target: TargetRef,
         info: TargetInfo,
         crew: Crew | None = None,
+        calibrations: SharedCalibrations | None = None,
     ) -> None:
         self.settings, self.log, self.progress, self.target, self.info = settings, log, progress, target, info
         self.crew = crew or Crew()
+        self.calibrations = {} if calibrations is None else calibrations
         self.stage = "stability probe"
         self.control = httpx.Client(timeout=settings.request_timeout_s)
 
@@ -95,6 +102,7 @@ class TargetRun:
             published = self.crew.meet(self.target.name, "calibration")[0]
             return Calibration.model_validate(published)
         settings = self.settings
+        kernel = (self.info.kernel.name, self.info.kernel.loops_per_iteration)
         calibration = calibrate(
             self.control,
             self.target.url,
@@ -102,7 +110,9 @@ class TargetRun:
             settings.work_seconds,
             settings.calibration_tolerance,
             settings.calibration_rounds,
+            self.calibrations.get(kernel),
         )
+        self.calibrations[kernel] = (self.target.name, calibration)
         self.log.write("calibration", target=self.target.name, calibration=calibration.model_dump())
         self.progress.note(
             f"{self.target.name}: {calibration.iterations} iterations -> "

@@ -23,7 +23,8 @@ import httpx
 import pytest
 import yaml
 
-from labtester.launcher import LOCALHOST, RunningTarget, free_port, running_targets
+from labtester.launcher import LOCALHOST, RunningTarget, free_port
+from labtester.target_group import running_targets
 from labtester.targets import TargetDefinition
 from tests.chart.conftest import PREFIX, Manifest, deployed_definitions, find, tool
 from tests.chart.dashboard import committed, expressions, panels

@@ -77,6 +77,31 @@ def test_calibration_is_never_a_miss_beyond_the_machines_noise(results: dict[str
             assert abs(check["error_pct"]) <= check["band_pct"]
 
 
+def test_each_target_after_the_first_verifies_the_count_an_earlier_one_found(results: dict[str, Any]) -> None:
+    """One kernel, one machine: the first target calibrates afresh, the others start from the
+    latest count and verify it on themselves (a round of real requests each)."""
+    calibrated = [t for t in results["targets"] if t.get("calibration")]  # in the order measured
+    first, *others = calibrated
+    assert first["calibration"]["started_from"] is None
+    for earlier, later in zip(calibrated, others, strict=False):
+        assert later["calibration"]["started_from"] == earlier["name"]
+        assert later["calibration"]["rounds"][0]["iterations"] == min(
+            earlier["calibration"]["iterations"], later["info"]["kernel"]["max_iterations"]
+        )
+
+
+def test_an_answer_is_printed_once_its_figures_are_in(
+    lab_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    """Offloading is answered by fastapi alone (its pool beside its blocked loop): printed before
+    the next target is measured, and again in the summary."""
+    lines = lab_run[0].stdout.splitlines()
+    settled = lines.index("Answer settled once fastapi was measured:")
+    assert lines[settled + 1].startswith("* When does offloading pay?")
+    second = next(i for i, line in enumerate(lines) if "flask-1x: " in line and "baseline" in line)
+    assert settled < second < lines.index(next(line for line in lines if line.startswith("Answers (")))
+
+
 def test_every_request_reports_the_cpu_its_work_used(results: dict[str, Any]) -> None:
     for name, endpoint, run in all_runs(results):
         assert run["verdict"] != "failed", (name, endpoint["name"], run)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import signal
 import socket
+from pathlib import Path
 
 import psutil
 import pytest
@@ -51,7 +54,7 @@ def test_a_server_that_dies_at_start_is_reported_with_its_log() -> None:
 def test_the_downstream_mock_starts_first_and_targets_get_its_url() -> None:
     import httpx
 
-    from labtester.launcher import running_targets
+    from labtester.target_group import running_targets
     from labtester.targets import load_downstream
 
     downstream = load_downstream()
@@ -61,3 +64,62 @@ def test_the_downstream_mock_starts_first_and_targets_get_its_url() -> None:
         assert "downstream" in httpx.get(f"{target.url}/info").json()["endpoints"]
         body = httpx.get(f"{target.url}/test/downstream/20", timeout=30).json()
         assert body["downstream"]["milliseconds"] == 20
+
+
+def test_a_target_stopped_early_is_not_reported_again_when_its_group_stops(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The census-only variants stop right after the census, and their group stops them again at
+    the end: the second stop repeats the first's verdict, so a clean run keeps no logs."""
+    from labtester.target_group import running_targets
+
+    fastapi = [d for d in load_definitions() if d.name == "fastapi"]
+    with running_targets(fastapi) as started:
+        (target,) = started
+        assert target.stop()
+    assert target.stop() and target.unclean == ""
+    assert "kept" not in capfd.readouterr().err
+    assert not started.log_dir.exists()
+
+
+def test_a_servers_log_tells_its_lifecycle(tmp_path: Path) -> None:
+    """The launcher's own lines (started, ready, stopping, stopped with the code) and the server's
+    info-level ones: a kept log never comes back empty."""
+    target = start_target(next(d for d in load_definitions() if d.name == "fastapi"), log_dir=tmp_path)
+    target.stop()
+    lines = target.log_path.read_text().splitlines()
+    ours = [line.split("labtester: fastapi ", 1)[1] for line in lines if "INFO labtester: fastapi " in line]
+    assert [line.split(":")[0] for line in ours] == ["started", "ready", "stopping", "stopped"]
+    assert ours[-1].startswith("stopped: exit code ")
+    assert any("labtester:" not in line for line in lines), "the server logged nothing at info level"
+
+
+def test_a_target_that_died_during_the_run_is_named_with_why(capfd: pytest.CaptureFixture[str]) -> None:
+    from labtester.target_group import running_targets
+
+    fastapi = [d for d in load_definitions() if d.name == "fastapi"]
+    with running_targets(fastapi) as started:
+        started[0].process.send_signal(signal.SIGKILL)
+        started[0].process.wait(timeout=10)
+    err = capfd.readouterr().err
+    assert "fastapi: it exited by itself (exit code -9) before the lab stopped it" in err
+    assert f"their logs are kept in {started.log_dir}" in err
+    shutil.rmtree(started.log_dir)
+
+
+def test_a_group_starts_every_process_before_it_waits_for_any(tmp_path: Path) -> None:
+    """Their imports overlap: each server's "started" line (the launcher's, in its log) comes
+    before any server's "ready" line."""
+    from labtester.target_group import running_targets
+
+    chosen = [d for d in load_definitions() if d.name in ("fastapi", "flask-1x", "granian-wsgi")]
+    with running_targets(chosen, log_dir=tmp_path) as started:
+        assert [t.name for t in started] == [d.name for d in chosen]
+    stamps: dict[str, list[str]] = {"started": [], "ready": []}
+    for definition in chosen:
+        for line in (tmp_path / f"{definition.name}.log").read_text().splitlines():
+            stamp, _, event = line.partition(f" INFO labtester: {definition.name} ")
+            if event.split(":")[0] in stamps:
+                stamps[event.split(":")[0]].append(stamp)
+    assert len(stamps["started"]) == len(stamps["ready"]) == len(chosen)
+    assert max(stamps["started"]) <= min(stamps["ready"])

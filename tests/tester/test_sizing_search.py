@@ -69,7 +69,7 @@ def test_no_configuration_passes_the_pods_memory() -> None:
 
 def test_the_families_are_the_values_configurations_own() -> None:
     wsgi, unknown = families("wsgi", DEFAULT_VALUES)
-    assert {f.name for f in wsgi} == {"sync", "gthread", "gevent"} and not unknown
+    assert {f.name for f in wsgi} == {"sync", "gthread", "gevent", "granian-wsgi"} and not unknown
     sync = next(f for f in wsgi if f.name == "sync")
     assert sync.fixed_targets == ("sync-1x", "sync-2x")
     assert sync.definition("sized", 3, 1).env == {
@@ -78,7 +78,9 @@ def test_the_families_are_the_values_configurations_own() -> None:
         "LAB_WORKERS": "3",
     }
     asgi, _ = families("asgi", DEFAULT_VALUES)
-    assert [f.name for f in asgi] == ["uvicorn"]
+    assert sorted(f.name for f in asgi) == ["granian-asgi", "uvicorn"]
+    granian = next(f for f in wsgi if f.name == "granian-wsgi")
+    assert granian.definition("sized", 2, 6).env["LAB_THREADS"] == "6"  # appservers' knob
 
 
 def test_of_families_that_sustain_the_same_rate_the_one_with_least_memory_is_proposed() -> None:

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from labtester.calibrate import Calibration
     from labtester.progress import LabProgress
     from labtester.results import Results, TargetResult
-    from labtester.settings import LabSettings, TargetRef
+    from labtester.settings import LabSettings
+    from labtester.targetref import TargetRef
 
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
 SummaryT = TypeVar("SummaryT", bound=BaseModel)
@@ -140,6 +141,13 @@ class LoadShape(ABC, Generic[SettingsT, SummaryT]):
 
     def answers(self, results: Results) -> list[Answer]:
         """The questions its measurements answer in this run; none where it has no data."""
+        return []
+
+    def settled_answers(
+        self, results: Results, remaining: list[TargetInfo], settings: LabSettings
+    ) -> list[Answer]:
+        """Its answers that the targets still to measure (`remaining`, by /info) cannot change:
+        printed as soon as their figures are in. None by default: the summary has them all."""
         return []
 
     def comparison(self, results: Results) -> list[ComparisonRow]:

@@ -22,13 +22,14 @@ import psutil
 import yaml
 
 from labtester import machine
-from labtester.launcher import LaunchError, RunningTarget, one_line, start_target
+from labtester.launcher import LaunchError, RunningTarget, start_target
 from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import RecordSink
 from labtester.scenarios.common import encode
 from labtester.sizing.document import SizedSummary
 from labtester.sizing.model import SEED, MixItem
 from labtester.sizing.plan import PROOF_S, Planned
+from labtester.target_group import one_line
 from labtester.targets import TargetDefinition
 
 SHAPE = "sizing"

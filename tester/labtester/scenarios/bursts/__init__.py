@@ -100,6 +100,14 @@ class Bursts(LoadShape[BaseModel, BurstsSummary]):
     def answers(self, results: Results) -> list[Answer]:
         return answers.answers(curves.curves(results))
 
+    def settled_answers(
+        self, results: Results, remaining: list[TargetInfo], settings: LabSettings
+    ) -> list[Answer]:
+        still = [
+            (info, info.endpoints[name]) for info in remaining for name in settings.planned_endpoints(info)
+        ]
+        return [a for a in self.answers(results) if not any(answers.concerns(a.key, *e) for e in still)]
+
     def comparison(self, results: Results) -> list[ComparisonRow]:
         return curves.comparison(results)
 

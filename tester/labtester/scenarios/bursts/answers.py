@@ -5,6 +5,7 @@ execution (from /info) the question is about; a question with no such endpoint i
 from __future__ import annotations
 
 from labtester.findings.wording import plural
+from labtester.info import EndpointInfo, TargetInfo
 from labtester.scenarios.bursts.analyse import MODEL_AGREEMENT, Point
 from labtester.scenarios.bursts.curves import Curve, caveat
 from labtester.views import Answer, Chart
@@ -234,6 +235,24 @@ def io_bound(curves: list[Curve]) -> Answer | None:
         caveat=caveat(io),
         chart=_chart("io-bound", "I/O-bound requests on every target", io),
     )
+
+
+def concerns(key: str, info: TargetInfo, endpoint: EndpointInfo) -> bool:
+    """Whether a target's endpoint, once measured, could change the answer `key`: an endpoint of the
+    kind its question picks curves from. The offload answer is the first target's with a pool and
+    a blocked loop: once found, a later target leaves it as it is."""
+    cpu = endpoint.work == "cpu"
+    match key:
+        case "async-cpu":
+            return cpu and endpoint.execution in ("event_loop", "process_pool", "workers")
+        case "workers":
+            several = info.workers > 1 and endpoint.execution in ("event_loop", "threads", "greenlets")
+            return endpoint.execution == "workers" or (cpu and several)
+        case "offload":
+            return False
+        case "io-bound":
+            return endpoint.work == "io"
+    return True  # an answer this does not know: settled only at the end
 
 
 def answers(curves: list[Curve]) -> list[Answer]:

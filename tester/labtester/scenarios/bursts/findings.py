@@ -10,6 +10,7 @@ from labtester.findings.wording import label, plural, times
 from labtester.info import TargetInfo
 from labtester.model import ONE_CORE_PER_PROCESS
 from labtester.scenarios.bursts.analyse import MODEL_AGREEMENT, BurstRun, BurstsSummary, EndpointBursts, Point
+from labtester.scenarios.bursts.repeats import enough
 
 
 def _shape(name: str, info: TargetInfo, endpoint: EndpointBursts) -> Finding | None:
@@ -166,11 +167,12 @@ def endpoint_findings(name: str, info: TargetInfo, endpoint: EndpointBursts) -> 
 
 
 def points_missing(endpoint: EndpointBursts | None, burst_max: int, repeats: int) -> list[str]:
+    """The burst sizes short of their repeats: fewer than R, unless a majority agreed (repeats.py)."""
     have: dict[int, Point] = {p.n: p for p in endpoint.points} if endpoint else {}
     return [
         f"n={n}: {len(have[n].runs) if n in have else 0} of {repeats} repeats"
         for n in range(1, burst_max + 1)
-        if n not in have or len(have[n].runs) < repeats
+        if n not in have or not enough([run.makespan_s for run in have[n].runs], repeats)
     ]
 
 

@@ -1,4 +1,5 @@
-"""Bursts on one target: per endpoint, a baseline, then n = 1..K simultaneous requests, R times.
+"""Bursts on one target: per endpoint, a baseline, then n = 1..K simultaneous requests, up to R
+times (fewer once a majority of the repeats agree: repeats.py).
 
 Around each burst the machine's CPU accounting (/proc/stat, the tester's own CPU) and the target's
 (its census: CPU time of its process tree, its cgroup's throttling) are read, so the analysis can
@@ -19,6 +20,7 @@ from labtester.clients.load import Meter
 from labtester.info import EndpointInfo
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.bursts.release import Reply, release
+from labtester.scenarios.bursts.repeats import enough
 from labtester.scrape import Counted
 from labtester.traffic import Outgoing
 
@@ -64,19 +66,21 @@ def _measure_endpoint(
             control, metrics_url, endpoint.path, ctx.info.control.paths() if endpoint.work == "app" else None
         )
         before = counts.settled()
-    sent = 0
     ctx.progress.step(f"{ctx.target.name}: {endpoint.name} baseline")
-    for repeat in range(settings.repeats):
-        sent += _fire(
+    sent = _until_settled(
+        settings.repeats,
+        lambda repeat: _fire(
             ctx, control, endpoint, url, request, argument, "baseline", 1, repeat, sample_census=False
-        )
+        ),
+    )
     for n in range(1, settings.burst_max + 1):
-        for repeat in range(settings.repeats):
+
+        def burst(repeat: int, n: int = n) -> tuple[int, float | None]:
             ctx.progress.step(
                 f"{ctx.target.name}: {endpoint.name} burst n={n} ({repeat + 1}/{settings.repeats})"
             )
             largest_first = n == settings.burst_max and repeat == 0
-            sent += _fire(
+            return _fire(
                 ctx,
                 control,
                 endpoint,
@@ -88,9 +92,28 @@ def _measure_endpoint(
                 repeat,
                 sample_census=largest_first,
             )
+
+        sent += _until_settled(settings.repeats, burst, ctx.progress.add_steps)
     if ctx.crew.leader:
         counted = counts.since(before, sent).as_dict()
         ctx.record("metrics", step=f"{endpoint.name} metrics", endpoint=endpoint.name, **counted)
+
+
+def _until_settled(
+    repeats: int,
+    fire_one: Callable[[int], tuple[int, float | None]],
+    spared: Callable[[int], object] | None = None,
+) -> int:
+    """Repeats of one burst until they settle it (repeats.enough); how many requests they sent.
+    `spared`: told how many planned repeats were not needed (as a negative count of steps)."""
+    sent, makespans = 0, list[float | None]()
+    while not enough(makespans, repeats):
+        count, makespan = fire_one(len(makespans))
+        sent += count
+        makespans.append(makespan)
+    if spared is not None:
+        spared(len(makespans) - repeats)
+    return sent
 
 
 def fire(
@@ -104,15 +127,16 @@ def fire(
     client: int = 0,
     armed: Callable[[], object] | None = None,
     ready: Callable[[], object] | None = None,
-    finished: Callable[[list[Reply]], object] | None = None,
+    finished: Callable[[float, list[Reply]], object] | None = None,
     request: Outgoing | None = None,
 ) -> dict[str, Any]:
     """One client's n requests to `url` (the raw record's fields), with its own load. Client 0 also
     reads the machine's and the target's CPU before any client opens a connection (`armed`: the
     barrier; a sync worker holding an idle connection would not answer the census) and after every
-    client's last reply (`finished`: the barrier again), and, with `sample`, the target's busiest
-    census while it ran. `ready`: the release, once every client's connections are open.
-    `request`: what each of the n sends (a team's request); None: a GET of `url`."""
+    client's last reply (`finished`, given the release time and the replies: the barrier again),
+    and, with `sample`, the target's busiest census while it ran. `ready`: the release, once every
+    client's connections are open. `request`: what each of the n sends (a team's request); None: a
+    GET of `url`."""
     leader = client == 0
     target_before = census.cpu_account(control, census_url) if leader else None
     machine_before = machine.snapshot()
@@ -132,7 +156,7 @@ def fire(
     )
     load = meter.read(len(replies))
     if finished is not None:
-        finished(replies)
+        finished(released_at, replies)
     fields: dict[str, Any] = {
         "n": n,
         "released_at": released_at,
@@ -159,15 +183,19 @@ def _fire(
     repeat: int,
     *,
     sample_census: bool,
-) -> int:
+) -> tuple[int, float | None]:
     """One burst: every client sends its part of the n at the common release; client 0 records
-    what only it measures. Returns how many requests every client together sent."""
+    what only it measures. Returns how many requests every client together sent, and the burst's
+    makespan (None where a request failed): every client gets the same from the meeting, so all
+    decide alike whether to repeat it."""
     step = f"{endpoint.name} {phase} n={n} r={repeat}"
     done: dict[int, Any] = {}
 
-    def finished(replies: list[Reply]) -> None:
+    def finished(released_at: float, replies: list[Reply]) -> None:
         errors = [reply.error for reply in replies]
-        done.update(ctx.meet(f"{step} done", {"sent": len(replies), "errors": errors}))
+        last = max((reply.received_at for reply in replies), default=None)
+        mine = {"sent": len(replies), "errors": errors, "released_at": released_at, "received_at": last}
+        done.update(ctx.meet(f"{step} done", mine))
 
     census_url = ctx.target.url + ctx.info.control.census
     burst = fire(
@@ -193,9 +221,19 @@ def _fire(
             "repeat": repeat,
         }
         ctx.record("burst", step=step, **fields, **burst)
+    errors = [error for client in done.values() for error in client["errors"]]
     if ctx.crew.leader:
-        ctx.check_alive([error for client in done.values() for error in client["errors"]])
-    return sum(int(client["sent"]) for client in done.values())
+        ctx.check_alive(errors)
+    return sum(int(client["sent"]) for client in done.values()), _makespan(list(done.values()), errors)
+
+
+def _makespan(parts: list[dict[str, Any]], errors: list[str | None]) -> float | None:
+    """The whole burst's makespan from every client's part: the longest of each client's own release
+    to its own last reply, each on its own clock (two nodes' clocks are never compared)."""
+    sending = [part for part in parts if part["sent"]]
+    if any(errors) or not sending:
+        return None
+    return float(max(p["received_at"] - p["released_at"] for p in sending))
 
 
 async def _release_sampling(
