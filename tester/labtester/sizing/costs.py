@@ -1,10 +1,14 @@
-"""The sizing's inputs, from what the lab measured of the fixed configurations: each path's CPU
-and wait alone, each family's own CPU per request and memory, the pod and the objective.
+"""The sizing's inputs, from what the lab measured of the fixed configurations: each request's CPU
+and wait alone and its weight in the team's traffic, each family's own CPU per request and memory,
+the pod and the objective.
 
-Until the traffic file lands, the mix is the app's paths in equal weights. Until the accounting
-lands, a family's own CPU per request (`overhead_s`) is its serving processes' CPU over each flow
-less the requests' measured CPU, per request; cores per process are what a flow showed where its
-processes ran more than one core each (work that releases the GIL), else 1.
+A family's own CPU per request (`overhead_s`) is the flow's conservation account (flow/cost.py):
+the serving processes' CPU per request less the request's own and what belongs to no request. That
+is the server's own cost measured on empty requests, or more where the flow showed more (work done
+for the request that the middleware does not see: capacity is spent on it all the same). Cores per
+process are what the flow's processes measured using, where that is more than one (work that
+releases the GIL), else 1. A flow without an account (no Server-Timing) falls back to the
+processes' CPU less the requests' measured CPU.
 """
 
 from __future__ import annotations
@@ -74,6 +78,9 @@ def _family_flows(results: Results, family: Family) -> list[tuple[TargetResult, 
 
 def _overhead(flow: PathFlow) -> float | None:
     """The serving processes' CPU per request beyond the requests' own measured CPU."""
+    if (a := flow.account) is not None:
+        unseen = a.process_cpu_per_request_s - a.request_cpu_per_request_s - a.no_request_cpu_per_request_s
+        return max(a.server_cpu_per_request_s, unseen)
     answered = flow.requests - sum(flow.failures.values())
     cpu = flow.prediction.cpu_per_request_s
     if (
@@ -88,6 +95,8 @@ def _overhead(flow: PathFlow) -> float | None:
 
 def _cores_per_process(target: TargetResult, flow: PathFlow) -> float | None:
     """The cores each process ran on average over the flow: above 1 only where work released the GIL."""
+    if flow.account is not None:
+        return flow.account.cores_per_process
     if flow.server_cpu_s is None or flow.wall_s <= 0 or target.info is None:
         return None
     return flow.server_cpu_s / flow.wall_s / max(1, target.info.workers)
@@ -96,8 +105,10 @@ def _cores_per_process(target: TargetResult, flow: PathFlow) -> float | None:
 def kinds_of(
     results: Results, conclusion: AppConclusion, family: Family
 ) -> tuple[list[RequestKind], list[str]]:
-    """The mix in equal weights, each path with this family's own overhead, and what was assumed."""
+    """The mix in the traffic's weights (PATHS: equal), each request with this family's own
+    overhead, and what was assumed."""
     family_flows = _family_flows(results, family)
+    traffic = results.lab_settings().app_traffic()
     assumed = []
     kinds = []
     for path in conclusion.paths:
@@ -110,7 +121,7 @@ def kinds_of(
         kinds.append(
             RequestKind(
                 name=path.path,
-                weight=1.0,
+                weight=request.weight if traffic and (request := traffic.named(path.path)) else 1.0,
                 cpu_s=path.cpu_s,
                 wait_s=path.wait_s,
                 overhead_s=statistics.median(overheads) if overheads else 0.0,
@@ -166,15 +177,19 @@ def client_cpu(results: Results) -> float:
 
 
 def fixed_best(results: Results, conclusion: AppConclusion) -> FixedBest | None:
-    """The flows' recommendation, its rate on the mix: each path's rate, in equal weights."""
+    """The flows' recommendation, its rate on the mix: each request's rate alone, in the traffic's
+    weights (a request of weight w takes w / rate of a second per unit of the mix)."""
     chosen = conclusion.recommendation
     if chosen is None:
         return None
+    traffic = results.lab_settings().app_traffic()
     rates = [
-        c.requests_per_s for p in conclusion.paths for c in p.configurations if c.target == chosen.target
+        (request.weight if traffic and (request := traffic.named(p.path)) else 1.0, c.requests_per_s)
+        for p in conclusion.paths
+        for c in p.configurations
+        if c.target == chosen.target
     ]
-    if not rates or min(rates) <= 0:
+    if not rates or min(rate for _, rate in rates) <= 0:
         return None
-    return FixedBest(
-        target=chosen.target, label=chosen.label, flows_per_s=len(rates) / sum(1 / r for r in rates)
-    )
+    per_s = sum(w for w, _ in rates) / sum(w / rate for w, rate in rates)
+    return FixedBest(target=chosen.target, label=chosen.label, flows_per_s=per_s)

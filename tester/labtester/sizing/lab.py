@@ -53,7 +53,7 @@ def size_and_prove(
         return
     first = planned[0].summary
     if first.role == "proposed":
-        written = write_proposal(run_dir, first, settings.app, interface, settings.paths)
+        written = write_proposal(run_dir, first, settings.app, interface, _paths(settings))
         progress.note(
             f"sizing: {first.label}, predicted {first.sustainable_per_s:.1f}/s; values in {written}"
         )
@@ -61,4 +61,13 @@ def size_and_prove(
     logs.mkdir(exist_ok=True)
     # A request 10 x the objective late has failed it: no proof waits the lab's 600 s on one.
     timeout_s = min(settings.request_timeout_s, max(10.0, 10 * first.objective.p99_s))
-    prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note)
+    traffic = settings.app_traffic()
+    requests = {r.label: r.outgoing() for r in traffic.requests} if traffic else {}
+    prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note, requests)
+
+
+def _paths(settings: LabSettings) -> list[str]:
+    """The paths the chart's app entry takes (the cluster's tester sends GETs of them): PATHS as
+    given, or the traffic's requests' paths, each once."""
+    traffic = settings.app_traffic()
+    return list(dict.fromkeys(r.path for r in traffic.requests)) if traffic else settings.paths

@@ -31,10 +31,10 @@ from labtester.sizing.model import SEED, MixItem
 from labtester.sizing.plan import PROOF_S, Planned
 from labtester.target_group import one_line
 from labtester.targets import TargetDefinition
+from labtester.traffic import Outgoing
 
 SHAPE = "sizing"
 PROPOSAL_FILE = "proposal-values.yaml"
-PROPOSAL_PORT = 8017  # on 127.0.0.1 when the local lab starts it (after the six fixed ones' 8011-8016)
 # Sends beyond this many unanswered are counted as failed, not sent: a server that far behind has
 # failed the objective already, and a backlog of given-up requests would load the next run.
 MOST_OUTSTANDING = 500
@@ -47,9 +47,17 @@ def target_name(summary: SizedSummary) -> str:
 
 
 async def offer(
-    url: str, mix: Sequence[MixItem], rate_per_s: float, duration_s: float, timeout_s: float, seed: int = SEED
+    url: str,
+    mix: Sequence[MixItem],
+    rate_per_s: float,
+    duration_s: float,
+    timeout_s: float,
+    seed: int = SEED,
+    requests: dict[str, Outgoing] | None = None,
 ) -> tuple[list[Sample], float]:
-    """Poisson arrivals of the mix's kinds in their weights; each latency from its scheduled send."""
+    """Poisson arrivals of the mix's kinds in their weights; each latency from its scheduled send.
+    `requests`: each kind's request as the team's traffic writes it (method, headers, body); a kind
+    without one is a GET of its name."""
     rng = random.Random(seed)
     total = sum(item.weight for item in mix)
     bounds = [sum(item.weight for item in mix[: i + 1]) / total for i in range(len(mix))]
@@ -59,7 +67,9 @@ async def offer(
 
         async def send(path: str, scheduled_s: float) -> None:
             nonlocal outstanding
-            samples.append(await client.get(path, scheduled_s))
+            request = (requests or {}).get(path)
+            sent = client.send(request, scheduled_s) if request else client.get(path, scheduled_s)
+            samples.append(await sent)
             outstanding -= 1
 
         tasks = []
@@ -87,15 +97,17 @@ def prove(
     timeout_s: float,
     duration_s: float = PROOF_S,
     note: object = None,
+    requests: dict[str, Outgoing] | None = None,
 ) -> None:
-    """Start, offer and stop each planned configuration in turn, recording everything."""
+    """Start, offer and stop each planned configuration in turn, recording everything. `requests`:
+    the team's requests by name, sent as its traffic writes them."""
     for item in planned:
         summary = item.summary
         name = target_name(summary)
         definition = item.family.definition(name, summary.processes, summary.threads)
         if callable(note):
             note(f"sizing: proving {summary.label} ({summary.role}) at {summary.sustainable_per_s:.1f}/s")
-        _prove_one(definition, summary, log, extra_env, log_dir, timeout_s, duration_s)
+        _prove_one(definition, summary, log, extra_env, log_dir, timeout_s, duration_s, requests or {})
 
 
 def _prove_one(
@@ -106,6 +118,7 @@ def _prove_one(
     log_dir: Path,
     timeout_s: float,
     duration_s: float,
+    requests: dict[str, Outgoing],
 ) -> None:
     name = definition.name
     plan = {
@@ -128,20 +141,26 @@ def _prove_one(
         log.write("scenario", **plan)
         for level in summary.levels:
             _drained(target.url, timeout_s)
-            run = _run(target, summary, level.offered_per_s, duration_s, timeout_s)
+            run = _run(target, summary, level.offered_per_s, (duration_s, timeout_s), requests)
             log.write("scenario", target=name, scenario=SHAPE, kind="run", client=0, **run)
     finally:
         target.stop()
 
 
 def _run(
-    target: RunningTarget, summary: SizedSummary, rate_per_s: float, duration_s: float, timeout_s: float
+    target: RunningTarget,
+    summary: SizedSummary,
+    rate_per_s: float,
+    times: tuple[float, float],
+    requests: dict[str, Outgoing],
 ) -> dict[str, object]:
     """One proof run, with the machine's and the server's CPU around it: what the rest of the
     machine left the server."""
-    mix = [_Kind(k.name, k.weight) for k in summary.kinds]
+    (duration_s, timeout_s), mix = times, [_Kind(k.name, k.weight) for k in summary.kinds]
     machine_before, cpu_before = machine.snapshot(), _server_cpu(target)
-    samples, wall_s = asyncio.run(offer(target.url, mix, rate_per_s, duration_s, timeout_s))
+    samples, wall_s = asyncio.run(
+        offer(target.url, mix, rate_per_s, duration_s, timeout_s, requests=requests)
+    )
     machine_after, cpu_after = machine.snapshot(), _server_cpu(target)
     return {
         "step": f"sizing {rate_per_s:.3f}",
@@ -198,7 +217,6 @@ def proposal_values(summary: SizedSummary, app: str, interface: str, paths: list
                 {
                     "name": "proposed",
                     "interface": interface,
-                    "localPort": PROPOSAL_PORT,
                     "env": dict(summary.env),
                     "resources": resources,
                 }
