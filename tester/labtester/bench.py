@@ -32,6 +32,9 @@ from labtester.loadclient import LoadClient, Sample
 from labtester.results import Results
 from labtester.scenarios.bursts.analyse import BurstRun, BurstsSummary
 from labtester.scenarios.sweep import level
+from labtester.sizing.families import RULES, Family
+from labtester.sizing.model import RequestKind
+from labtester.sizing.search import MIB, Memory, Pod, search
 from labtester.target_group import running_targets
 from labtester.targets import TargetDefinition
 
@@ -243,12 +246,8 @@ def print_accuracy(console: Console, results: Results, title: str) -> None:
 
 
 def print_sizing_cost(console: Console) -> None:
-    """The search over five families' knobs for the shared note's mixed app (a CPU path, a waiting
+    """The search over six families' knobs for the shared note's mixed app (a CPU path, a waiting
     path, one that does both) on 2 cores: its CPU seconds, which must stay under one."""
-    from labtester.sizing.families import RULES, Family
-    from labtester.sizing.model import RequestKind
-    from labtester.sizing.search import MIB, Memory, Pod, search
-
     mix = [
         RequestKind("/cpu", 1, 0.05, 0.0, 0.001),
         RequestKind("/wait", 1, 0.0, 0.1, 0.001),

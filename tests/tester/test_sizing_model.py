@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from labtester.model import Capacity, Job, predicted_makespan
-from labtester.sizing.model import Configuration, RequestKind, ceiling_per_s, simulate
+from labtester.sizing.configuration import Configuration
+from labtester.sizing.model import RequestKind, ceiling_per_s, simulate
 
 CPU = RequestKind("/cpu", 1, cpu_s=0.02, wait_s=0.0)
 WAIT = RequestKind("/wait", 1, cpu_s=0.0, wait_s=0.05)

@@ -15,9 +15,9 @@ from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import cores_free  # the flow's reading of the same fields
 from labtester.sizing import answers
-from labtester.sizing.document import Level, SizedSummary, SizingConclusion
-from labtester.sizing.model import Configuration, RequestKind, Simulated, simulate
-from labtester.sizing.plan import MOST_PREDICTED, PROOF_S
+from labtester.sizing.configuration import Configuration
+from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, SizedSummary, SizingConclusion
+from labtester.sizing.model import RequestKind, Simulated, simulate
 from labtester.stats import percentiles
 from labtester.views import Answer
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
-from labtester.scenarios.flow.analyse import FAN_OUT, PathFlow, flows
+from labtester.scenarios.flow.analyse import FAN_OUT, FlowSummary, PathFlow, flows
 from labtester.scenarios.flow.conclude import AppConclusion
 from labtester.sizing.document import FixedBest, KindCost, Objective, PodSize
 from labtester.sizing.families import Family
@@ -177,8 +177,9 @@ def client_cpu(results: Results) -> float:
 
 
 def fixed_best(results: Results, conclusion: AppConclusion) -> FixedBest | None:
-    """The flows' recommendation, its rate on the mix: each request's rate alone, in the traffic's
-    weights (a request of weight w takes w / rate of a second per unit of the mix)."""
+    """The flows' recommendation, its rate on the mix: what it served of the whole mix at once
+    where it ran it, else each request's rate alone in the traffic's weights (a request of weight w
+    takes w / rate of a second per unit of the mix)."""
     chosen = conclusion.recommendation
     if chosen is None:
         return None
@@ -192,4 +193,8 @@ def fixed_best(results: Results, conclusion: AppConclusion) -> FixedBest | None:
     if not rates or min(rate for _, rate in rates) <= 0:
         return None
     per_s = sum(w for w, _ in rates) / sum(w / rate for w, rate in rates)
+    # Where the configuration ran the whole mix at once, what it served of it is the figure.
+    measured = next((s.mix for t, s in results.summaries(FlowSummary) if t.name == chosen.target), None)
+    if measured is not None and measured.overall.requests_per_s > 0:
+        per_s = measured.overall.requests_per_s
     return FixedBest(target=chosen.target, label=chosen.label, flows_per_s=per_s)

@@ -11,6 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+PROOF_S = 20.0  # each proof run's length
+MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
+
 Role = Literal["proposed", "family", "fixed"]  # the proposal, another family's best, the lab's pick
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
 

@@ -9,7 +9,7 @@ import math
 from collections import deque
 from collections.abc import Sequence
 
-from labtester.sizing.model import Accept, Configuration
+from labtester.sizing.configuration import Accept, Configuration
 
 
 class _Process:

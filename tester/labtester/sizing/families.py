@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labtester.sizing.model import Accept, Configuration
+from labtester.sizing.configuration import Accept, Configuration
 from labtester.targets import APP_TARGET_MODULE, DEFAULT_VALUES, TargetDefinition, load_app_configurations
 
 # The env knobs sizing sets itself; an entry's own values of them are dropped.

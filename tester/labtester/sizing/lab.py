@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from labtester.rawlog import RecordSink, read_raw
+from labtester.results import build_results
+from labtester.scenarios.sizing import SHAPE
 from labtester.sizing.plan import plan
 from labtester.sizing.prove import prove, write_proposal
 
@@ -25,9 +27,6 @@ def size_and_prove(
     values: Path,
     extra_env: dict[str, str],
 ) -> None:
-    from labtester.results import build_results
-    from labtester.scenarios.sizing import SHAPE
-
     duration_s = SHAPE.settings(settings).proof_s
     if "sizing" not in settings.scenarios or not settings.app:
         return
@@ -67,7 +66,11 @@ def size_and_prove(
 
 
 def _paths(settings: LabSettings) -> list[str]:
-    """The paths the chart's app entry takes (the cluster's tester sends GETs of them): PATHS as
-    given, or the traffic's requests' paths, each once."""
+    """The paths the chart's app entry takes: PATHS as given, or the traffic's GETs. The cluster's
+    tester sends GETs of them, and the chart joins them with commas (a path holding one, or a
+    request with a method or a body, is measured by the local lab only)."""
     traffic = settings.app_traffic()
-    return list(dict.fromkeys(r.path for r in traffic.requests)) if traffic else settings.paths
+    if traffic is None:
+        return settings.paths
+    gets = (r.path for r in traffic.requests if r.method == "GET" and not r.headers and "," not in r.path)
+    return list(dict.fromkeys(gets))

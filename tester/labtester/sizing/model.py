@@ -25,9 +25,11 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, Protocol
+from typing import Protocol
 
-Accept = Literal["shared", "per_worker"]
+from labtester.sizing.configuration import Configuration
+from labtester.sizing.events import Run
+
 SEED = 27
 
 
@@ -60,21 +62,6 @@ class RequestKind:
     @property
     def alone_s(self) -> float:
         return self.demand_s + self.wait_s
-
-
-@dataclass(frozen=True)
-class Configuration:
-    """A server configuration as the model sees it."""
-
-    family: str  # gthread, gevent, sync, uvicorn, granian-wsgi...
-    processes: int
-    per_process: int | None  # requests one process runs at once; None: no limit (an event loop)
-    accept: Accept
-    preemptive: bool  # threads share a process's core; greenlets and event loops run CPU to its end
-
-    @property
-    def slots(self) -> float:
-        return math.inf if self.per_process is None else float(self.processes * self.per_process)
 
 
 @dataclass(frozen=True)
@@ -157,8 +144,6 @@ def simulate(
     total = sum(k.weight for k in kinds)
     bounds = _cumulative([k.weight / total for k in kinds])
     kind_of = [_pick(bounds, draw) for draw in kind_draws[: len(times)]]
-    from labtester.sizing.events import Run  # it needs this module's types: imported when run
-
     run = Run(config, cores, mean_of(kinds, "cores_per_process"), times)
     run.cpu = [kinds[k].demand_s for k in kind_of]
     run.wait = [kinds[k].wait_s for k in kind_of]

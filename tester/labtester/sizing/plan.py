@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.sizing import costs
-from labtester.sizing.document import Level, Role, SizedSummary
+from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, Role, SizedSummary
 from labtester.sizing.families import Family, families
 from labtester.sizing.model import RequestKind, ceiling_per_s, simulate
 from labtester.sizing.search import (
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from labtester.results import Results
 
 LEVELS = (0.8, 1.0)  # the proof offers 80 % of the predicted sustainable rate, then all of it
-PROOF_S = 20.0  # each proof run's length
-MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
 MANY_THREADS = 16  # beyond this many threads per process, CPU-bound threads convoy on the GIL
 
 

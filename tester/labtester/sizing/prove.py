@@ -26,9 +26,9 @@ from labtester.launcher import LaunchError, RunningTarget, start_target
 from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import RecordSink
 from labtester.scenarios.common import encode
-from labtester.sizing.document import SizedSummary
+from labtester.sizing.document import PROOF_S, SizedSummary
 from labtester.sizing.model import SEED, MixItem
-from labtester.sizing.plan import PROOF_S, Planned
+from labtester.sizing.plan import Planned
 from labtester.target_group import one_line
 from labtester.targets import TargetDefinition
 from labtester.traffic import Outgoing
@@ -178,11 +178,13 @@ def _drained(url: str, timeout_s: float, quick_s: float = 0.5) -> None:
     given up by the client, still served) would otherwise load the next run."""
     deadline = time.monotonic() + max(60.0, timeout_s)
     while time.monotonic() < deadline:
-        began = time.monotonic()
+        began, answered = time.monotonic(), False
         with contextlib.suppress(httpx.HTTPError):
-            httpx.get(f"{url}/healthz", timeout=timeout_s)
-        if time.monotonic() - began < quick_s:
-            return
+            answered = httpx.get(f"{url}/healthz", timeout=timeout_s).status_code == 200
+        if answered and time.monotonic() - began < quick_s:
+            return  # a refused connection is a server down, not one drained
+        if not answered:
+            time.sleep(quick_s)
 
 
 def _server_cpu(target: RunningTarget) -> float | None:

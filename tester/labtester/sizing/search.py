@@ -15,8 +15,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from labtester.sizing.configuration import Configuration
 from labtester.sizing.families import Family
-from labtester.sizing.model import Configuration, RequestKind, ceiling_per_s, mean_of, simulate
+from labtester.sizing.model import RequestKind, ceiling_per_s, mean_of, simulate
 
 # The most of its ceiling a configuration is sized to: the ceiling rests on measured costs, good to
 # about a tenth, and a queue at 98 % of the real one grows without end.

@@ -240,7 +240,8 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
     def answers(self, results: Results) -> list[Answer]:
         found = answers.answer(results)
         app = advice.answers(results)
-        on_mix = mix.answer(results, order=1 + len(app))
+        mixes = [(t.name, s.mix) for t, s in results.summaries(FlowSummary) if s.mix is not None]
+        on_mix = mix.answer(mixes, order=1 + len(app))
         return app + ([on_mix] if on_mix else []) + ([found] if found else [])
 
     def comparison(self, results: Results) -> list[ComparisonRow]:

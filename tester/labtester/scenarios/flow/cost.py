@@ -43,7 +43,7 @@ class PathAccount(BaseModel):
         description="The serving processes' CPU over the flow (census before and after) per request."
     )
     request_cpu_per_request_s: float = Field(
-        description="The requests' own measured CPU (Server-Timing `cpu`), summed, per request."
+        description="The requests' own measured CPU (Server-Timing `lab-cpu`), summed, per request."
     )
     server_cpu_per_request_s: float = Field(
         description="The configuration's own cost per request (ServingCost.server_cpu_per_request_s)."

@@ -29,7 +29,6 @@ from labtester.traffic import Chooser, Outgoing, Traffic
 from labtester.views import Answer, number
 
 if TYPE_CHECKING:
-    from labtester.results import Results
     from labtester.scenarios.flow.analyse import FlowSettings
 
 MIX_STEP = "flow mix"
@@ -157,11 +156,9 @@ def line(target: str, mix: MixFlow) -> str:
     return f"{target}: {figures(mix.overall)}, {failures} [{each}]"
 
 
-def answer(results: Results, order: int) -> Answer | None:
-    """One line per configuration: the mix's rate, p50, p99 and failures, overall and per request."""
-    from labtester.scenarios.flow.analyse import FlowSummary
-
-    mixes = [(t.name, s.mix) for t, s in results.summaries(FlowSummary) if s.mix is not None]
+def answer(mixes: list[tuple[str, MixFlow]], order: int) -> Answer | None:
+    """One line per configuration (its name, its mix): the mix's rate, p50, p99 and failures,
+    overall and per request."""
     if not mixes:
         return None
     best_name, best = max(mixes, key=lambda pair: pair[1].overall.requests_per_s)

@@ -1,0 +1,26 @@
+"""A server configuration as the sizing model sees it: its processes, what one runs at once, how
+its workers take connections and whether its requests' CPU is preempted. Its own module, so the
+simulation (events.py) and the model that drives it (model.py) both import it, one way."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+Accept = Literal["shared", "per_worker"]
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """A server configuration as the model sees it."""
+
+    family: str  # gthread, gevent, sync, uvicorn, granian-wsgi...
+    processes: int
+    per_process: int | None  # requests one process runs at once; None: no limit (an event loop)
+    accept: Accept
+    preemptive: bool  # threads share a process's core; greenlets and event loops run CPU to its end
+
+    @property
+    def slots(self) -> float:
+        return math.inf if self.per_process is None else float(self.processes * self.per_process)
