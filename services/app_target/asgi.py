@@ -1,6 +1,6 @@
 """uvicorn's app factory (`app_target.asgi:create_app`, called once per worker, through
 workload.serving.served_app, which ties the worker's life to the root's): the team's ASGI app
-behind the control paths, each request measured (workload.asgi_cpu)."""
+behind the control paths, each request measured (measure.asgi_cpu)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from app_target.control import AsgiControl, ControlPaths
 from app_target.info import app_info
 from app_target.loading import load_app
 from app_target.settings import AppSettings
-from workload.asgi_cpu import AsgiCpuMiddleware
+from measure.asgi_cpu import AsgiCpuMiddleware
 
 
 def create_app() -> AsgiCpuMiddleware:

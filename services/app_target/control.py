@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from measure.servertiming import ROUTE_KEY
+from measure.wsgi_cpu import StartResponse, WSGIApp
 from workload import paths
 from workload.census import take_census
 from workload.errors import InvalidInput, bounded_int
 from workload.exposition import exposition
 from workload.kernel import MAX_CALIBRATE_SAMPLES
 from workload.metrics import counted_calibration
-from workload.servertiming import ROUTE_KEY
-from workload.wsgi_cpu import StartResponse, WSGIApp
 
 JSON = "application/json"
 _READ_METHODS = ("GET", "HEAD")

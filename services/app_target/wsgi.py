@@ -1,5 +1,5 @@
 """gunicorn's app (`app_target.wsgi:create_app()`, called once per worker): the team's WSGI app
-behind the control paths, each request measured (workload.wsgi_cpu).
+behind the control paths, each request measured (measure.wsgi_cpu).
 
 gunicorn loads it in each worker after the fork, and a gevent worker after it monkey-patched
 itself: the team's app is imported here, never in the arbiter.
@@ -13,8 +13,8 @@ from app_target.control import ControlPaths, WsgiControl
 from app_target.info import app_info
 from app_target.loading import load_app
 from app_target.settings import AppSettings
-from workload.servertiming import hint_flask_routes
-from workload.wsgi_cpu import WsgiCpuMiddleware
+from measure.servertiming import hint_flask_routes
+from measure.wsgi_cpu import WsgiCpuMiddleware
 
 
 def create_app() -> WsgiCpuMiddleware:

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from fastapi_target import control, downstream, work
 from fastapi_target.middleware import InFlightLimitMiddleware
 from fastapi_target.state import TargetState
-from workload.asgi_cpu import AsgiCpuMiddleware
+from measure.asgi_cpu import AsgiCpuMiddleware
 from workload.contract import admitted, asgi_server, build_info, downstream_endpoints
 from workload.downstream import async_client
 from workload.settings import TargetSettings

@@ -1,5 +1,5 @@
 """The optional limit on work requests in flight (each request's metrics and Server-Timing come
-from workload.asgi_cpu, the middleware every ASGI app of the lab is wrapped in)."""
+from measure.asgi_cpu, the middleware every ASGI app of the lab is wrapped in)."""
 
 from __future__ import annotations
 

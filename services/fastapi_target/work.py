@@ -15,6 +15,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
+from measure.requestcpu import add_cpu_elsewhere
 from workload import io as lab_io
 from workload import kernel
 from workload.contract import Endpoint, cpu_endpoint, io_endpoint, mixed_endpoint
@@ -23,7 +24,6 @@ from workload.lifetime import die_with_parent
 from workload.metrics import counted
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS, mixed_async
 from workload.paths import MIXED, cpu_path, io_path
-from workload.requestcpu import add_cpu_elsewhere
 
 # anyio's default thread limiter: how many plain `def` endpoints run at once.
 THREADPOOL_TOKENS = 40

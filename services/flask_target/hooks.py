@@ -1,5 +1,5 @@
 """What happens around every request: the optional in-flight limit and errors as JSON (each
-request's metrics and Server-Timing come from workload.wsgi_cpu, around the whole app)."""
+request's metrics and Server-Timing come from measure.wsgi_cpu, around the whole app)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from flask import Flask, Response, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from flask_target.state import state
+from measure.servertiming import hint_flask_routes
+from measure.wsgi_cpu import WsgiCpuMiddleware
 from workload.errors import InvalidInput, too_many
 from workload.limits import is_limited
-from workload.servertiming import hint_flask_routes
-from workload.wsgi_cpu import WsgiCpuMiddleware
 
 
 def take_slot() -> tuple[Response, int] | None:

@@ -1,5 +1,5 @@
 """Request parameters, validated as FastAPI validates them (workload.errors), and the routes'
-rules written from the contract's path templates (workload.servertiming reads them back)."""
+rules written from the contract's path templates (measure.servertiming reads them back)."""
 
 from __future__ import annotations
 

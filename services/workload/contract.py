@@ -15,6 +15,7 @@ from typing import Literal
 
 from workload.cores import EffectiveCores
 from workload.fanout import MAX_FAN_OUT
+from workload.green import monkey_patch_report
 from workload.io import MAX_IO_MILLISECONDS
 from workload.kernel import KERNEL_NAME, LOOPS_PER_ITERATION, MAX_CALIBRATE_SAMPLES
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS
@@ -148,9 +149,6 @@ def monkey_patch(settings: TargetSettings) -> dict[str, object] | None:
     """What gevent patched, on gevent workers; None on the others."""
     if settings.worker_class != "gevent":
         return None
-    # Imported here: only a gevent worker (patched before it loaded the app) may import gevent.
-    from workload.green import monkey_patch_report
-
     return monkey_patch_report()
 
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import httpx
 
+from measure.waits import waits_yield
 from workload.io import MAX_IO_MILLISECONDS
 from workload.paths import io_path
-from workload.timing import Stopwatch, Timed, waits_yield
+from workload.timing import Stopwatch, Timed
 
 # The longest wait the mock may be asked for, and room for it to answer under load.
 TIMEOUT_S = MAX_IO_MILLISECONDS / 1000 + 30

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import httpx
 
+from measure.waits import waits_yield
 from workload.downstream import wait_async, wait_blocking
 from workload.io import WaitResult, async_wait, blocking_wait
-from workload.timing import Stopwatch, Timed, Timing, waits_yield
+from workload.timing import Stopwatch, Timed, Timing
 
 MAX_FAN_OUT = 32
 

@@ -6,7 +6,8 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from workload.timing import Stopwatch, Timed, waits_yield
+from measure.waits import waits_yield
+from workload.timing import Stopwatch, Timed
 
 MAX_IO_MILLISECONDS = 60_000  # every wait a request may ask for, part of the HTTP contract
 

@@ -12,8 +12,9 @@ import os
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from measure.observers import install_request_sink
+from measure.requestcpu import set_charged_sink
 from workload.kernel import WorkResult, calibration
-from workload.requestcpu import set_charged_sink
 
 # The methods a label names (RFC 9110's and PATCH); any other is "other": a client's made-up
 # methods would otherwise add a series each (300 of them grew /metrics from 2 series to 304).
@@ -33,7 +34,7 @@ REQUEST_DURATION = Histogram(
 )
 REQUEST_CPU = Histogram(
     "lab_http_request_cpu_seconds",
-    "CPU the request used where it ran (workload.requestcpu), as its Server-Timing header says.",
+    "CPU the request used where it ran (measure.requestcpu), as its Server-Timing header says.",
     ["method", "route"],
     buckets=CPU_BUCKETS,
 )
@@ -43,7 +44,7 @@ IN_FLIGHT = Gauge(
 # Per process: its own CPU (lab_server_*, the census) less this is the CPU that was no request's.
 REQUEST_CPU_TOTAL = Counter(
     "lab_request_cpu_seconds",
-    "CPU charged to requests in this process so far (workload.requestcpu): each request's whole "
+    "CPU charged to requests in this process so far (measure.requestcpu): each request's whole "
     "account when it ends, a streamed body's later chunks included, and calls it handed over that "
     "ended after it.",
     ["pid"],
@@ -58,6 +59,19 @@ def observe_request(method: str, route: str, status: int, duration_s: float, cpu
     REQUESTS.labels(method, route, str(status)).inc()
     REQUEST_DURATION.labels(method, route).observe(duration_s)
     REQUEST_CPU.labels(method, route).observe(cpu_s)
+
+
+class _RequestSeries:
+    """What the middleware measured of each request (measure.observers), into the series above."""
+
+    def started(self) -> None:
+        IN_FLIGHT.inc()
+
+    def ended(self) -> None:
+        IN_FLIGHT.dec()
+
+    def answered(self, method: str, route: str, status: int, duration_s: float, cpu_s: float) -> None:
+        observe_request(method, route, status, duration_s, cpu_s)
 
 
 class _ChargedToRequests:
@@ -77,7 +91,9 @@ class _ChargedToRequests:
         self._series.inc(seconds)
 
 
+# Installed where the metrics are first imported: every app's control paths import them.
 set_charged_sink(_ChargedToRequests())
+install_request_sink(_RequestSeries())
 
 
 def counted(result: WorkResult) -> dict[str, object]:

@@ -13,7 +13,6 @@ the CPU parts it measured between yields), never a clock read across the yield.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from dataclasses import asdict, dataclass
 from typing import TypedDict
@@ -41,13 +40,6 @@ class Timed:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
-
-
-def waits_yield() -> bool:
-    """True where a blocking wait (time.sleep, a socket read) hands the thread to other requests:
-    in a gevent worker, whose monkey patching makes them switch greenlets."""
-    monkey = sys.modules.get("gevent.monkey")
-    return monkey is not None and bool(monkey.is_module_patched("time"))
 
 
 class Stopwatch:

@@ -1,4 +1,4 @@
-"""Reading the Server-Timing header the CPU middleware writes (workload.servertiming), in tests."""
+"""Reading the Server-Timing header the CPU middleware writes (measure.servertiming), in tests."""
 
 from __future__ import annotations
 

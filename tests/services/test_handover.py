@@ -1,4 +1,4 @@
-"""A request's CPU wherever the app runs it (workload.handover), on real servers: asgiref's thread
+"""A request's CPU wherever the app runs it (measure.handover), on real servers: asgiref's thread
 (Django's sync views), the app's own pool, anyio's threads and a thread the request starts, each
 request's Server-Timing `lab-cpu` within 15 % of what its work measured for itself; a pool thread
 one request started is not charged to it for the next one's work; a pipelined request on uvicorn

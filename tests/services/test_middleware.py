@@ -15,12 +15,12 @@ import greenlet
 import pytest
 from prometheus_client import REGISTRY
 
+from measure import requestcpu
+from measure.asgi_cpu import AsgiCpuMiddleware
+from measure.requestcpu import add_cpu_elsewhere
+from measure.wsgi_cpu import WsgiCpuMiddleware
 from tests.services.bare_app import burn
 from tests.services.servertiming import AGREEMENT, Timing, parse
-from workload import requestcpu
-from workload.asgi_cpu import AsgiCpuMiddleware
-from workload.requestcpu import add_cpu_elsewhere
-from workload.wsgi_cpu import WsgiCpuMiddleware
 
 Scope = dict[str, Any]
 

@@ -1,5 +1,5 @@
 """ASGI middleware: each request's CPU (its own task steps, tasks and thread hand-offs; see
-workload.asynccpu and workload.handover), wall time and pid in its Server-Timing header, and the
+measure.asynccpu and measure.handover), wall time and pid in its Server-Timing header, and the
 same figures in /metrics.
 
 The response's `http.response.start` is held until the first body message, so the header holds
@@ -19,10 +19,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from workload.asynccpu import Metered, meter_loop
-from workload.metrics import IN_FLIGHT, observe_request
-from workload.requestcpu import ACCOUNT, RequestAccount
-from workload.servertiming import HEADER, RouteLabels, asgi_template, timing_value, with_timing
+from measure.asynccpu import Metered, meter_loop
+from measure.observers import request_answered, request_ended, request_started
+from measure.requestcpu import ACCOUNT, RequestAccount
+from measure.servertiming import HEADER, RouteLabels, asgi_template, timing_value, with_timing
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -69,7 +69,7 @@ class _Exchange:
         route = self.routes.label(
             asgi_template(scope), scope["path"], scope["query_string"].decode("latin-1")
         )
-        observe_request(scope["method"], route, self.status, app_s, cpu_s)
+        request_answered(scope["method"], route, self.status, app_s, cpu_s)
         self.recorded = True
         return cpu_s, app_s
 
@@ -111,12 +111,12 @@ class AsgiCpuMiddleware:
         account = RequestAccount()
         token = ACCOUNT.set(account)
         exchange = _Exchange(scope, send, account, self.routes)
-        IN_FLIGHT.inc()
+        request_started()
         try:
             await self._serve(scope, receive, exchange)
         finally:
             ACCOUNT.reset(token)
-            IN_FLIGHT.dec()
+            request_ended()
             if not exchange.recorded:  # no response, or cancelled: the server answers it
                 exchange.record()
             account.close()

@@ -6,19 +6,19 @@ Installed once per process (`meter_handovers`, by the CPU middleware before the 
   the app's own behind `run_in_executor`, `asyncio.to_thread`, asgiref's `sync_to_async` (thread
   sensitive or not: Django's sync views), an app's own pool. Each call submitted while a request
   is in flight runs with the request's account and is charged the pool thread's CPU clock around
-  it (workload.requestcpu.metered_call). The pool's threads, started by a submit, are started
+  it (measure.requestcpu.metered_call). The pool's threads, started by a submit, are started
   outside any request: a pool one request created is charged only the calls made for it.
 - anyio's `to_thread.run_sync` (Starlette's `run_in_threadpool`, FastAPI's `def` endpoints and
   dependencies), looked up at call time: each call the same way; anyio's worker threads likewise
   start outside any request.
 - `threading.Thread.start`: a thread started while a request is in flight carries the request's
-  account and is charged its CPU until it ends or the request does (workload.requestcpu's
+  account and is charged its CPU until it ends or the request does (measure.requestcpu's
   ChildThread); after that it is no request's.
 - `concurrent.futures.ProcessPoolExecutor.submit`: its management thread, started by a submit,
   is the pool's too (the work's CPU is in another process: `add_cpu_elsewhere`).
 
 In a gevent worker threads and pools' workers are greenlets: a thread a request starts is charged
-by the switch tracer (workload.greencpu), and a pool call by workload.greencpu.greenlet_call, which
+by the switch tracer (measure.greencpu), and a pool call by measure.greencpu.greenlet_call, which
 charges the greenlet that runs it instead of a thread's clock.
 """
 
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from workload.requestcpu import ACCOUNT, ChildThread, metered_call
+from measure.requestcpu import ACCOUNT, ChildThread, metered_call
 
 Result = TypeVar("Result")
 CallMeter = Callable[..., Any]  # (account, function, *args) -> function(*args), charged to account

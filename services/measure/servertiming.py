@@ -2,7 +2,7 @@
 
     Server-Timing: lab-cpu;dur=12.345, lab-app;dur=45.678, lab-pid;desc=1234, lab-start;desc=1764000000.123456
 
-`lab-cpu` (ms): the CPU the request used up to its response headers (workload.requestcpu);
+`lab-cpu` (ms): the CPU the request used up to its response headers (measure.requestcpu);
 `lab-app` (ms): wall time from the app being called to its headers being sent; `lab-pid`: the
 process that served it; `lab-start`: server epoch seconds when the app was called. Appended after
 any Server-Timing the app set, whose entries stay as they were: the `lab-` names are the lab's own,

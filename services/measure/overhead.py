@@ -1,6 +1,6 @@
-"""`python -m workload.overhead`: what the CPU middleware adds to each request, measured in-process.
+"""`python -m measure.overhead`: what the CPU middleware adds to each request, measured in-process.
 
-The same small app is called directly, bare and wrapped (workload.asgi_cpu, workload.wsgi_cpu),
+The same small app is called directly, bare and wrapped (measure.asgi_cpu, measure.wsgi_cpu),
 many times in alternating rounds, so both meet the same machine. Each round is timed on this
 thread's CPU clock, so a neighbour that takes the core between calls does not count. The figure is
 the median wrapped call minus the median bare call, in microseconds of CPU, with the metrics
@@ -16,6 +16,7 @@ its thread to itself. gevent runs in a child process that patches first. Prints 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import statistics
@@ -26,21 +27,28 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import greenlet
+
+from measure import requestcpu
+from measure.asgi_cpu import AsgiCpuMiddleware
+from measure.wsgi_cpu import WsgiCpuMiddleware
+
+# The metrics as the servers record them: imported in a process whose PROMETHEUS_MULTIPROC_DIR
+# was set before it started (main runs the measurements so), as a server's workers are.
+from workload.metrics import IN_FLIGHT, observe_request
+
 ROUNDS = 15
 CALLS = 1000
 # The gevent measurement's process: patched before anything else is imported, as a gevent worker.
 PATCHED_FIRST = (
     "from gevent import monkey; monkey.patch_all(); import runpy, sys; sys.argv = ['overhead', 'gevent']; "
-    "runpy.run_module('workload.overhead', run_name='__main__')"
+    "runpy.run_module('measure.overhead', run_name='__main__')"
 )
 
 Call = Callable[[], object]
 
 
 def _record_metrics() -> None:
-    from workload import requestcpu
-    from workload.metrics import IN_FLIGHT, observe_request
-
     IN_FLIGHT.inc()
     IN_FLIGHT.dec()
     observe_request("GET", "/", 200, 0.001, 0.001)
@@ -90,17 +98,11 @@ def _wsgi_app(give_up_thread: Callable[[], object]) -> Any:
 
 
 def measure_wsgi() -> dict[str, float]:
-    from workload.wsgi_cpu import WsgiCpuMiddleware
-
     app = _wsgi_app(lambda: None)
     return compare(_wsgi_call(app), _wsgi_call(WsgiCpuMiddleware(app)))
 
 
 def measure_asgi() -> dict[str, float]:
-    import asyncio
-
-    from workload.asgi_cpu import AsgiCpuMiddleware
-
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await asyncio.sleep(0)
         await send(
@@ -130,10 +132,7 @@ def measure_asgi() -> dict[str, float]:
 
 def measure_gevent() -> dict[str, float]:
     """In a gevent-patched process (this one, started with `gevent`)."""
-    import gevent
-    import greenlet
-
-    from workload.wsgi_cpu import WsgiCpuMiddleware
+    import gevent  # here: only the process that patched first has a use for it
 
     app = _wsgi_app(lambda: gevent.sleep(0))  # a switch to the hub and back
     wrapped = _wsgi_call(WsgiCpuMiddleware(app))
@@ -150,13 +149,19 @@ def main(argv: list[str]) -> None:
     if argv == ["gevent"]:
         print(json.dumps(measure_gevent()))
         return
+    if argv == ["unpatched"]:
+        print(json.dumps({"asgi": measure_asgi(), "wsgi": measure_wsgi()}))
+        return
     with tempfile.TemporaryDirectory(prefix="lab-overhead-") as metrics:
-        # As the servers run prometheus_client: set before anything imports it, also in the child.
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics
-        figures = {"asgi": measure_asgi(), "wsgi": measure_wsgi()}
+        # As the servers run prometheus_client: set before the measuring processes import it.
+        env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": metrics}
+        unpatched = [sys.executable, "-m", "measure.overhead", "unpatched"]
+        figures = json.loads(
+            subprocess.run(unpatched, capture_output=True, text=True, check=True, env=env).stdout
+        )
         green = [sys.executable, "-c", PATCHED_FIRST]
         figures["gevent"] = json.loads(
-            subprocess.run(green, capture_output=True, text=True, check=True).stdout
+            subprocess.run(green, capture_output=True, text=True, check=True, env=env).stdout
         )
     print(json.dumps(figures))
 

@@ -8,7 +8,7 @@ coroutines, never across an `await` that lets other requests run.
   that outlives its request is charged no more once the request ended (a consumer, a pool's task
   started lazily by one request is not that request's for its life).
 - Work handed to threads (any executor, anyio's and asgiref's threads, threads the app starts) is
-  counted by the worker thread's clock around the call (workload.handover).
+  counted by the worker thread's clock around the call (measure.handover).
 
 A step that starts while a step of the same account already runs (an eagerly started task, a
 second middleware) is inside the outer step's count and is not counted again.
@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator
 from contextvars import Context
 from typing import Any, TypeVar
 
-from workload.handover import meter_handovers
-from workload.requestcpu import ACCOUNT, RequestAccount
+from measure.handover import meter_handovers
+from measure.requestcpu import ACCOUNT, RequestAccount
 
 Result = TypeVar("Result")
 TaskFactory = Callable[..., "asyncio.Future[Any]"]

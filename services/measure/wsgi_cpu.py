@@ -1,6 +1,6 @@
 """WSGI middleware: each request's CPU (its thread's clock under sync and gthread workers, its
-greenlets' under gevent, see workload.greencpu; work it hands to pools and threads, see
-workload.handover), wall time and pid in its Server-Timing header, and the same figures in
+greenlets' under gevent, see measure.greencpu; work it hands to pools and threads, see
+measure.handover), wall time and pid in its Server-Timing header, and the same figures in
 /metrics.
 
 The app's start_response is held until the app has returned (or yielded its first body chunk),
@@ -25,11 +25,12 @@ from contextvars import Token
 from types import TracebackType
 from typing import Any, Protocol
 
-from workload.handover import meter_handovers
-from workload.metrics import IN_FLIGHT, observe_request
-from workload.requestcpu import ACCOUNT, RequestAccount
-from workload.servertiming import HEADER, ROUTE_KEY, RouteLabels, timing_value, with_timing
-from workload.timing import waits_yield
+from measure.greencpu import GreenletMeter
+from measure.handover import meter_handovers
+from measure.observers import request_answered, request_ended, request_started
+from measure.requestcpu import ACCOUNT, RequestAccount
+from measure.servertiming import HEADER, ROUTE_KEY, RouteLabels, timing_value, with_timing
+from measure.waits import waits_yield
 
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType] | tuple[None, None, None]
 Headers = list[tuple[str, str]]
@@ -71,8 +72,6 @@ def worker_meter() -> Meter:
     """Per greenlet where waits switch greenlets (a gevent worker, patched), else per thread, with
     what requests hand to pools and threads counted to them."""
     if waits_yield():
-        from workload.greencpu import GreenletMeter  # imports greenlet: gevent workers only
-
         return GreenletMeter()
     meter_handovers()
     return ThreadMeter()
@@ -126,7 +125,7 @@ class _Response:
         environ = self.environ
         path, query = environ.get("PATH_INFO", ""), environ.get("QUERY_STRING", "")
         route = self.routes.label(environ.get(ROUTE_KEY), path, query)
-        observe_request(
+        request_answered(
             environ["REQUEST_METHOD"], route, int(self.status_line.partition(" ")[0]), app_s, cpu_s
         )
         timing = timing_value(cpu_s, app_s, os.getpid(), self.started_at)
@@ -163,7 +162,7 @@ class _Request:
         self.meter.end(self.account)
         with suppress(ValueError):  # closed from another context than the request's: nothing to undo
             ACCOUNT.reset(self.token)
-        IN_FLIGHT.dec()
+        request_ended()
         self.account.close()
 
 
@@ -235,7 +234,7 @@ class WsgiCpuMiddleware:
         account = meter.begin()
         request = _Request(meter, account, ACCOUNT.set(account))
         response = _Response(environ, start_response, account, self.routes, started)
-        IN_FLIGHT.inc()
+        request_started()
         file_wrapper = environ.get("wsgi.file_wrapper")
         result: Iterable[bytes] | None = None
         try:

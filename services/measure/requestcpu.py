@@ -3,10 +3,10 @@
 A thread's CPU clock (`time.thread_time`) cannot tell whose work it ran. Under sync and gthread
 workers a request has its thread to itself, so the clock read around it is the request's. On an
 event loop or in a gevent worker many requests share one thread, so the account is charged only
-while the request's own code runs: each step of its asyncio task(s) (workload.asynccpu), or each
-stretch of its greenlet(s) between switches (workload.greencpu). Work a request hands to another
+while the request's own code runs: each step of its asyncio task(s) (measure.asynccpu), or each
+stretch of its greenlet(s) between switches (measure.greencpu). Work a request hands to another
 thread is counted by that thread's clock around the call (`metered_call`, installed on every
-executor and thread by workload.handover), and work measured in another process is added by the
+executor and thread by measure.handover), and work measured in another process is added by the
 app itself (`add_cpu_elsewhere`).
 
 The request's account is in the current `contextvars` context while it runs, so tasks, thread-pool
@@ -53,7 +53,7 @@ class RequestAccount:
         self.running_since = running_since
         self.added: list[float] = []
         self.closed = False
-        self.children: list[ChildThread] = []  # threads it started (workload.handover)
+        self.children: list[ChildThread] = []  # threads it started (measure.handover)
 
     def total_s(self) -> float:
         """Everything counted so far, the threads it started up to now; called on the request's

@@ -9,10 +9,10 @@ patching) inherits the request's account the first time it runs, through gevent'
 a greenlet it spawned that lives on (a pool's, a consumer) is no request's. The hub and the
 server's own greenlets have no account, so their CPU is no request's. A call a request hands to
 a pool (a ThreadPoolExecutor's workers are greenlets here) is charged to it while it runs, on
-whichever greenlet runs it (`greenlet_call`, installed by workload.handover): a pool greenlet one
+whichever greenlet runs it (`greenlet_call`, installed by measure.handover): a pool greenlet one
 request spawned is not charged to it for the next request's calls.
 
-Imported only in gevent workers: it imports greenlet.
+Its meter runs only in gevent workers; elsewhere importing greenlet changes nothing.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 
 import greenlet
 
-from workload.handover import meter_handovers
-from workload.requestcpu import ACCOUNT, RequestAccount
+from measure.handover import meter_handovers
+from measure.requestcpu import ACCOUNT, RequestAccount
 
 Result = TypeVar("Result")
 
