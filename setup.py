@@ -1,6 +1,7 @@
 """The lab's dependencies, each from the folder that needs it: services/workload/requirements.txt
-(what every target shares) and services/<family>/requirements.txt (a family's own server and
-framework). A new family brings its server in its folder; the install (`make install`), the
+(what every target shares), services/servers/<name>/requirements.txt (a server) and
+services/apps/<name>/requirements.txt (an app's framework). A new server or app brings its own in
+its folder; the install (`make install`), the
 images' wheelhouse (`make wheelhouse`) and the images all read this list. The rest of the project's
 metadata is in pyproject.toml."""
 
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parent
 
 
 def requirement_files(root: Path = ROOT) -> list[Path]:
-    return sorted(root.glob("services/*/requirements.txt"))
+    return sorted(root.glob("services/**/requirements.txt"))
 
 
 def requirements(root: Path = ROOT) -> list[str]:

@@ -23,11 +23,11 @@ NAME = "minimal"
 MODULE = "minimal_target"
 IMAGE = "concurrency-lab/minimal-target"
 # The smallest family the lab accepts: a package with a __main__ that serves the contract. It
-# serves FastAPI on uvicorn through fastapi_target's entrypoint: what this test proves is the
+# serves FastAPI on uvicorn through apps.lab_fastapi's entrypoint: what this test proves is the
 # plumbing around a family, not a new server.
 FAMILY_FILES = {
     "__init__.py": '"""A minimal target family (made by tests/test_family.py)."""\n',
-    "__main__.py": "from fastapi_target.__main__ import main\n\nif __name__ == '__main__':\n    main()\n",
+    "__main__.py": "from apps.lab_fastapi.__main__ import main\n\nif __name__ == '__main__':\n    main()\n",
     # Its own dependencies (one already installed here, so the suites below can run it).
     "requirements.txt": "# the server it runs on\nuvicorn>=0.30\n",
     # Its own tests, of what the shared suites do not see: collected by `make test` from here.

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Literal
 
+from measure.waits import waits_yield
 from workload.cores import EffectiveCores
 from workload.fanout import MAX_FAN_OUT
 from workload.green import monkey_patch_report
@@ -20,21 +21,12 @@ from workload.io import MAX_IO_MILLISECONDS
 from workload.kernel import KERNEL_NAME, LOOPS_PER_ITERATION, MAX_CALIBRATE_SAMPLES
 from workload.mixed import MAX_CPU_MILLISECONDS, MAX_SPLITS
 from workload.paths import CONTROL, FAN_OUT, MIXED, cpu_path, io_path
-from workload.served_by import ServedBy, served_by
+from workload.served_by import Execution, ServedBy, served_by
 from workload.server import written_paths
 from workload.settings import TargetSettings
 
-# event_loop: blocks the server's event loop; workers: one request per sync worker process;
-# process_pool / thread_pool: offloaded to a pool; async: awaits without holding anything;
-# greenlets: gevent workers, each taking up to worker_connections requests whose waits overlap
-# while their CPU parts take turns on the worker's one thread; threads: gthread workers, each
-# running `threads` requests on threads whose waits overlap while their CPU parts share the
-# worker's one core (the GIL).
-Execution = Literal["event_loop", "workers", "process_pool", "thread_pool", "async", "greenlets", "threads"]
-# app: the team's own code (app_target), its CPU and waits measured per request, not declared.
+# app: the team's own code (apps.team), its CPU and waits measured per request, not declared.
 Work = Literal["cpu", "io", "mixed", "app"]
-# How each gunicorn worker class runs requests: what /info calls it.
-GUNICORN_EXECUTION: dict[str, Execution] = {"sync": "workers", "gevent": "greenlets", "gthread": "threads"}
 
 
 @dataclass(frozen=True)
@@ -81,21 +73,10 @@ class Server:
     server_settings: dict[str, object] = field(default_factory=dict)
 
 
-# uvicorn, the ASGI apps' own server (fastapi_target's, app_target's): one event loop per worker.
-UVICORN = ServedBy(server="uvicorn", worker_class="uvicorn")
-
-
-def gunicorn(settings: TargetSettings) -> ServedBy:
-    """gunicorn, the WSGI apps' own server: one request per sync worker, its threads (gthread) or
-    its greenlets (gevent) at once."""
-    return ServedBy(
-        server="gunicorn",
-        worker_class=settings.worker_class,
-        execution=GUNICORN_EXECUTION[settings.worker_class],
-        per_worker={"gevent": settings.worker_connections, "gthread": settings.threads}.get(
-            settings.worker_class, 1
-        ),
-    )
+# Every server exports how it runs the app (workload.served_by); an app called in-process, with
+# no server in front, is described by its interface's default server, as it is first set.
+ASGI_DEFAULT = ServedBy(server="uvicorn", worker_class="uvicorn")
+WSGI_DEFAULT = ServedBy(server="gunicorn", worker_class="sync", execution="workers")
 
 
 def _server(
@@ -116,25 +97,25 @@ def _server(
 
 def asgi_server(settings: TargetSettings, framework: str) -> Server:
     """The server of an ASGI app: as its entrypoint says, else uvicorn (one worker by default)."""
-    return _server(settings, framework, served_by(UVICORN), default_multiplier=None)
+    return _server(settings, framework, served_by(ASGI_DEFAULT), default_multiplier=None)
 
 
 def wsgi_server(settings: TargetSettings, framework: str) -> Server:
     """The server of a WSGI app: as its entrypoint says, else gunicorn (1 x cores by default)."""
-    return _server(settings, framework, served_by(gunicorn(settings)), default_multiplier=1)
+    return _server(settings, framework, served_by(WSGI_DEFAULT), default_multiplier=1)
 
 
-def wsgi_execution(settings: TargetSettings, workers: int) -> tuple[Execution, int]:
+def wsgi_execution(workers: int) -> tuple[Execution, int]:
     """How the server runs every request of a WSGI app, and how many at once (/info's execution,
     slots; `admitted` caps them by what the workers admit)."""
-    served = served_by(gunicorn(settings))
+    served = served_by(WSGI_DEFAULT)
     assert served.execution is not None, "a server of WSGI apps says how its workers run them"
     return served.execution, workers * served.per_worker
 
 
-def requests_per_worker(settings: TargetSettings) -> int:
+def requests_per_worker() -> int:
     """Requests one worker process of a WSGI app holds at once: its greenlets, its threads, or one."""
-    return served_by(gunicorn(settings)).per_worker
+    return served_by(WSGI_DEFAULT).per_worker
 
 
 def admitted(endpoints: list[Endpoint], server: Server) -> list[Endpoint]:
@@ -145,9 +126,9 @@ def admitted(endpoints: list[Endpoint], server: Server) -> list[Endpoint]:
     return [dataclasses.replace(e, slots=cap if e.slots is None else min(e.slots, cap)) for e in endpoints]
 
 
-def monkey_patch(settings: TargetSettings) -> dict[str, object] | None:
-    """What gevent patched, on gevent workers; None on the others."""
-    if settings.worker_class != "gevent":
+def monkey_patch() -> dict[str, object] | None:
+    """What gevent patched, on gevent workers (patched before they loaded the app); None elsewhere."""
+    if not waits_yield():
         return None
     return monkey_patch_report()
 

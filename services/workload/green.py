@@ -3,7 +3,7 @@
 gunicorn's gevent worker calls `gevent.monkey.patch_all()` in each worker after the fork and
 before it loads the app (gunicorn/workers/ggevent.py: init_process -> patch -> load_wsgi), so
 everything the app imports sees the cooperative socket, time.sleep, select and locks. Modules the
-arbiter imported before the fork (gunicorn itself, workload.gunicorn_conf and the workload
+arbiter imported before the fork (gunicorn itself, servers.gunicorn.conf and the workload
 modules it imports) are patched in place too: they look `socket.socket` or `time.sleep` up when
 they call them. The one thing late patching cannot fix is a module that copied an original into
 its own namespace at import (`from socket import socket`). `unpatched_references` lists every such

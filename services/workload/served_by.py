@@ -5,8 +5,8 @@ that serves it decides the rest of /info: its name and worker class, how a worke
 (WSGI) code and how many such requests at once, and how many connections one worker admits
 whatever the app does. The same app served by uvicorn, gunicorn or granian thus states its slots
 honestly. The entrypoint exports its description (LAB_SERVED_BY) before any worker loads the app,
-as it exports LAB_WORKERS; an app run without one is described by its own family's server
-(workload.contract's defaults).
+as it exports LAB_WORKERS; an app run without one (called in-process) is described by the
+default server of its interface (workload.contract).
 """
 
 from __future__ import annotations
@@ -15,12 +15,22 @@ import dataclasses
 import json
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from workload.contract import Execution
+from typing import Literal
 
 SERVED_BY_ENV = "LAB_SERVED_BY"
+# The two ways a Python app is called: each server serves one or both, each app speaks one or both.
+Interface = Literal["asgi", "wsgi"]
+# event_loop: blocks the server's event loop; workers: one request per sync worker process;
+# process_pool / thread_pool: offloaded to a pool; async: awaits without holding anything;
+# greenlets: gevent workers, each taking up to worker_connections requests whose waits overlap
+# while their CPU parts take turns on the worker's one thread; threads: gthread workers, each
+# running `threads` requests on threads whose waits overlap while their CPU parts share the
+# worker's one core (the GIL).
+Execution = Literal["event_loop", "workers", "process_pool", "thread_pool", "async", "greenlets", "threads"]
+
+
+class AppError(Exception):
+    """What is wrong with an app, or with the server asked to serve it, in one line that names it."""
 
 
 @dataclass(frozen=True)

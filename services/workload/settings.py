@@ -1,7 +1,8 @@
-"""One typed settings object for every target, read from LAB_* environment variables.
+"""The settings every target shares, read from LAB_* environment variables: where it listens, how
+many workers, the work's limits. Each server adds its own knobs (servers/<name>/settings.py).
 
-The Dockerfile, the local launcher and the Helm chart all run the same entrypoint and differ only
-in the environment they pass.
+The Dockerfile, the local launcher and the Helm chart all run the same entrypoint (`python -m
+serve`) and differ only in the environment they pass.
 """
 
 from __future__ import annotations
@@ -9,16 +10,12 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from workload.cores import EffectiveCores, effective_cores
 from workload.kernel import kernel_iteration
-
-# gunicorn's own default for worker_connections (the gevent study finds it far too high).
-GUNICORN_WORKER_CONNECTIONS = 1000
 
 
 class TargetSettings(BaseSettings):
@@ -43,19 +40,6 @@ class TargetSettings(BaseSettings):
     )
     downstream_url: str | None = Field(
         None, pattern=r"^https?://", description="The mock downstream service /test/downstream calls."
-    )
-    worker_class: Literal["sync", "gevent", "gthread"] = Field(
-        "sync",
-        description="gunicorn's worker class (flask_target): sync, gevent (greenlets) or gthread (threads).",
-    )
-    threads: int = Field(
-        8, ge=1, le=1024, description="gthread workers: request threads per worker (gunicorn's threads)."
-    )
-    worker_connections: int = Field(
-        GUNICORN_WORKER_CONNECTIONS,
-        ge=1,
-        le=100_000,
-        description="gevent workers: requests one worker takes at once (gunicorn's worker_connections).",
     )
     tmp_dir: Path = Field(
         Path("/tmp"),

@@ -185,7 +185,7 @@ def command_targets(args: argparse.Namespace, inputs: Inputs) -> int:
                     f"{downstream.name:<14} http://127.0.0.1:{ports[downstream.name]}  (the mock downstream)"
                 )
             for target in targets:
-                print(f"{target.name:<14} {target.url}  (python -m {target.definition.module})", flush=True)
+                print(f"{target.name:<14} {target.url}  ({target.definition.shown()})", flush=True)
             print("Targets are up; Ctrl-C stops them.", flush=True)
             with contextlib.suppress(KeyboardInterrupt):
                 stop.wait()

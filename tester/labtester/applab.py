@@ -1,4 +1,4 @@
-"""A team's app on 127.0.0.1: checked before anything starts (`python -m app_target check`), then
+"""A team's app on 127.0.0.1: checked before anything starts (`python -m serve team check`), then
 served in every configuration of its interface (the chart's `app.configurations`), each told the
 app and its traffic's paths (app_env) beside the downstream mock's URL.
 
@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 
-from labtester.targets import APP_TARGET_MODULE
+from labtester.targets import ENTRYPOINT, TEAM_APP
 
 CHECK_TIMEOUT_S = 120  # importing an app can take a while (its framework, its data)
 
@@ -34,10 +34,10 @@ def app_env(app: str, routes: list[str]) -> dict[str, str]:
 
 
 def check_app(app: str, paths: list[str]) -> str:
-    """`python -m app_target check`: the app's interface (asgi, wsgi), or AppError with its line."""
+    """`python -m serve team check`: the app's interface (asgi, wsgi), or AppError with its line."""
     try:
         done = subprocess.run(
-            [sys.executable, "-m", APP_TARGET_MODULE, "check"],
+            [sys.executable, "-m", ENTRYPOINT, TEAM_APP, "check"],
             env={**os.environ, **app_env(app, paths)},
             capture_output=True,
             text=True,

@@ -86,9 +86,9 @@ def run_tester_client(
 
 def capacity_target(targets: list[TargetDefinition]) -> TargetDefinition:
     """The target the client is measured on: FastAPI's, whose /healthz costs the least."""
-    found = next((d for d in targets if d.module == "fastapi_target" and d.measure), None)
+    found = next((d for d in targets if d.app == "lab_fastapi" and d.measure), None)
     if found is None:
-        raise ValueError("bench: --values holds no measured fastapi_target to measure the client on")
+        raise ValueError("bench: --values holds no measured apps.lab_fastapi to measure the client on")
     return found
 
 

@@ -2,8 +2,10 @@
 the server configurations a team's app is measured in (its `app.configurations`).
 
 The tester itself knows a target only by name and URL; only the local launcher needs to know how
-to start one, and it starts exactly what the chart deploys. The images the chart deploys derive
-from the same entries (`image_builds`): a target family is a folder under services/ plus an entry.
+to start one, and it starts exactly what the chart deploys: `python -m serve <app>` on
+LAB_SERVER=<server>. The images the chart deploys derive from the same entries (`image_builds`). A
+new server is a folder under services/servers/ plus an entry; a new app, a folder under
+services/apps/ plus an entry.
 """
 
 from __future__ import annotations
@@ -19,25 +21,36 @@ from labtester.yamlfile import read_mapping
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_VALUES = REPO_ROOT / "charts" / "concurrency-lab" / "values.yaml"
-# Every Python target's image: one Dockerfile, told which module to run (build arg MODULE).
+# Every Python target's image: one Dockerfile, holding every server and app (`python -m serve`).
 PYTHON_TARGET_DOCKERFILE = "services/Dockerfile"
 TESTER_DOCKERFILE = "tester/Dockerfile"
-# The family that serves a team's app by name (LAB_APP) in each of the app's configurations.
-APP_TARGET_MODULE = "app_target"
+# Every target's one entrypoint, and the app that serves a team's app by name (LAB_APP).
+ENTRYPOINT = "serve"
+TEAM_APP = "team"
+SERVER_ENV = "LAB_SERVER"
 
 
 @dataclass(frozen=True)
 class TargetDefinition:
     name: str
-    module: str
+    app: str  # a folder under services/apps/
     local_port: int
     measure: bool = True
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)  # LAB_SERVER among them: the server
     image: str = ""  # repository; the tag is the chart's image.tag
 
+    @property
+    def server(self) -> str:
+        """The server's folder under services/servers/; "" for the app's interface's default."""
+        return self.env.get(SERVER_ENV, "")
+
     def command(self, python: str = sys.executable) -> list[str]:
-        """How the target is started: the same `python -m <module>` as the container's."""
-        return [python, "-m", self.module]
+        """How the target is started: the same `python -m serve <app>` as the container's."""
+        return [python, "-m", ENTRYPOINT, self.app]
+
+    def shown(self) -> str:
+        on = f" on {self.server}" if self.server else ""
+        return f"python -m {ENTRYPOINT} {self.app}{on}"
 
 
 class ValuesError(ValueError):
@@ -50,7 +63,8 @@ class _ServerEntry(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=30)
-    module: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")
+    server: str = Field("", pattern=r"^([a-z][a-z0-9_]*)?$")  # a folder under services/servers/
+    app: str = Field(pattern=r"^[a-z][a-z0-9_]*$")  # a folder under services/apps/
     localPort: int = Field(ge=0, le=65535)  # the chart's key; 0: a free port
     measure: bool = True
     env: dict[str, str | int | float | bool] | None = None
@@ -73,12 +87,19 @@ def _definition(values_path: Path, where: str, entry: Any, measure: bool | None)
         named = f" ({entry['name']})" if isinstance(entry, dict) and "name" in entry else ""
         reason = f"{field_name}: {first['msg']}" if field_name else first["msg"]
         raise ValuesError(f"{values_path}: {where}{named}: {reason}") from None
+    env = {key: str(value) for key, value in (parsed.env or {}).items()}
+    if parsed.server:
+        if env.get(SERVER_ENV, parsed.server) != parsed.server:
+            raise ValuesError(
+                f"{values_path}: {where} ({parsed.name}): server {parsed.server} and {SERVER_ENV} differ"
+            )
+        env = {SERVER_ENV: parsed.server, **env}
     return TargetDefinition(
         name=parsed.name,
-        module=parsed.module,
+        app=parsed.app,
         local_port=parsed.localPort,
         measure=parsed.measure if measure is None else measure,
-        env={key: str(value) for key, value in (parsed.env or {}).items()},
+        env=env,
         image=parsed.image,
     )
 
@@ -117,7 +138,7 @@ def load_app_configurations(
     app = _values(values_path).get("app") or {}
     if not isinstance(app, dict) or not isinstance(app.get("configurations") or [], list):
         raise ValuesError(f"{values_path}: `app.configurations` must be a list of configurations")
-    defaults = {"module": APP_TARGET_MODULE, "image": app.get("image", ""), "localPort": 0}
+    defaults = {"app": TEAM_APP, "image": app.get("image", ""), "localPort": 0}
     return [
         _definition(values_path, f"app.configurations[{i}]", {**defaults, **entry}, True)
         for i, entry in enumerate(app.get("configurations") or [])
@@ -129,36 +150,24 @@ def load_app_configurations(
 class ImageBuild:
     repository: str
     dockerfile: str  # relative to the repository root, which is the build context
-    module: str | None  # the MODULE build argument of the shared Python target Dockerfile
 
     def line(self) -> str:
-        return " ".join([self.repository, self.dockerfile, self.module or ""]).rstrip()
+        return f"{self.repository} {self.dockerfile}"
 
 
-def image_builds(values_path: Path = DEFAULT_VALUES, root: Path = REPO_ROOT) -> list[ImageBuild]:
-    """Every image the chart deploys, once each: the servers' (targets, the downstream mock, the app),
-    each from its family's own services/<module>/Dockerfile if it has one, else from the shared
-    Python one; then the tester's."""
-    servers = [(server.image, server.module) for server in load_definitions(values_path)]
+def image_builds(values_path: Path = DEFAULT_VALUES) -> list[ImageBuild]:
+    """Every image the chart deploys, once each: the servers' (targets, the downstream mock, the
+    app), each built from the one Python Dockerfile, which holds every server and app; then the
+    tester's."""
+    repositories = [definition.image for definition in load_definitions(values_path)]
     downstream = load_downstream(values_path)
     if downstream is not None:
-        servers.append((downstream.image, downstream.module))
+        repositories.append(downstream.image)
     app = _values(values_path).get("app") or {}
-    # The app's configurations all run app_target from the app's image.
     if isinstance(app, dict) and app.get("image"):
-        servers.append((app["image"], APP_TARGET_MODULE))
-    modules: dict[str, str] = {}
-    for image, module in servers:
-        if modules.setdefault(image, module) != module:
-            raise ValueError(f"image {image} is named for both {modules[image]} and {module}")
-    builds = []
-    for repository, module in modules.items():
-        own = Path("services", module, "Dockerfile")
-        if (root / own).is_file():
-            builds.append(ImageBuild(repository, str(own), None))
-        else:
-            builds.append(ImageBuild(repository, PYTHON_TARGET_DOCKERFILE, module))
+        repositories.append(app["image"])
+    builds = [ImageBuild(repository, PYTHON_TARGET_DOCKERFILE) for repository in dict.fromkeys(repositories)]
     tester = (_values(values_path).get("tester") or {}).get("image")
     if tester:
-        builds.append(ImageBuild(tester, TESTER_DOCKERFILE, None))
+        builds.append(ImageBuild(tester, TESTER_DOCKERFILE))
     return builds

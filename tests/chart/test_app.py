@@ -54,7 +54,7 @@ def test_one_server_per_configuration_of_the_apps_interface(render: Render, inte
         name = f"app-{configuration['name']}"
         container = target_container(manifests, name)
         env = container_env(container)
-        assert container["command"] == ["python", "-m", "app_target"]
+        assert container["command"] == ["python", "-m", "serve", "team"]
         assert container["image"].startswith("concurrency-lab/app-target:")
         assert env.items() >= configuration["env"].items()
         assert (env["LAB_APP"], env["LAB_APP_PATHS"], env["LAB_NAME"]) == (MODULE, ",".join(PATHS), name)

@@ -1,4 +1,4 @@
-"""Serving an app with app_target in a configuration of the chart's `app` values, in tests."""
+"""Serving an app with `python -m serve team` in a configuration of the chart's `app` values, in tests."""
 
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ def bare_app_dir(directory: Path) -> Path:
 def serve_app(
     app: str, configuration: dict[str, Any], paths: list[str], pythonpath: Path = REPO_ROOT, **env: str
 ) -> RunningTarget:
-    """`python -m app_target` serving `app` (module:attribute) in `configuration`."""
+    """`python -m serve team` serving `app` (module:attribute) in `configuration`."""
     definition = TargetDefinition(
-        name=f"app-{configuration['name']}", module="app_target", local_port=0, env=dict(configuration["env"])
+        name=f"app-{configuration['name']}", app="team", local_port=0, env=dict(configuration["env"])
     )
     extra = {
         "LAB_APP": app,

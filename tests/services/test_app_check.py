@@ -1,4 +1,4 @@
-"""`python -m app_target check` and a bad LAB_APP: one line of JSON for an app it can serve; one
+"""`python -m serve team check` and a bad LAB_APP: one line of JSON for an app it can serve; one
 clear line naming LAB_APP and exit 2 for one it cannot, also when asked to serve it."""
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-def app_target(app_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def serve_team(app_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "PYTHONPATH": f"{app_dir}{os.pathsep}{REPO_ROOT}", **env}
     return subprocess.run(
-        [sys.executable, "-m", "app_target", *args],
+        [sys.executable, "-m", "serve", "team", *args],
         env=environment,
         capture_output=True,
         text=True,
@@ -65,7 +65,7 @@ def app_target(app_dir: Path, *args: str, **env: str) -> subprocess.CompletedPro
     ],
 )
 def test_check_prints_one_line(app_dir: Path, app: str, interface: str, framework: str) -> None:
-    checked = app_target(app_dir, "check", LAB_APP=app)
+    checked = serve_team(app_dir, "check", LAB_APP=app)
     assert checked.returncode == 0, checked.stderr
     assert json.loads(checked.stdout) == {"interface": interface, "framework": framework}
     assert len(checked.stdout.splitlines()) == 1
@@ -94,7 +94,7 @@ BAD = [
         {"LAB_SERVER": "granian", "LAB_THREADS": "4"},
         "LAB_THREADS=4: granian runs an ASGI app on its worker's one event loop",
     ),
-    (f"{BARE_MODULE}:wsgi", {"LAB_MAX_IN_FLIGHT": "5"}, "LAB_MAX_IN_FLIGHT=5: app_target does not limit"),
+    (f"{BARE_MODULE}:wsgi", {"LAB_MAX_IN_FLIGHT": "5"}, "LAB_MAX_IN_FLIGHT=5: the lab does not limit"),
     ("no colon here", {}, "expected package.module:attribute"),
     ("", {}, "LAB_APP is not set"),
     (f"{BARE_MODULE}:wsgi", {"LAB_APP_PATHS": "/a,b"}, "LAB_APP_PATHS"),
@@ -108,7 +108,7 @@ BAD = [
 def test_a_bad_app_gets_one_clear_line(
     app_dir: Path, app: str, env: dict[str, str], message: str, command: list[str]
 ) -> None:
-    result = app_target(app_dir, *command, LAB_APP=app, LAB_PORT="1", **env)  # port 1: never served
+    result = serve_team(app_dir, *command, LAB_APP=app, LAB_PORT="1", **env)  # port 1: never served
     assert result.returncode == 2, (result.stdout, result.stderr)
     (line,) = result.stderr.splitlines()[-1:]
     assert line.startswith("error: ") and message in line, result.stderr

@@ -1,4 +1,4 @@
-"""A bare WSGI callable and a bare ASGI callable, served by app_target in every configuration of
+"""A bare WSGI callable and a bare ASGI callable, served by apps.team in every configuration of
 their interface (the chart's `app` values): each request's Server-Timing cpu is what the app
 burned (measured by the app itself) within 5 %, its waits show in `app` and not in `cpu`, its pid
 is a worker's, and a path that raises is a 500 that leaves the server serving."""
@@ -15,8 +15,8 @@ import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from granian_target.settings import GRANIAN_BACKLOG
 from labtester.launcher import RunningTarget
+from servers.granian.settings import GRANIAN_BACKLOG
 from tests.services.apps import BARE_MODULE, bare_app_dir, configurations, serve_app, serving_pids
 from tests.services.servertiming import TIMER_TICK_S, agrees, burst, parse
 from tests.tester.test_orphans import left_after

@@ -24,7 +24,7 @@ PATCHED_FIRST = """
 from gevent import monkey
 monkey.patch_all()
 import json
-import gunicorn.arbiter, gunicorn.workers.ggevent, flask_target.app, workload.server
+import gunicorn.arbiter, gunicorn.workers.ggevent, apps.lab_flask.app, workload.server
 import workload.metrics_process
 from workload.green import monkey_patch_report
 print(json.dumps(monkey_patch_report()))

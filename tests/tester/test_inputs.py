@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-# A target that only says it was started: if it ever runs, a check came too late.
+# A target that only says it was started: if it ever runs, a check came too late. It stands in for
+# every target's entrypoint (`python -m serve <app>`), ahead of it on PYTHONPATH.
 PROBE_MODULE = "import os, pathlib\npathlib.Path(os.environ['PROBE_STARTED']).touch()\n"
 
 
@@ -22,12 +23,12 @@ PROBE_MODULE = "import os, pathlib\npathlib.Path(os.environ['PROBE_STARTED']).to
 def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Good values naming the probe target, and the bad files the cases below refer to."""
     root = tmp_path_factory.mktemp("inputs")
-    (root / "probe_target.py").write_text(PROBE_MODULE)
-    entry = {"name": "probe", "module": "probe_target", "image": "x", "localPort": 0}
+    (root / "serve.py").write_text(PROBE_MODULE)
+    entry = {"name": "probe", "server": "uvicorn", "app": "probe_app", "image": "x", "localPort": 0}
     files = {
         "values.yaml": {"targets": [entry]},
         "no-targets.yaml": {"image": {"tag": "x"}},
-        "no-module.yaml": {"targets": [{"name": "probe", "localPort": 0}]},
+        "no-app.yaml": {"targets": [{"name": "probe", "localPort": 0}]},
         "empty-targets.yaml": {"targets": []},
         "census-only.yaml": {"targets": [{**entry, "measure": False}]},
         "list.yaml": ["work_seconds", 1],
@@ -70,7 +71,7 @@ CASES = [
     (["lab", "--config", "typo.yaml", *LAB], {}, "work_second in typo.yaml: Extra inputs"),
     (["lab", "--config", "infinite.yaml", *LAB], {}, "request_timeout_s in infinite.yaml: must be a finite"),
     (["lab", "--values", "no-targets.yaml"], {}, "no-targets.yaml: has no `targets` list"),
-    (["lab", "--values", "no-module.yaml"], {}, "targets[0] (probe): module: Field required"),
+    (["lab", "--values", "no-app.yaml"], {}, "targets[0] (probe): app: Field required"),
     (["lab", "--values", "empty-targets.yaml"], {}, "holds no measured target"),
     (["bench", "--values", "census-only.yaml"], {}, "holds no measured target"),
     (["lab", "--output", "a-file/results", *LAB], {}, "--output a-file/results: cannot write there"),
@@ -107,7 +108,7 @@ CASES = [
     (["report", "a-run", "--compare", "broken-results"], {}, "--compare broken-results"),
     (["targets", *LAB, "--port", "probe=99999"], {}, "--port probe=99999: takes NAME=PORT"),
     (["targets", *LAB, "--port", "nobody=9000"], {}, "no measured target or downstream named 'nobody'"),
-    (["targets", "--values", "no-module.yaml"], {}, "module: Field required"),
+    (["targets", "--values", "no-app.yaml"], {}, "app: Field required"),
     (["run"], {"TESTER_TARGETS": ""}, "no targets: set TESTER_TARGETS"),
     (["run", "--scenarios", ","], {}, "--scenarios: no load shape named"),
     (["run", "--config", "typo.yaml"], {}, "work_second in typo.yaml"),

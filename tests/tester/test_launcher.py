@@ -20,10 +20,12 @@ def test_definitions_come_from_the_chart_values() -> None:
     definitions = load_definitions()
     assert [d.name for d in definitions] == [entry["name"] for entry in entries]
     for definition, entry in zip(definitions, entries, strict=True):
-        assert definition.module == entry["module"] and definition.local_port == entry["localPort"]
+        assert definition.app == entry["app"] and definition.local_port == entry["localPort"]
         assert definition.measure == entry.get("measure", True)
-        assert definition.env == {key: str(value) for key, value in (entry.get("env") or {}).items()}
-        assert definition.command()[1:] == ["-m", entry["module"]]
+        assert definition.env == {"LAB_SERVER": entry["server"]} | {
+            k: str(v) for k, v in (entry.get("env") or {}).items()
+        }
+        assert definition.command()[1:] == ["-m", "serve", entry["app"]]
     assert len({d.local_port for d in definitions}) == len(definitions), "two targets share a local port"
 
 
@@ -46,7 +48,7 @@ def test_refuses_a_port_something_already_listens_on() -> None:
 
 
 def test_a_server_that_dies_at_start_is_reported_with_its_log() -> None:
-    broken = TargetDefinition(name="broken", module="no_such_target_module", local_port=0)
+    broken = TargetDefinition(name="broken", app="no_such_app", local_port=0)
     with pytest.raises(LaunchError, match="broken exited"):
         start_target(broken, ready_timeout_s=20)
 
@@ -58,7 +60,7 @@ def test_the_downstream_mock_starts_first_and_targets_get_its_url() -> None:
     from labtester.targets import load_downstream
 
     downstream = load_downstream()
-    assert downstream is not None and downstream.module == "fastapi_target"
+    assert downstream is not None and downstream.app == "lab_fastapi"
     fastapi = [d for d in load_definitions() if d.name == "fastapi"]
     with running_targets(fastapi, downstream=downstream) as (target,):
         assert "downstream" in httpx.get(f"{target.url}/info").json()["endpoints"]

@@ -192,8 +192,9 @@ dashboards.yaml: |
 
 {{/*
 The app's servers (.Values.app), as a JSON list of target entries: one per configuration of the
-app's interface when app.enabled, named app-<configuration>, running app_target from the app's
-image with LAB_APP and LAB_APP_PATHS. The targets template renders them like any target (component
+app's interface when app.enabled, named app-<configuration>, running the app `team` from the
+app's image with LAB_APP and LAB_APP_PATHS, on the configuration's LAB_SERVER (else its
+interface's default server). The targets template renders them like any target (component
 `app`), and Prometheus scrapes them. Use: include "concurrency-lab.appServers" $ | fromJsonArray
 */}}
 {{- define "concurrency-lab.appServers" -}}
@@ -206,7 +207,9 @@ image with LAB_APP and LAB_APP_PATHS. The targets template renders them like any
 {{- range $app.configurations }}
 {{- if eq .interface $app.interface }}
 {{- $env := dict "LAB_APP" $app.module "LAB_APP_PATHS" (join "," ($app.paths | default list)) }}
-{{- $server := dict "name" (printf "app-%s" .name) "module" "app_target" "image" $app.image "env" (merge $env (.env | default dict)) "component" "app" }}
+{{- $env = merge $env (.env | default dict) }}
+{{- $serverName := get $env "LAB_SERVER" | default (ternary "uvicorn" "gunicorn" (eq $app.interface "asgi")) }}
+{{- $server := dict "name" (printf "app-%s" .name) "server" $serverName "app" "team" "image" $app.image "env" (omit $env "LAB_SERVER") "component" "app" }}
 {{- with .resources }}
 {{- $_ := set $server "resources" . }}
 {{- end }}

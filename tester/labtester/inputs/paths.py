@@ -38,7 +38,7 @@ def read_values(path: Path) -> tuple[list[TargetDefinition], TargetDefinition | 
 
 
 def read_app(settings: LabSettings, values: Path, named: str) -> list[TargetDefinition]:
-    """The app's configurations, once `python -m app_target check` imported it and said its
+    """The app's configurations, once `python -m serve team check` imported it and said its
     interface (asgi, wsgi); `named`: how the user gave the app (--app, TESTER_APP, a key)."""
     from labtester.applab import AppError, check_app
 

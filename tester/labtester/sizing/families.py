@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labtester.sizing.configuration import Accept, Configuration
-from labtester.targets import APP_TARGET_MODULE, DEFAULT_VALUES, TargetDefinition, load_app_configurations
+from labtester.targets import DEFAULT_VALUES, TEAM_APP, TargetDefinition, load_app_configurations
 
 # The env knobs sizing sets itself; an entry's own values of them are dropped.
 KNOBS = ("LAB_WORKERS", "LAB_WORKER_MULTIPLIER", "LAB_THREADS", "LAB_WORKER_CONNECTIONS")
@@ -22,7 +22,7 @@ THREADS = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 # not: fewer than the clients' connections and the rest wait unaccepted (2 x 16 stalled a proof
 # run here at 400 connections open), so the counts start where the lab's own gevent does.
 CONNECTIONS = (100, 250, 500, 1000)
-SERVERS = {"asgi": "uvicorn", "wsgi": "gunicorn"}  # as app_target serves each interface by default
+SERVERS = {"asgi": "uvicorn", "wsgi": "gunicorn"}  # as `python -m serve` serves each interface by default
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,7 @@ class Family:
 
     def definition(self, name: str, processes: int, per_process: int | None) -> TargetDefinition:
         """A target of this family with these knobs, as the launcher starts a values entry."""
-        return TargetDefinition(
-            name, APP_TARGET_MODULE, 0, env={**self.env, **self.knobs(processes, per_process)}
-        )
+        return TargetDefinition(name, TEAM_APP, 0, env={**self.env, **self.knobs(processes, per_process)})
 
     def label(self, processes: int, per_process: int | None) -> str:
         """`gunicorn gthread, 2 workers x 24 threads`"""

@@ -1,1 +1,0 @@
-"""Flask on gunicorn: sync worker processes, one request each at a time."""
