@@ -6,7 +6,7 @@ forked (uvicorn --workers) each get their own count, so there the limit is per w
 
 Each process's holdings are kept beside the total, so a worker that dies holding slots (SIGKILL
 in the middle of a request) does not keep them: gunicorn's arbiter hands them back when it reaps
-the worker (apps.lab_flask's child_exit). Without that, every slot a killed worker held was lost
+the worker (servers.gunicorn.conf's child_exit). Without that, every slot a killed worker held was lost
 for good, and once all were, every work request got 429 while /healthz said ok.
 """
 

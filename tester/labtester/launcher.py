@@ -51,7 +51,7 @@ os.execv(sys.argv[2], sys.argv[2:])
 """
 READY_TIMEOUT_S = 60.0
 STOP_GRACE_S = 10.0
-# How a server's root ends on SIGTERM: 0 (gunicorn), 128 + 15 (uvicorn, apps.lab_fastapi), or by it.
+# How a server's root ends on SIGTERM: 0 (gunicorn), 128 + 15 (uvicorn), or by it.
 CLEAN_EXIT_CODES = (0, 128 + signal.SIGTERM, -signal.SIGTERM)
 
 

@@ -1,4 +1,4 @@
-"""The example shop: its Flask and FastAPI versions, each served by apps.team (in the first
+"""The example shop: its Flask and FastAPI versions, each served as the team app (in the first
 configuration of its interface, and on granian), give the same answers on every path, and each
 path does what examples/README.md says it does (measured)."""
 

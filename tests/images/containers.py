@@ -88,9 +88,10 @@ class Containers:
         self.names.append(name)
         return name
 
-    def start(self, image: str, stem: str, cpus: float, env: dict[str, str]) -> Container:
+    def start(self, image: str, stem: str, cpus: float, env: dict[str, str], args: list[str]) -> Container:
+        """`args`: after the image's entrypoint (`python -m serve`), the app to serve."""
         name = self.name(stem)
-        docker("run", "--detach", *locked_down(name, cpus, env), image)
+        docker("run", "--detach", *locked_down(name, cpus, env), image, *args)
         return Container(name)
 
     def run(
@@ -121,7 +122,7 @@ class TargetSpec:
     """One entry of the chart's `targets` list: the image and LAB_* env it deploys, and its quota."""
 
     name: str
-    module: str
+    app: str  # `python -m serve <app>`; the env's LAB_SERVER names the server
     image: str
     env: dict[str, str]
     cpus: float  # the chart's CPU request = limit for it
@@ -138,9 +139,10 @@ def _spec(entry: dict[str, Any]) -> TargetSpec:
     resources = entry.get("resources") or VALUES["targetDefaults"]["resources"]
     return TargetSpec(
         name=entry["name"],
-        module=entry["module"],
+        app=entry["app"],
         image=f"{entry['image']}:{TAG}",
-        env={key: str(value) for key, value in (entry.get("env") or {}).items()},
+        env={"LAB_SERVER": entry["server"]}
+        | {key: str(value) for key, value in (entry.get("env") or {}).items()},
         cpus=cpu_quantity(str(resources["cpu"])),
         measure=bool(entry.get("measure", True)),
     )
@@ -179,7 +181,7 @@ def start_targets(
         port = free_port()
         env = {**spec.env, **(extra_env or {})}
         env |= {"LAB_NAME": spec.name, "LAB_HOST": "127.0.0.1", "LAB_PORT": str(port)}
-        container = containers.start(spec.image, f"{spec.name}-cpus{quota:g}", quota, env)
+        container = containers.start(spec.image, f"{spec.name}-cpus{quota:g}", quota, env, [spec.app])
         started.append(RunningTarget(spec, container, f"http://127.0.0.1:{port}", quota))
     for target in started:
         try:

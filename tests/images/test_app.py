@@ -30,7 +30,7 @@ def app_specs() -> list[TargetSpec]:
         configuration = next(c for c in VALUES["app"]["configurations"] if c["interface"] == interface)
         env = {**configuration["env"], "LAB_APP": module, "LAB_APP_PATHS": ",".join(PATHS)}
         image = f"{VALUES['app']['image']}:{TAG}"
-        specs.append(TargetSpec(f"app-{configuration['name']}", "apps.team", image, env, 1.0, True))
+        specs.append(TargetSpec(f"app-{configuration['name']}", "team", image, env, 1.0, True))
     return specs
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from labtester.targets import ImageBuild, image_builds
+from labtester.targets import PYTHON_TARGET_DOCKERFILE, ImageBuild, image_builds
 from tests.images.containers import (
     LAB_USER,
     TAG,
@@ -86,9 +86,12 @@ def test_runs_as_the_image_user_on_a_read_only_root(targets: dict[str, RunningTa
 
 
 @pytest.mark.parametrize("build", image_builds(), ids=lambda build: build.repository)
-def test_every_image_of_the_list_was_built_for_its_module(build: ImageBuild) -> None:
+def test_every_image_of_the_list_was_built_from_its_dockerfile(build: ImageBuild) -> None:
     """The images `make images` built are the ones the values name (labtester.targets.image_builds),
-    each Python target's from the one shared Dockerfile, set to run its own module."""
-    inspected = docker("image", "inspect", "--format", "{{json .Config.Env}}", f"{build.repository}:{TAG}")
-    env = dict(item.split("=", 1) for item in json.loads(inspected.stdout))
-    assert env.get("LAB_MODULE") == build.module, env
+    each Python target's from the one shared Dockerfile, whose entrypoint is `python -m serve`."""
+    inspected = docker(
+        "image", "inspect", "--format", "{{json .Config.Entrypoint}}", f"{build.repository}:{TAG}"
+    )
+    entrypoint = json.loads(inspected.stdout)
+    python_target = build.dockerfile == PYTHON_TARGET_DOCKERFILE
+    assert (entrypoint == ["python", "-m", "serve"]) == python_target, entrypoint

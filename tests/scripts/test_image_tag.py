@@ -63,7 +63,7 @@ def tag(context: Path, *build_args: str) -> str:
 def test_a_code_change_gives_a_new_tag_and_the_deployment_points_at_it(context: Path) -> None:
     before = tag(context)
     assert tag(context) == before, "the same content, the same tag"
-    source = context / "services" / "fastapi_target" / "__main__.py"
+    source = context / "services" / "apps" / "lab_fastapi" / "app.py"
     source.write_text(source.read_text() + "\n# a change\n")
     after = tag(context)
     assert after != before
@@ -78,7 +78,7 @@ def test_a_code_change_gives_a_new_tag_and_the_deployment_points_at_it(context: 
     assert tester["image"] == "concurrency-lab/tester:dev"
 
 
-@pytest.mark.parametrize("change", ["README.md", "services/fastapi_target/__pycache__/x.cpython-311.pyc"])
+@pytest.mark.parametrize("change", ["README.md", "services/apps/lab_fastapi/__pycache__/x.cpython-311.pyc"])
 def test_what_the_build_does_not_read_keeps_the_tag(context: Path, change: str) -> None:
     """Outside every COPY, or excluded by .dockerignore: unchanged image, unchanged tag, no roll."""
     before = tag(context)

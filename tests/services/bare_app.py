@@ -1,7 +1,7 @@
 """A team's own app at its barest: a WSGI callable and an ASGI callable, no framework and nothing
 of the lab. The tests copy this file into a temporary folder on PYTHONPATH and serve it with
-apps.team. Each path answers the CPU it burned, measured by the app itself on its thread's clock
-around each of its CPU parts (never across a wait), and its pid.
+`python -m serve team`. Each path answers the CPU it burned, measured by the app itself on its
+thread's clock around each of its CPU parts (never across a wait), and its pid.
 
     /cpu?ms=N                burn N ms of CPU (a fraction allowed)
     /wait?ms=N               wait N ms (time.sleep; asyncio.sleep in the ASGI app)

@@ -1,6 +1,6 @@
 """A team's app that runs its work where real apps do: in asgiref's thread (Django's sync views),
 in its own thread pool, in anyio's threads, in a thread it starts, in a streamed body; served by
-apps.team in tests/services/test_handover.py. Each path answers the CPU its work burned, measured
+the team app in tests/services/test_handover.py. Each path answers the CPU its work burned, measured
 by the work itself on its thread's clock (tests.services.bare_app.burn), and its pid.
 
 ASGI (`asgi`):

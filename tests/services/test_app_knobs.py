@@ -2,7 +2,7 @@
 what its values entry sets, so a sizing search can start any size of any server: /info states the
 size, and the census counts the worker processes really running.
 
-The knobs, per server (workload.settings, servers.granian.settings):
+The knobs, per server (workload.settings and services/servers/<server>/settings.py):
     uvicorn   LAB_WORKERS
     gunicorn  LAB_WORKER_CLASS (sync, gthread, gevent), LAB_WORKERS, LAB_THREADS (gthread),
               LAB_WORKER_CONNECTIONS (gevent)

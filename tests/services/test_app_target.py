@@ -1,4 +1,4 @@
-"""A bare WSGI callable and a bare ASGI callable, served by apps.team in every configuration of
+"""A bare WSGI callable and a bare ASGI callable, served by `python -m serve team` in every configuration of
 their interface (the chart's `app` values): each request's Server-Timing cpu is what the app
 burned (measured by the app itself) within 5 %, its waits show in `app` and not in `cpu`, its pid
 is a worker's, and a path that raises is a 500 that leaves the server serving."""

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from pathlib import Path
+from typing import Any
 
-import httpx
 import pytest
+from fastapi.testclient import TestClient
 
-from tests.conftest import StartTarget
+from apps.lab_fastapi.app import create_app as create_fastapi_app
+from apps.lab_flask.app import create_app as create_flask_app
 from workload.contract import Server, admitted, cpu_endpoint, io_endpoint
 from workload.cores import EffectiveCores
 from workload.served_by import SERVED_BY_ENV, ServedBy, served_by
@@ -49,21 +52,33 @@ def test_the_exported_description_wins_over_the_apps_default(monkeypatch: pytest
     assert served_by(default=own) == told
 
 
-# What another family's server might say: the FastAPI app keeps its own executions (async waits),
-# the Flask app takes the server's (threads); both take its admission limit and its names.
+# What another server might say: the FastAPI app keeps its own executions (async waits), the
+# Flask app takes the server's (threads); both take its admission limit and its names.
 TOLD = {
-    "fastapi": (ServedBy("uvicorn", "told", admits=1), "async", 1),
-    "flask-1x": (ServedBy("gunicorn", "told", execution="threads", per_worker=3, admits=2), "threads", 2),
+    "lab_fastapi": (ServedBy("uvicorn", "told", admits=1), "async", 1),
+    "lab_flask": (ServedBy("gunicorn", "told", execution="threads", per_worker=3, admits=2), "threads", 2),
 }
 
 
-@pytest.mark.parametrize("name", TOLD)
-def test_an_app_states_what_the_exported_description_says(start: StartTarget, name: str) -> None:
-    # The apps' own entrypoints export nothing: what a server of another family exports reaches
-    # the app in every worker, through the environment.
-    told, execution, per_worker = TOLD[name]
-    target = start(name, **{SERVED_BY_ENV: json.dumps(asdict(told))})
-    info = httpx.get(f"{target.url}/info").json()
+def info_of(app: str) -> dict[str, Any]:
+    """/info of the app built by its factory in this process, as a server's worker builds it."""
+    if app == "lab_fastapi":
+        with TestClient(create_fastapi_app()) as client:  # its lifespan ends its offload pool
+            return dict(client.get("/info").json())
+    return dict(create_flask_app().test_client().get("/info").get_json())
+
+
+@pytest.mark.parametrize("app", TOLD)
+def test_an_app_states_what_the_exported_description_says(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, app: str
+) -> None:
+    # Every server exports its description before any worker builds the app (servers/<name>/):
+    # whatever it says reaches the app's /info, through the environment.
+    told, execution, per_worker = TOLD[app]
+    monkeypatch.setenv(SERVED_BY_ENV, json.dumps(asdict(told)))
+    monkeypatch.setenv("LAB_WORKERS", "2")
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))  # /info lists it under `writes`
+    info = info_of(app)
     assert (info["worker_class"], info["threads"]) == ("told", told.threads)
     assert (info["admits_per_worker"], info["server_settings"]) == (told.admits, {})
     io = info["endpoints"]["io-bound"]

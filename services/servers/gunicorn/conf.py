@@ -55,7 +55,7 @@ proc_name = _settings.name or "concurrency-lab"
 
 
 # The lab's limits on a request's head, written out where every target reads them (they are
-# gunicorn's defaults): apps.lab_fastapi enforces the same ones.
+# gunicorn's defaults): every other server enforces the same ones.
 limit_request_line = REQUEST_LINE_BYTES
 limit_request_field_size = HEADER_FIELD_BYTES
 limit_request_fields = HEADER_FIELDS
