@@ -2,8 +2,8 @@
 
 gunicorn enforces them itself (servers.gunicorn.conf passes them on); uvicorn's httptools
 parser would buffer a request line or a header of any size (a 64 MB header grew a FastAPI
-target's memory by 66 MB), so uvicorn's protocol (servers.uvicorn.protocol) enforces the same numbers with the same
-answers: 414 for a longer request line, 431 for a longer header field or one too many.
+target's memory by 66 MB), so uvicorn's protocol (servers.uvicorn.protocol) enforces the same
+numbers with the same answers: 414 for a longer request line, 431 for a longer header field or one too many.
 """
 
 from __future__ import annotations
