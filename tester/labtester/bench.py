@@ -152,9 +152,9 @@ def print_client_cost(console: Console, url: str) -> None:
 
 def print_middleware_overhead(console: Console) -> None:
     """The CPU middleware's cost per request, wrapped against bare app called in-process many times
-    (`python -m measure.overhead`, a process of its own: the tester imports nothing of the targets)."""
+    (`python -m workload.overhead`, a process of its own: the tester imports nothing of the targets)."""
     measured = subprocess.run(
-        dying_with_tester([sys.executable, "-m", "measure.overhead"]),
+        dying_with_tester([sys.executable, "-m", "workload.overhead"]),
         capture_output=True,
         text=True,
         check=True,

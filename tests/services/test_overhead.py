@@ -1,4 +1,4 @@
-"""`python -m measure.overhead` (make bench's figure of the CPU middleware's cost): every interface
+"""`python -m workload.overhead` (make bench's figure of the CPU middleware's cost): every interface
 measured, bare and wrapped, on this thread's CPU clock."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 def test_the_overhead_is_measured_for_every_interface() -> None:
     measured = subprocess.run(
-        [sys.executable, "-m", "measure.overhead"], capture_output=True, text=True, check=True, timeout=300
+        [sys.executable, "-m", "workload.overhead"], capture_output=True, text=True, check=True, timeout=300
     )
     figures = json.loads(measured.stdout)
     assert figures.keys() == {"asgi", "wsgi", "gevent"}

@@ -1,4 +1,5 @@
-"""`python -m measure.overhead`: what the CPU middleware adds to each request, measured in-process.
+"""`python -m workload.overhead`: what the CPU middleware adds to each request, measured in-process.
+(Here, beside the metrics it records, so the measure package imports nothing of workload.)
 
 The same small app is called directly, bare and wrapped (measure.asgi_cpu, measure.wsgi_cpu),
 many times in alternating rounds, so both meet the same machine. Each round is timed on this
@@ -42,7 +43,7 @@ CALLS = 1000
 # The gevent measurement's process: patched before anything else is imported, as a gevent worker.
 PATCHED_FIRST = (
     "from gevent import monkey; monkey.patch_all(); import runpy, sys; sys.argv = ['overhead', 'gevent']; "
-    "runpy.run_module('measure.overhead', run_name='__main__')"
+    "runpy.run_module('workload.overhead', run_name='__main__')"
 )
 
 Call = Callable[[], object]
@@ -155,7 +156,7 @@ def main(argv: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="lab-overhead-") as metrics:
         # As the servers run prometheus_client: set before the measuring processes import it.
         env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": metrics}
-        unpatched = [sys.executable, "-m", "measure.overhead", "unpatched"]
+        unpatched = [sys.executable, "-m", "workload.overhead", "unpatched"]
         figures = json.loads(
             subprocess.run(unpatched, capture_output=True, text=True, check=True, env=env).stdout
         )
