@@ -138,7 +138,7 @@ WHEELHOUSE := build/wheelhouse
 # Without -f/--values, run-lab picks the largest profile that fits the cluster and says which.
 HELM_ARGS ?=
 GRAFANA_URL := http://127.0.0.1:3000
-# Every image the chart deploys, from its values (a line each: REPOSITORY DOCKERFILE [MODULE]);
+# Every image the chart deploys, from its values (a line each: REPOSITORY DOCKERFILE);
 # expanded only when a recipe runs, after `install` made the venv that reads them.
 IMAGE_LIST = $(BIN)/python scripts/image-list
 KUBE := $(KUBECTL) --context kind-$(CLUSTER) --namespace $(NAMESPACE)
@@ -163,10 +163,10 @@ $(PROMETHEUS):
 # --network none: everything a build installs comes from the wheelhouse in its context.
 images: wheelhouse ## Build the lab's images on BASE_IMAGE, offline, tagged by content (or IMAGE_TAG)
 	@set -euo pipefail; mkdir -p $(dir $(IMAGE_TAGS)); : >$(IMAGE_TAGS).partial; \
-	$(IMAGE_LIST) | while read -r repository dockerfile module; do \
-		args="--build-arg BASE_IMAGE=$(BASE_IMAGE) $${module:+--build-arg MODULE=$$module}"; \
+	$(IMAGE_LIST) | while read -r repository dockerfile; do \
+		args="--build-arg BASE_IMAGE=$(BASE_IMAGE)"; \
 		tag=$(or $(IMAGE_TAG),$$(scripts/image_tag.py $$dockerfile $$args)); \
-		echo "docker build $$repository:$$tag from $$dockerfile $${module:+(MODULE=$$module)}"; \
+		echo "docker build $$repository:$$tag from $$dockerfile"; \
 		docker build --network none $$args --tag "$$repository:$$tag" --file "$$dockerfile" . || exit 1; \
 		echo "$$repository=$$tag" >>$(IMAGE_TAGS).partial; \
 	done; mv $(IMAGE_TAGS).partial $(IMAGE_TAGS)
