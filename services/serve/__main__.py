@@ -2,7 +2,7 @@
 names (services/servers/<LAB_SERVER>; unset: uvicorn for an ASGI app, gunicorn for a WSGI app).
 
     python -m serve APP          check, then serve
-    python -m serve APP check    check the app and its server, print one line of JSON
+    python -m serve APP check    check the app, its server and their settings, print one line of JSON
                                  {"interface", "framework"} and exit 0; or one line `error: ...`
                                  on stderr and exit 2
     python -m serve APP serve    serve without the check (what the first form runs after it)
@@ -60,6 +60,12 @@ def fail(message: str) -> None:
     raise SystemExit(2)
 
 
+def settings_error(error: ValidationError) -> str:
+    """The first bad LAB_* setting, in one line that names it."""
+    first = error.errors()[0]
+    return f"LAB_{str(first['loc'][0]).upper()}: {first['msg']}"
+
+
 def folder_package(axis: str, name: str, knob: str) -> ModuleType:
     """services/<axis>/<name>, imported; one line naming the folders there when there is none."""
     if not (SERVICES / axis / name / "__init__.py").is_file():
@@ -82,7 +88,10 @@ def checked(app: ModuleType, settings: ServeSettings) -> tuple[Interface, str, s
         )
     if settings.interface not in (None, interface):
         raise AppError(f"LAB_INTERFACE={settings.interface}: {named} is an {interface.upper()} app")
-    refused = server.refused(interface)
+    try:
+        refused = server.refused(interface)
+    except ValidationError as error:
+        raise AppError(f"{settings_error(error)}: {named} is served by {server_name} (LAB_SERVER)") from None
     if refused is not None:
         raise AppError(f"{refused}: {named} is served by {server_name} (LAB_SERVER)")
     return interface, framework, server_name
@@ -105,8 +114,7 @@ def main(argv: list[str]) -> None:
     try:
         settings = ServeSettings()
     except ValidationError as error:
-        first = error.errors()[0]
-        fail(f"LAB_{str(first['loc'][0]).upper()}: {first['msg']}")
+        fail(settings_error(error))
     if command == ["serve"]:
         serve(app, settings)
         return

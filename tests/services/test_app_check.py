@@ -84,6 +84,8 @@ BAD = [
     (f"{BARE_MODULE}:wsgi", {"LAB_SERVER": "uvicorn"}, "LAB_SERVER=uvicorn serves only ASGI apps"),
     (f"{BARE_MODULE}:asgi", {"LAB_WORKER_CLASS": "gthread"}, "LAB_WORKER_CLASS=gthread is a gunicorn worker"),
     (f"{BARE_MODULE}:wsgi", {"LAB_INTERFACE": "asgi"}, "LAB_INTERFACE=asgi: LAB_APP="),
+    # A bad value of the server's own knob: one line before anything starts, as any other.
+    (f"{BARE_MODULE}:wsgi", {"LAB_WORKER_CLASS": "gthread", "LAB_THREADS": "0"}, "LAB_THREADS: Input"),
     (
         f"{BARE_MODULE}:wsgi",
         {"LAB_SERVER": "granian", "LAB_WORKER_CLASS": "gevent"},

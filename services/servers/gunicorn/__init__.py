@@ -4,13 +4,16 @@ configures it from the LAB_* environment)."""
 from __future__ import annotations
 
 from servers.gunicorn.serving import exec_gunicorn
+from servers.gunicorn.settings import GunicornSettings
 from workload.served_by import Interface
 
 INTERFACES: tuple[Interface, ...] = ("wsgi",)
 
 
 def refused(interface: Interface) -> str | None:
-    """gunicorn takes every target's settings and its own: it refuses none."""
+    """gunicorn takes every target's settings and its own (a bad value raises ValidationError
+    here, before the exec): it refuses no other server's."""
+    GunicornSettings()
     return None
 
 

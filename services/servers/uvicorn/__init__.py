@@ -4,13 +4,15 @@ head (servers.uvicorn.protocol)."""
 from __future__ import annotations
 
 from servers.uvicorn.serving import serve_uvicorn
-from servers.uvicorn.settings import other_servers_setting
+from servers.uvicorn.settings import UvicornSettings, other_servers_setting
 from workload.served_by import Interface
 
 INTERFACES: tuple[Interface, ...] = ("asgi",)
 
 
 def refused(interface: Interface) -> str | None:
+    """A gunicorn worker class; a bad value of its own settings raises ValidationError here."""
+    UvicornSettings()
     return other_servers_setting()
 
 
