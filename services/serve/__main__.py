@@ -27,6 +27,7 @@ import sys
 from contextlib import redirect_stdout
 from pathlib import Path
 from types import ModuleType
+from typing import NoReturn
 
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -37,7 +38,7 @@ USAGE = "usage: python -m serve APP [check | serve]"
 SERVICES = Path(__file__).resolve().parents[1]
 # The server an app of each interface gets when LAB_SERVER names none.
 DEFAULT_SERVERS: dict[Interface, str] = {"asgi": "uvicorn", "wsgi": "gunicorn"}
-FOLDER_NAME = r"^[a-z][a-z0-9_]*$"
+FOLDER_NAME = r"[a-z][a-z0-9_]*"  # an app's or a server's folder: a Python package's name
 
 
 class ServeSettings(BaseSettings):
@@ -45,7 +46,7 @@ class ServeSettings(BaseSettings):
 
     server: str = Field(
         "",
-        pattern=r"^([a-z][a-z0-9_]*)?$",
+        pattern=rf"^({FOLDER_NAME})?$",
         description="LAB_SERVER: a folder under services/servers/ (uvicorn, gunicorn, granian); default: "
         "uvicorn for an ASGI app, gunicorn for a WSGI app.",
     )
@@ -55,7 +56,7 @@ class ServeSettings(BaseSettings):
     )
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     print(f"error: {message}", file=sys.stderr)
     raise SystemExit(2)
 
