@@ -85,10 +85,12 @@ def run_tester_client(
 
 
 def capacity_target(targets: list[TargetDefinition]) -> TargetDefinition:
-    """The target the client is measured on: FastAPI's, whose /healthz costs the least."""
-    found = next((d for d in targets if d.app == "lab_fastapi" and d.measure), None)
+    """The target the client is measured on: FastAPI on uvicorn, whose /healthz costs the least."""
+    found = next((d for d in targets if (d.app, d.server) == ("lab_fastapi", "uvicorn") and d.measure), None)
     if found is None:
-        raise ValueError("bench: --values holds no measured lab_fastapi app to measure the client on")
+        raise ValueError(
+            "bench: --values holds no measured lab_fastapi app on uvicorn to measure the client on"
+        )
     return found
 
 
