@@ -67,7 +67,8 @@ def test_the_makefiles_editable_install_prints_nothing(tmp_path: Path) -> None:
     the editable install, all silent (no setuptools box, no pip notice)."""
     venv = tmp_path / "venv"
     command = ["make", "--no-print-directory", "-s", f"VENV={venv}", f"PYTHON={sys.executable}", "--eval"]
-    command += ["probe: $(UV) ; $(PIP_INSTALL) --no-deps -e .", "probe"]
+    # --eval is read before the Makefile: the installer's rule is named by its path.
+    command += [f"probe: {venv}/bin/uv ; $(PIP_INSTALL) --no-deps -e .", "probe"]
     run = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout + run.stderr == ""
