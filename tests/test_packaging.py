@@ -63,11 +63,12 @@ def test_a_new_folders_requirements_join_the_list(tmp_path: Path) -> None:
 
 
 def test_the_makefiles_editable_install_prints_nothing(tmp_path: Path) -> None:
-    """`make install`'s own pip command, into a fresh environment: silent (no setuptools box)."""
+    """`make install`'s own commands, into a fresh environment: the venv and its installer, then
+    the editable install, all silent (no setuptools box, no pip notice)."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    command = ["make", "--no-print-directory", "-s", f"VENV={venv}", "--eval"]
-    command += ["probe: ; $(PIP_INSTALL) --no-deps -e .", "probe"]
+    command = ["make", "--no-print-directory", "-s", f"VENV={venv}", f"PYTHON={sys.executable}", "--eval"]
+    # --eval is read before the Makefile: the installer's rule is named by its path.
+    command += [f"probe: {venv}/bin/uv ; $(PIP_INSTALL) --no-deps -e .", "probe"]
     run = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout + run.stderr == ""

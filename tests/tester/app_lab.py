@@ -26,6 +26,12 @@ QUICK_FLOW = {
     "TESTER_FLOW__BASELINE": "3",
     "TESTER_SCENARIOS": "bursts,flow",
 }
+# The machine's stability probe with the fewest kernel iterations the settings take (5, not 20):
+# an app's configurations are not calibrated, so the probe's only reader is the "machine was
+# unstable" note, which no test of an app's lab asserts on. The lab's uncalibrated kernel takes
+# about 50 ms an iteration, and a probe runs before every path of every configuration: 20 cost
+# 35 s of CPU in a run of five configurations and five paths.
+LIGHT_PROBES = {"TESTER_STABILITY_SAMPLES": "5"}
 
 
 def values_with(directory: Path, configurations: list[str], broken: dict[str, Any] | None = None) -> Path:
@@ -54,7 +60,12 @@ def app_lab(
     command += ["--paths", ",".join(paths)] if paths else []
     command += ["--values", str(values), "--output", str(output), *extra]
     completed = subprocess.run(
-        command, cwd=workdir, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=900
+        command,
+        cwd=workdir,
+        env={**os.environ, **LIGHT_PROBES, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     runs = list(output.iterdir()) if output.exists() else []
     assert len(runs) <= 1
