@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from rich.table import Table
 
-from labtester import census, machine
+from labtester import census, machine, scrape
 from labtester.findings import Finding
 from labtester.findings.answered import Counts, app_answers
 from labtester.findings.wording import label
@@ -141,7 +141,7 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         method, headers and body); None: a GET of the path. None: this client sent nothing."""
         together = together or Together()
         request = request or Outgoing.get(settings.path(endpoint))
-        census_url = url + info.control.census
+        census_url, metrics_url = url + info.control.census, url + info.control.metrics
         step, leader = f"flow {endpoint.name}", together.leader
         async with (
             LoadClient(url, timeout_s, together.crew.index) as client,
@@ -153,6 +153,7 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             if together.agree(f"{step} alone", {"unloaded": erring})[0]["unloaded"]:
                 return _unloaded(settings, alone) if leader else None
             if leader:
+                charged_before = await scrape.charged_settled(control, metrics_url)
                 cpu_before = await census.cpu_seconds(control, census_url)
                 machine_before = machine.snapshot()
             meter = together.go(client, f"{step} load")
@@ -170,7 +171,13 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             measured: dict[str, Any] = {}
             if leader:
                 measured["machine"] = machine.recorded(machine_before, machine.snapshot())
+                # What was charged after the responses (late chunks, calls that end after their
+                # request) is in before the processes' CPU is read.
+                charged_after = await scrape.charged_settled(control, metrics_url)
                 cpu_after = await census.cpu_seconds(control, census_url)
+                measured["charged_cpu_s"] = (
+                    None if charged_before is None or charged_after is None else charged_after - charged_before
+                )
                 measured["server_cpu_s"] = (
                     None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
                 )

@@ -106,13 +106,20 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
     wall = machine.use_recorded(record["machine"]).wall_s if record.get("machine") else record["wall_s"]
     requests = len(samples)
     process_each = process / requests
-    request_each = sum(s.cpu_s or 0.0 for s in samples) / requests
+    charged = record.get("charged_cpu_s")
+    # The processes' own total of CPU charged to requests holds what the headers could not (a
+    # streamed body's later chunks, a handed-over call that ended after its request); a server
+    # without the counter (a record made before it) is held to the headers' sum.
+    headers = sum(s.cpu_s or 0.0 for s in samples)
+    request_each = (headers if charged is None else charged) / requests
     no_request_each = (cost.idle_cpu_per_s or 0.0) * wall / requests
     accounted = request_each + cost.server_cpu_per_request_s + no_request_each
     return PathAccount(
         requests=requests,
         process_cpu_per_request_s=process_each,
         request_cpu_per_request_s=request_each,
+        header_cpu_per_request_s=headers / requests,
+        charged_by="server-timing" if charged is None else "counter",
         server_cpu_per_request_s=cost.server_cpu_per_request_s,
         no_request_cpu_per_request_s=no_request_each,
         share=accounted / process_each if process_each > 0 else 1.0,
