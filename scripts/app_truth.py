@@ -4,78 +4,105 @@ yardstick that README's "Measure your own app" holds the lab's per-request CPU a
 
 `scripts/app_truth.py --app module:attr --paths /a,/b [--configurations uvicorn,gevent]`, run where
 the app imports (as `make lab`), starts each configuration of the app's interface from the chart's
-values, and per path sends N requests one after another: the serving processes' CPU over them (their
-process tree, /test/resmon before and after), less the idle rate over the same time, less the same
-figure per request on the lab's empty /healthz, is what one request used (`truth`). Beside it, the
-median of the requests' own `lab-cpu` (Server-Timing), which is the lab's figure (`measured`). One
-request at a time: nothing else runs in the processes, so their CPU is the request's and the
-server's, and the empty request takes the server's part away. It prints one TSV line per
-configuration and path: app, path, configuration, measured ms, truth ms, measured / truth.
+values, and per path sends N requests one after another (N sized to about 1.5 s of the processes'
+CPU). What one request used (`truth`) is the serving processes' CPU over them (their process tree,
+/test/resmon before and after, psutil), less the idle rate over the same time, less the server's
+own part: the same figure on the lab's empty /healthz less what those requests were charged
+themselves. Beside it, the lab's figure (`measured`): the median of the requests' `lab-cpu`
+(Server-Timing) and what the processes charged to them beyond their headers, per request (their
+`lab_request_cpu_seconds_total`), as the flow adds it (accounting.late_cpu). One request at a time:
+nothing else runs in the processes, so their CPU is the requests' and the server's. It prints one
+TSV line per configuration and path: app, path, configuration, the header's median ms, measured ms,
+truth ms, measured / truth.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 
 import httpx
 
-from labtester import applab, launcher, servertiming, targets
+from labtester import applab, launcher, scrape, servertiming, targets
 from labtester.info import TargetInfo
 
 IDLE_S = 2.0  # the idle rate's window: CPU times tick in 10 ms per process
-MIN_REQUESTS, MAX_REQUESTS = 20, 400
-TARGET_S = 4.0  # how long each path's sequential requests run, within the counts above
-WARM_UP = 5  # requests of each path first: imports, caches and pools made once are no request's
+MIN_REQUESTS, MAX_REQUESTS = 30, 5000
+TARGET_CPU_S = 1.5  # the processes' CPU each run aims at: a 10 ms tick per process is under 1 % of it
+WARM_UP = 20  # requests of each path first: imports, caches and pools made once are no request's
+
+
+@dataclass(frozen=True)
+class Run:
+    """N requests of one path in turn: the processes' CPU, what they charged to requests, the time,
+    and each response's `lab-cpu`."""
+
+    count: int
+    cpu_s: float
+    charged_s: float
+    wall_s: float
+    headers: list[float]
+
+    def late_s(self) -> float:
+        """What the processes charged to the requests beyond their headers, per request (the lab's
+        flow adds it to each request's figure: accounting.late_cpu)."""
+        return max(0.0, self.charged_s - sum(self.headers)) / self.count
 
 
 def _cpu(client: httpx.Client, url: str) -> float:
     return float(client.get(url).json()["cpu_seconds"])
 
 
-def _sequential(client: httpx.Client, url: str, census: str, count: int) -> tuple[float, float, list[float]]:
-    """The processes' CPU and the wall time over `count` requests in turn, and their `lab-cpu`."""
-    before, started = _cpu(client, census), time.monotonic()
-    measured = []
+def _charged(client: httpx.Client, url: str) -> float:
+    time.sleep(scrape.SETTLE_POLL_S)  # a streamed body's end is charged just after its last byte
+    return scrape.parse(client.get(url).text).charged_cpu_s or 0.0
+
+
+def _sequential(client: httpx.Client, url: str, info: TargetInfo, base: str, count: int) -> Run:
+    census, metrics = base + info.control.census, base + info.control.metrics
+    charged, before, started = _charged(client, metrics), _cpu(client, census), time.monotonic()
+    headers = []
     for _ in range(count):
         response = client.get(url)
         cpu = servertiming.parse(response.headers.get_list(servertiming.HEADER)).cpu_s
         if cpu is not None:
-            measured.append(cpu)
+            headers.append(cpu)
     wall = time.monotonic() - started
-    return _cpu(client, census) - before, wall, measured
+    charged = _charged(client, metrics) - charged
+    return Run(count, _cpu(client, census) - before, charged, wall, headers)
 
 
-def _count(client: httpx.Client, url: str) -> int:
-    """As many requests as fit in TARGET_S, from the warm-up's time each."""
-    started = time.monotonic()
+def _count(client: httpx.Client, url: str, census: str) -> int:
+    """As many requests as use about TARGET_CPU_S, from the warm-up's CPU each."""
+    before = _cpu(client, census)
     for _ in range(WARM_UP):
         client.get(url)
-    each = (time.monotonic() - started) / WARM_UP
-    return max(MIN_REQUESTS, min(MAX_REQUESTS, int(TARGET_S / max(each, 1e-4))))
+    each = (_cpu(client, census) - before) / WARM_UP
+    return max(MIN_REQUESTS, min(MAX_REQUESTS, int(TARGET_CPU_S / max(each, 1e-5))))
 
 
-def truth_of(base: str, info: TargetInfo, paths: list[str]) -> list[tuple[str, float, float]]:
-    """Per path: (path, the median `lab-cpu`, what a request used less an empty one's), seconds."""
-    census = base + info.control.census
+def truth_of(base: str, info: TargetInfo, paths: list[str]) -> list[tuple[str, float, float, float]]:
+    """Per path: (path, the median `lab-cpu`, that and what was charged after it, what a request
+    used: the processes' CPU per request less the idle rate and the server's own part), seconds."""
+    census, health = base + info.control.census, base + info.control.health
     found = []
     with httpx.Client(timeout=120) as client:
-        for path in paths:
-            _count(client, base + path)  # warm every path before any is measured
+        counts = {path: _count(client, base + path, census) for path in [*paths, info.control.health]}
         idle_before = _cpu(client, census)
         time.sleep(IDLE_S)
         idle_rate = (_cpu(client, census) - idle_before) / IDLE_S
-        health = base + info.control.health
-        empty_count = _count(client, health) * 2
-        empty_cpu, empty_wall, _ = _sequential(client, health, census, empty_count)
-        empty_each = (empty_cpu - idle_rate * empty_wall) / empty_count
+        empty = _sequential(client, health, info, base, counts[info.control.health])
+        # The server's own part of a request: an empty one's CPU less what it was charged itself.
+        server_each = (empty.cpu_s - idle_rate * empty.wall_s - empty.charged_s) / empty.count
         for path in paths:
-            count = _count(client, base + path)
-            cpu, wall, measured = _sequential(client, base + path, census, count)
-            truth = (cpu - idle_rate * wall) / count - empty_each
-            found.append((path, statistics.median(measured) if measured else float("nan"), truth))
+            run = _sequential(client, base + path, info, base, counts[path])
+            truth = (run.cpu_s - idle_rate * run.wall_s) / run.count - server_each
+            median = statistics.median(run.headers) if run.headers else math.nan
+            found.append((path, median, median + run.late_s(), truth))
     return found
 
 
@@ -100,12 +127,10 @@ def main() -> None:
         target = launcher.start_target(definition, extra_env=applab.app_env(args.app, paths))
         try:
             info = TargetInfo.model_validate(httpx.get(target.url + "/info", timeout=60).json())
-            for path, measured, truth in truth_of(target.url, info, paths):
-                ratio = measured / truth if truth > 0 else float("nan")
-                print(
-                    f"{args.app}\t{path}\t{definition.name}\t{measured * 1000:.2f}\t{truth * 1000:.2f}\t{ratio:.2f}",
-                    flush=True,
-                )
+            for path, header, measured, truth in truth_of(target.url, info, paths):
+                ratio = measured / truth if truth > 0 else math.nan
+                figures = "\t".join(f"{seconds * 1000:.3f}" for seconds in (header, measured, truth))
+                print(f"{args.app}\t{path}\t{definition.name}\t{figures}\t{ratio:.2f}", flush=True)
         finally:
             target.stop()
 

@@ -5,9 +5,10 @@ workload.handover), wall time and pid in its Server-Timing header, and the same 
 
 The app's start_response is held until the app has returned (or yielded its first body chunk),
 so the header holds everything the request did up to then; /metrics gets the same figures at that
-moment, before the client can have the response. The body's later chunks (the app's own steps
-producing them, not the server's writes) and its close are counted into the process's total of CPU
-charged to requests. A file the app answers with `wsgi.file_wrapper` stays the server's file
+moment, before the client can have the response. The body's later chunks (the app's steps
+producing them, and the server's writes of them: work the request causes, which an empty request's
+one write does not measure) and its close are counted into the process's total of CPU charged to
+requests. A file the app answers with `wsgi.file_wrapper` stays the server's file
 wrapper, so gunicorn still sends it with sendfile. An app that raises before its headers went out
 gets a 500 here, with the header, counted like any response; the error is logged, the worker goes
 on. One that raises a BaseException (GreenletExit, gevent.Timeout, SystemExit) ends its request
@@ -48,8 +49,7 @@ class Meter(Protocol):
 
 
 class ThreadMeter:
-    """Sync and gthread workers: a request has its thread to itself while it runs; the server's
-    writes of its body between the app's chunks are not its."""
+    """Sync and gthread workers: a request has its thread to itself while it runs."""
 
     def begin(self) -> RequestAccount:
         return RequestAccount(running_since=time.thread_time())
@@ -168,8 +168,9 @@ class _Request:
 
 
 class _Body:
-    """The response body as the server iterates it: the app's steps counted, the server's writes
-    between them not; `close` ends the request's measurement."""
+    """The response body as the server iterates it: after the first chunk (the header's, whose
+    write is the server's cost as an empty request's is), the app's steps and the server's writes of
+    the chunks they make counted; `close` ends the request's measurement."""
 
     __slots__ = ("first", "request", "rest", "result")
 
@@ -178,19 +179,12 @@ class _Body:
 
     def __iter__(self) -> Iterator[bytes]:
         yield from self.first
-        if isinstance(self.result, list | tuple):  # its chunks are made: no app work to count
-            yield from self.rest
-            return
         meter, account = self.request.meter, self.request.account
-        while True:
-            meter.resume(account)
-            try:
-                chunk = next(self.rest)
-            except StopIteration:
-                return
-            finally:
-                meter.pause(account)
-            yield chunk
+        meter.resume(account)
+        try:
+            yield from self.rest
+        finally:
+            meter.pause(account)
 
     def close(self) -> None:
         try:

@@ -79,9 +79,7 @@ def _family_flows(results: Results, family: Family) -> list[tuple[TargetResult, 
 def _overhead(flow: PathFlow) -> float | None:
     """The serving processes' CPU per request beyond the requests' own measured CPU."""
     if (a := flow.account) is not None:
-        # Beyond the headers' figures, which the prediction's CPU per request is made of.
-        seen = a.request_cpu_per_request_s if a.header_cpu_per_request_s is None else a.header_cpu_per_request_s
-        unseen = a.process_cpu_per_request_s - seen - a.no_request_cpu_per_request_s
+        unseen = a.process_cpu_per_request_s - a.request_cpu_per_request_s - a.no_request_cpu_per_request_s
         return max(a.server_cpu_per_request_s, unseen)
     answered = flow.requests - sum(flow.failures.values())
     cpu = flow.prediction.cpu_per_request_s

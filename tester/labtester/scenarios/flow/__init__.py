@@ -176,7 +176,9 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
                 charged_after = await scrape.charged_settled(control, metrics_url)
                 cpu_after = await census.cpu_seconds(control, census_url)
                 measured["charged_cpu_s"] = (
-                    None if charged_before is None or charged_after is None else charged_after - charged_before
+                    None
+                    if charged_before is None or charged_after is None
+                    else charged_after - charged_before
                 )
                 measured["server_cpu_s"] = (
                     None if cpu_before is None or cpu_after is None else cpu_after - cpu_before

@@ -13,13 +13,14 @@ is read just before, and is what the lab counts as belonging to no request.
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 from ipaddress import ip_address
 from urllib.parse import urlsplit
 
 import httpx
 
-from labtester import census, machine
+from labtester import census, machine, scrape
 from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.loadclient import LoadClient, Sample
@@ -46,10 +47,11 @@ def local(url: str) -> bool:
 async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> Record:
     """The raw figures of ServingCost: the processes' CPU at idle, then under `users` clients sending
     empty requests in a closed loop; the tester's own CPU beside (machine snapshots)."""
-    census_url = url + info.control.census
+    census_url, metrics_url = url + info.control.census, url + info.control.metrics
     async with httpx.AsyncClient(timeout=60) as control, LoadClient(url, timeout_s) as client:
         idle_before, idle_at = await census.cpu_seconds(control, census_url), time.time()
         await asyncio.sleep(IDLE_S)
+        charged_before = await scrape.charged_settled(control, metrics_url)
         cpu_before, machine_before = await census.cpu_seconds(control, census_url), machine.snapshot()
         idle_s = machine_before.at - idle_at
         samples: list[Sample] = []
@@ -61,11 +63,13 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
         client.restart_clock()
         await asyncio.gather(*(user() for _ in range(users)))
         machine_after = machine.snapshot()
+        charged_after = await scrape.charged_settled(control, metrics_url)
         cpu_after = await census.cpu_seconds(control, census_url)
     return {
         "idle": {"cpu_before_s": idle_before, "cpu_after_s": cpu_before, "wall_s": idle_s},
         "cpu_before_s": cpu_before,
         "cpu_after_s": cpu_after,
+        "charged_cpu_s": _delta(charged_before, charged_after),
         "machine": machine.recorded(machine_before, machine_after),
         "local": local(url),
         # Not `samples`: these are the lab's own requests, kept out of the run's request tables.
@@ -87,7 +91,10 @@ def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
     busy = _delta(record["cpu_before_s"], record["cpu_after_s"])
     server = None
     if busy is not None and samples:
-        own = sum(s.cpu_s or 0.0 for s in samples)
+        # What the processes charged to the requests, their work after the header included (else
+        # the server's cost would hold it, and a flow's requests, charged the same, count it twice).
+        charged = record.get("charged_cpu_s")
+        own = sum(s.cpu_s or 0.0 for s in samples) if charged is None else charged
         server = max(0.0, (busy - (idle_rate or 0.0) * use.wall_s - own) / len(samples))
     return ServingCost(
         requests=len(samples),
@@ -125,6 +132,29 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
         share=accounted / process_each if process_each > 0 else 1.0,
         cores_per_process=process / wall / max(1, cost.processes) if wall > 0 else 0.0,
     )
+
+
+def late_cpu(record: Record, samples: list[Sample]) -> float:
+    """CPU the processes charged to a flow's requests beyond their headers, per request: a streamed
+    body's later chunks, the body's sending, calls that ended after their request (the counter's
+    delta less the headers' sum); 0 where the counter is unknown. Added to each request's figure
+    in the model, as the headers cannot hold what ran after them."""
+    charged = record.get("charged_cpu_s")
+    if charged is None or not samples:
+        return 0.0
+    return max(0.0, float(charged) - sum(s.cpu_s or 0.0 for s in samples)) / len(samples)
+
+
+def alone_figures(baseline: list[Sample], late_s: float) -> dict[str, float | None]:
+    """What one request of the path used alone: its CPU (its header's, and what the flow's requests
+    were charged after theirs, `late_s`) and the wait beside it (the header's)."""
+    measured = [(s.cpu_s, s.app_s) for s in baseline if s.ok and s.cpu_s is not None and s.app_s is not None]
+    if not measured:
+        return {"cpu_s": None, "wait_s": None}
+    return {
+        "cpu_s": statistics.median(cpu for cpu, _ in measured) + late_s,
+        "wait_s": max(0.0, statistics.median(app - cpu for cpu, app in measured)),
+    }
 
 
 def client_cpu(record: Record, cost: ServingCost, requests: int) -> float | None:
