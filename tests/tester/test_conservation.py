@@ -2,7 +2,8 @@
 processes' CPU over a flow (their process tree, read from the processes), against what the lab
 accounts for (the CPU the processes charged to requests, the configuration's own cost measured on
 empty requests, the idle rate), at least 90 %: on a Django app served as ASGI (its views in
-asgiref's thread), an app's own thread pool, a streamed body whose work runs after the header, and
+asgiref's thread), an app's own thread pool, a streamed body whose work runs after the header (on
+uvicorn, and a WSGI generator of many chunks under gthread, whose writes are the request's), and
 requests pipelined on one uvicorn connection. Every figure is CPU seconds the processes measured,
 held as a ratio; none is a wall time.
 """
@@ -31,11 +32,14 @@ from tests.services.servertiming import parse
 from tests.services.test_handover import read_responses
 
 UVICORN = next(c for c in CONFIGURATIONS if c["name"] == "uvicorn")
+GTHREAD = next(c for c in CONFIGURATIONS if c["name"] == "gthread")
 USERS = 4  # a few at once: the CPU binds, and each request's work is far above the server's own
 FLOW = FlowSettings(users=USERS, spawn_rate=2 * USERS, duration_s=4, baseline=2)
 POOL = "/pool?ms=20&name=shared"  # run_in_executor on a pool the app made itself
 STREAM = "/stream?ms=20&chunks=4"  # a first line at once, then 4 chunks of 5 ms after the header
 PIPELINED = "/cpu?ms=20"
+# A generator body of many small chunks: the server's writes of them cost more than the app's steps.
+MANY_CHUNKS = "/stream?ms=0&chunks=300"
 DJANGO_REPORT = "/report"  # an ORM aggregate in a plain `def` view: asgiref's thread
 # Past this, CPU was counted twice (a pipelined request charged to its predecessor as well).
 OVERCOUNTED = 1.1
@@ -140,4 +144,16 @@ def django_asgi() -> Iterator[RunningTarget]:
 
 def test_a_django_app_served_as_asgi_is_accounted_for(django_asgi: RunningTarget) -> None:
     account = flow_account(django_asgi, DJANGO_REPORT)
+    assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
+
+
+@pytest.fixture(scope="module")
+def wsgi_app() -> Iterator[RunningTarget]:
+    target = serve_app("tests.services.handover_app:wsgi", GTHREAD, [MANY_CHUNKS], LAB_WORKERS="1")
+    yield target
+    target.stop()
+
+
+def test_a_wsgi_bodys_many_chunks_and_their_writes_are_accounted_for(wsgi_app: RunningTarget) -> None:
+    account = flow_account(wsgi_app, MANY_CHUNKS)
     assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
