@@ -13,7 +13,7 @@ themselves. Beside it, the lab's figure (`measured`): the median of the requests
 `lab_request_cpu_seconds_total`), as the flow adds it (accounting.late_cpu). One request at a time:
 nothing else runs in the processes, so their CPU is the requests' and the server's. It prints one
 TSV line per configuration and path: app, path, configuration, the header's median ms, measured ms,
-truth ms, measured / truth.
+the mean charged to a request ms (the conservation's figure), truth ms, measured / truth.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from labtester.info import TargetInfo
 
 IDLE_S = 2.0  # the idle rate's window: CPU times tick in 10 ms per process
 MIN_REQUESTS, MAX_REQUESTS = 30, 5000
-TARGET_CPU_S = 1.5  # the processes' CPU each run aims at: a 10 ms tick per process is under 1 % of it
+TARGET_CPU_S = 2.0  # the processes' CPU a path's runs aim at: a 10 ms tick per process, under 1 % of it
+BLOCKS = 5  # the empty requests and a path's, in turn
 WARM_UP = 20  # requests of each path first: imports, caches and pools made once are no request's
 
 
@@ -47,6 +48,15 @@ class Run:
     wall_s: float
     headers: list[float]
 
+    def __add__(self, other: Run) -> Run:
+        return Run(
+            self.count + other.count,
+            self.cpu_s + other.cpu_s,
+            self.charged_s + other.charged_s,
+            self.wall_s + other.wall_s,
+            self.headers + other.headers,
+        )
+
     def late_s(self) -> float:
         """What the processes charged to the requests beyond their headers, per request (the lab's
         flow adds it to each request's figure: accounting.late_cpu)."""
@@ -58,7 +68,6 @@ def _cpu(client: httpx.Client, url: str) -> float:
 
 
 def _charged(client: httpx.Client, url: str) -> float:
-    time.sleep(scrape.SETTLE_POLL_S)  # a streamed body's end is charged just after its last byte
     return scrape.parse(client.get(url).text).charged_cpu_s or 0.0
 
 
@@ -72,8 +81,9 @@ def _sequential(client: httpx.Client, url: str, info: TargetInfo, base: str, cou
         if cpu is not None:
             headers.append(cpu)
     wall = time.monotonic() - started
-    charged = _charged(client, metrics) - charged
-    return Run(count, _cpu(client, census) - before, charged, wall, headers)
+    time.sleep(scrape.SETTLE_POLL_S)  # a streamed body's end is charged just after its last byte
+    cpu = _cpu(client, census) - before  # before /metrics is rendered: that is no request's
+    return Run(count, cpu, _charged(client, metrics) - charged, wall, headers)
 
 
 def _count(client: httpx.Client, url: str, census: str) -> int:
@@ -85,9 +95,10 @@ def _count(client: httpx.Client, url: str, census: str) -> int:
     return max(MIN_REQUESTS, min(MAX_REQUESTS, int(TARGET_CPU_S / max(each, 1e-5))))
 
 
-def truth_of(base: str, info: TargetInfo, paths: list[str]) -> list[tuple[str, float, float, float]]:
-    """Per path: (path, the median `lab-cpu`, that and what was charged after it, what a request
-    used: the processes' CPU per request less the idle rate and the server's own part), seconds."""
+def truth_of(base: str, info: TargetInfo, paths: list[str]) -> list[tuple[str, float, float, float, float]]:
+    """Per path: (path, the median `lab-cpu`, that and what was charged after it, the mean charged,
+    what a request used: the processes' CPU per request less the idle rate and the server's own
+    part), in seconds."""
     census, health = base + info.control.census, base + info.control.health
     found = []
     with httpx.Client(timeout=120) as client:
@@ -95,14 +106,18 @@ def truth_of(base: str, info: TargetInfo, paths: list[str]) -> list[tuple[str, f
         idle_before = _cpu(client, census)
         time.sleep(IDLE_S)
         idle_rate = (_cpu(client, census) - idle_before) / IDLE_S
-        empty = _sequential(client, health, info, base, counts[info.control.health])
-        # The server's own part of a request: an empty one's CPU less what it was charged itself.
-        server_each = (empty.cpu_s - idle_rate * empty.wall_s - empty.charged_s) / empty.count
         for path in paths:
-            run = _sequential(client, base + path, info, base, counts[path])
+            # Blocks of empty requests and of the path's in turn: the machine's drift (a busy
+            # neighbour makes the same work cost more CPU) weighs on both alike.
+            empty, run = Run(0, 0.0, 0.0, 0.0, []), Run(0, 0.0, 0.0, 0.0, [])
+            for _ in range(BLOCKS):
+                empty += _sequential(client, health, info, base, counts[info.control.health] // BLOCKS)
+                run += _sequential(client, base + path, info, base, max(1, counts[path] // BLOCKS))
+            # The server's own part of a request: an empty one's CPU less what it was charged itself.
+            server_each = (empty.cpu_s - idle_rate * empty.wall_s - empty.charged_s) / empty.count
             truth = (run.cpu_s - idle_rate * run.wall_s) / run.count - server_each
             median = statistics.median(run.headers) if run.headers else math.nan
-            found.append((path, median, median + run.late_s(), truth))
+            found.append((path, median, median + run.late_s(), run.charged_s / run.count, truth))
     return found
 
 
@@ -127,9 +142,9 @@ def main() -> None:
         target = launcher.start_target(definition, extra_env=applab.app_env(args.app, paths))
         try:
             info = TargetInfo.model_validate(httpx.get(target.url + "/info", timeout=60).json())
-            for path, header, measured, truth in truth_of(target.url, info, paths):
+            for path, header, measured, mean, truth in truth_of(target.url, info, paths):
                 ratio = measured / truth if truth > 0 else math.nan
-                figures = "\t".join(f"{seconds * 1000:.3f}" for seconds in (header, measured, truth))
+                figures = "\t".join(f"{seconds * 1000:.3f}" for seconds in (header, measured, mean, truth))
                 print(f"{args.app}\t{path}\t{definition.name}\t{figures}\t{ratio:.2f}", flush=True)
         finally:
             target.stop()
