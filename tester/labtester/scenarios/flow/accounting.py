@@ -77,6 +77,39 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
     }
 
 
+class Around:
+    """The serving processes, read by client 0 around a flow: the CPU they charged to requests,
+    their own CPU (census) and the machine's."""
+
+    def __init__(self, control: httpx.AsyncClient, url: str, info: TargetInfo) -> None:
+        self.control, self.census_url, self.metrics_url = (
+            control,
+            url + info.control.census,
+            url + info.control.metrics,
+        )
+        self.charged: float | None = None
+        self.cpu: float | None = None
+        self.machine = machine.snapshot()
+
+    async def start(self) -> None:
+        self.charged = await scrape.charged_settled(self.control, self.metrics_url)
+        self.cpu = await census.cpu_seconds(self.control, self.census_url)
+        self.machine = machine.snapshot()
+
+    async def end(self) -> Record:
+        """`machine`, `charged_cpu_s` and `server_cpu_s` over the flow (None where unread)."""
+        recorded = machine.recorded(self.machine, machine.snapshot())
+        # What was charged after the responses (a streamed body's end, calls that end after their
+        # request) is in before the processes' CPU is read.
+        charged = await scrape.charged_settled(self.control, self.metrics_url)
+        cpu = await census.cpu_seconds(self.control, self.census_url)
+        return {
+            "machine": recorded,
+            "charged_cpu_s": _delta(self.charged, charged),
+            "server_cpu_s": _delta(self.cpu, cpu),
+        }
+
+
 def _delta(before: float | None, after: float | None) -> float | None:
     return None if before is None or after is None else max(0.0, after - before)
 
