@@ -5,13 +5,12 @@ workload.handover), wall time and pid in its Server-Timing header, and the same 
 
 The app's start_response is held until the app has returned (or yielded its first body chunk),
 so the header holds everything the request did up to then; /metrics gets the same figures at that
-moment, before the client can have the response. The body's later chunks (the app's steps
-producing them, and the server's writes of them: work the request causes, which an empty request's
-one write does not measure) and its close are counted into the process's total of CPU charged to
-requests. A file the app answers with `wsgi.file_wrapper` stays the server's file
-wrapper, so gunicorn still sends it with sendfile. An app that raises before its headers went out
-gets a 500 here, with the header, counted like any response; the error is logged, the worker goes
-on. One that raises a BaseException (GreenletExit, gevent.Timeout, SystemExit) ends its request
+moment, before the client can have the response. The body's sending (the app's steps producing
+its later chunks, and the server's writes of every chunk: work the request causes, in proportion to
+its body) and its close are counted into the process's total of CPU charged to requests. A file
+the app answers with `wsgi.file_wrapper` stays the server's file wrapper, so gunicorn still sends
+it with sendfile. An app that raises before its headers went out gets a 500 here, with the header,
+counted like any response; the error is logged, the worker goes on. One that raises a BaseException (GreenletExit, gevent.Timeout, SystemExit) ends its request
 here too, and the exception goes on.
 """
 
@@ -168,9 +167,8 @@ class _Request:
 
 
 class _Body:
-    """The response body as the server iterates it: after the first chunk (the header's, whose
-    write is the server's cost as an empty request's is), the app's steps and the server's writes of
-    the chunks they make counted; `close` ends the request's measurement."""
+    """The response body as the server iterates it: the server's writes of its chunks and the app's
+    steps making the later ones counted; `close` ends the request's measurement."""
 
     __slots__ = ("first", "request", "rest", "result")
 
@@ -178,10 +176,10 @@ class _Body:
         self.first, self.rest, self.result, self.request = first, rest, result, request
 
     def __iter__(self) -> Iterator[bytes]:
-        yield from self.first
         meter, account = self.request.meter, self.request.account
         meter.resume(account)
         try:
+            yield from self.first
             yield from self.rest
         finally:
             meter.pause(account)
