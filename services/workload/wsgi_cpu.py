@@ -10,8 +10,9 @@ its later chunks, and the server's writes of every chunk: work the request cause
 its body) and its close are counted into the process's total of CPU charged to requests. A file
 the app answers with `wsgi.file_wrapper` stays the server's file wrapper, so gunicorn still sends
 it with sendfile. An app that raises before its headers went out gets a 500 here, with the header,
-counted like any response; the error is logged, the worker goes on. One that raises a BaseException (GreenletExit, gevent.Timeout, SystemExit) ends its request
-here too, and the exception goes on.
+counted like any response; the error is logged, the worker goes on. One that raises a
+BaseException (GreenletExit, gevent.Timeout, SystemExit) ends its request here too, and the
+exception goes on.
 """
 
 from __future__ import annotations
