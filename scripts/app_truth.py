@@ -129,14 +129,19 @@ def main() -> None:
     args = parser.parse_args()
     paths = args.paths.split(",")
     if any(not path.startswith("/") for path in paths):
-        sys.exit(f"error: every path starts with /: {args.paths}")
+        print(f"error: every path starts with /: {args.paths}", file=sys.stderr)
+        sys.exit(2)
     try:
         interface = applab.check_app(args.app, paths)
     except applab.AppError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
     wanted = set(filter(None, args.configurations.split(",")))
-    for definition in targets.load_app_configurations(targets.DEFAULT_VALUES, interface):
+    definitions = targets.load_app_configurations(targets.DEFAULT_VALUES, interface)
+    if unknown := wanted - {definition.name for definition in definitions}:
+        print(f"error: no {interface} configuration named {', '.join(sorted(unknown))}", file=sys.stderr)
+        sys.exit(2)
+    for definition in definitions:
         if wanted and definition.name not in wanted:
             continue
         target = launcher.start_target(definition, extra_env=applab.app_env(args.app, paths))
