@@ -5,13 +5,14 @@ measure.handover), wall time and pid in its Server-Timing header, and the same f
 
 The app's start_response is held until the app has returned (or yielded its first body chunk),
 so the header holds everything the request did up to then; /metrics gets the same figures at that
-moment, before the client can have the response. The body's later chunks (the app's own steps
-producing them, not the server's writes) and its close are counted into the process's total of CPU
-charged to requests. A file the app answers with `wsgi.file_wrapper` stays the server's file
-wrapper, so gunicorn still sends it with sendfile. An app that raises before its headers went out
-gets a 500 here, with the header, counted like any response; the error is logged, the worker goes
-on. One that raises a BaseException (GreenletExit, gevent.Timeout, SystemExit) ends its request
-here too, and the exception goes on.
+moment, before the client can have the response. The body's sending (the app's steps producing
+its later chunks, and the server's writes of every chunk: work the request causes, in proportion to
+its body) and its close are counted into the process's total of CPU charged to requests. A file
+the app answers with `wsgi.file_wrapper` stays the server's file wrapper, so gunicorn still sends
+it with sendfile. An app that raises before its headers went out gets a 500 here, with the header,
+counted like any response; the error is logged, the worker goes on. One that raises a
+BaseException (GreenletExit, gevent.Timeout, SystemExit) ends its request here too, and the
+exception goes on.
 """
 
 from __future__ import annotations
@@ -49,8 +50,7 @@ class Meter(Protocol):
 
 
 class ThreadMeter:
-    """Sync and gthread workers: a request has its thread to itself while it runs; the server's
-    writes of its body between the app's chunks are not its."""
+    """Sync and gthread workers: a request has its thread to itself while it runs."""
 
     def begin(self) -> RequestAccount:
         return RequestAccount(running_since=time.thread_time())
@@ -167,8 +167,8 @@ class _Request:
 
 
 class _Body:
-    """The response body as the server iterates it: the app's steps counted, the server's writes
-    between them not; `close` ends the request's measurement."""
+    """The response body as the server iterates it: the server's writes of its chunks and the app's
+    steps making the later ones counted; `close` ends the request's measurement."""
 
     __slots__ = ("first", "request", "rest", "result")
 
@@ -176,20 +176,13 @@ class _Body:
         self.first, self.rest, self.result, self.request = first, rest, result, request
 
     def __iter__(self) -> Iterator[bytes]:
-        yield from self.first
-        if isinstance(self.result, list | tuple):  # its chunks are made: no app work to count
-            yield from self.rest
-            return
         meter, account = self.request.meter, self.request.account
-        while True:
-            meter.resume(account)
-            try:
-                chunk = next(self.rest)
-            except StopIteration:
-                return
-            finally:
-                meter.pause(account)
-            yield chunk
+        meter.resume(account)
+        try:
+            yield from self.first
+            yield from self.rest
+        finally:
+            meter.pause(account)
 
     def close(self) -> None:
         try:

@@ -1,7 +1,9 @@
-"""Prometheus /metrics scraped with prometheus_client's parser, and deltas between scrapes."""
+"""Prometheus /metrics scraped with prometheus_client's parser, and deltas between scrapes: the
+requests a server counted, and the CPU it charged to requests (`charged_cpu_s`)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import defaultdict
 from collections.abc import Iterable
@@ -18,12 +20,16 @@ SETTLE_S = 2.0
 SETTLE_POLL_S = 0.1
 REQUESTS = "lab_http_requests_total"
 KERNEL_ITERATIONS = "lab_kernel_iterations_total"
+# Each serving process's total of CPU charged to requests (workload.requestcpu), by pid: what the
+# headers hold, and also a streamed body's later chunks and handed-over work that ended late.
+CHARGED = "lab_request_cpu_seconds_total"
 
 
 @dataclass(frozen=True)
 class Scrape:
     requests: dict[tuple[str, str], float] = field(default_factory=dict)  # (route, status) -> count
     kernel_iterations: float = 0.0
+    charged_cpu_s: float | None = None  # CHARGED over every process; None: the server has none
 
     def requests_for(self, route: str, others_than: frozenset[str] | None = None) -> dict[str, float]:
         """Counts by status of `route`; with `others_than`, of every route but those (a team's
@@ -38,13 +44,16 @@ class Scrape:
 def parse(text: str) -> Scrape:
     requests: dict[tuple[str, str], float] = defaultdict(float)
     iterations = 0.0
+    charged: float | None = None
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == REQUESTS:
                 requests[(sample.labels["route"], sample.labels["status"])] += sample.value
             elif sample.name == KERNEL_ITERATIONS:
                 iterations += sample.value
-    return Scrape(dict(requests), iterations)
+            elif sample.name == CHARGED:
+                charged = (charged or 0.0) + sample.value
+    return Scrape(dict(requests), iterations, charged)
 
 
 def scrape(client: httpx.Client, metrics_url: str) -> Scrape:
@@ -54,6 +63,29 @@ def scrape(client: httpx.Client, metrics_url: str) -> Scrape:
     except httpx.HTTPError as error:
         raise TargetError(f"{metrics_url}: {classify_error(error)}") from error
     return parse(response.text)
+
+
+async def charged_settled(client: httpx.AsyncClient, metrics_url: str) -> float | None:
+    """The CPU the server charged to requests so far, read again until it holds still for a poll
+    (a streamed body or a handed-over call is charged when it ends, just after its last byte) or
+    SETTLE_S is up; None where the server does not say (or did not answer)."""
+    deadline, last = time.monotonic() + SETTLE_S, await _charged(client, metrics_url)
+    while last is not None and time.monotonic() < deadline:
+        await asyncio.sleep(SETTLE_POLL_S)
+        now = await _charged(client, metrics_url)
+        if now == last:
+            break
+        last = now
+    return last
+
+
+async def _charged(client: httpx.AsyncClient, metrics_url: str) -> float | None:
+    try:
+        response = await client.get(metrics_url)
+        response.raise_for_status()
+        return parse(response.text).charged_cpu_s
+    except (httpx.HTTPError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)

@@ -28,3 +28,16 @@ def test_delta_counts_one_route_by_status() -> None:
 
 def test_a_mismatch_is_flagged() -> None:
     assert not delta(parse(BEFORE), parse(AFTER), "/test/io-bound/{milliseconds}", sent=5).matches
+
+
+CHARGED_TEXT = """# HELP lab_request_cpu_seconds_total CPU charged to requests.
+# TYPE lab_request_cpu_seconds_total counter
+lab_request_cpu_seconds_total{pid="101"} 1.5
+lab_request_cpu_seconds_total{pid="102"} 0.25
+"""
+
+
+def test_the_cpu_charged_to_requests_is_summed_over_the_processes() -> None:
+    assert parse(CHARGED_TEXT).charged_cpu_s == 1.75
+    # A server without the counter says nothing: not zero CPU.
+    assert parse(BEFORE).charged_cpu_s is None

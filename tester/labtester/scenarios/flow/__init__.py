@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from rich.table import Table
 
-from labtester import census, machine
 from labtester.findings import Finding
 from labtester.findings.answered import Counts, app_answers
 from labtester.findings.wording import label
@@ -141,7 +140,6 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         method, headers and body); None: a GET of the path. None: this client sent nothing."""
         together = together or Together()
         request = request or Outgoing.get(settings.path(endpoint))
-        census_url = url + info.control.census
         step, leader = f"flow {endpoint.name}", together.leader
         async with (
             LoadClient(url, timeout_s, together.crew.index) as client,
@@ -152,9 +150,9 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             erring = leader and endpoint.work == "app" and not any(sample.ok for sample in alone)
             if together.agree(f"{step} alone", {"unloaded": erring})[0]["unloaded"]:
                 return _unloaded(settings, alone) if leader else None
+            around = accounting.Around(control, url, info)
             if leader:
-                cpu_before = await census.cpu_seconds(control, census_url)
-                machine_before = machine.snapshot()
+                await around.start()
             meter = together.go(client, f"{step} load")
             samples, users = await ramp_users(
                 client,
@@ -169,12 +167,7 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             shared = together.done(step, client, samples, meter)
             measured: dict[str, Any] = {}
             if leader:
-                measured["machine"] = machine.recorded(machine_before, machine.snapshot())
-                cpu_after = await census.cpu_seconds(control, census_url)
-                measured["server_cpu_s"] = (
-                    None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
-                )
-                measured["baseline"] = encode(alone)
+                measured = {**await around.end(), "baseline": encode(alone)}
         record = {
             "params": settings.model_dump(),
             "wall_s": wall_s,

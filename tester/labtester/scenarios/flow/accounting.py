@@ -13,13 +13,14 @@ is read just before, and is what the lab counts as belonging to no request.
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 from ipaddress import ip_address
 from urllib.parse import urlsplit
 
 import httpx
 
-from labtester import census, machine
+from labtester import census, machine, scrape
 from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.loadclient import LoadClient, Sample
@@ -46,10 +47,11 @@ def local(url: str) -> bool:
 async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> Record:
     """The raw figures of ServingCost: the processes' CPU at idle, then under `users` clients sending
     empty requests in a closed loop; the tester's own CPU beside (machine snapshots)."""
-    census_url = url + info.control.census
+    census_url, metrics_url = url + info.control.census, url + info.control.metrics
     async with httpx.AsyncClient(timeout=60) as control, LoadClient(url, timeout_s) as client:
         idle_before, idle_at = await census.cpu_seconds(control, census_url), time.time()
         await asyncio.sleep(IDLE_S)
+        charged_before = await scrape.charged_settled(control, metrics_url)
         cpu_before, machine_before = await census.cpu_seconds(control, census_url), machine.snapshot()
         idle_s = machine_before.at - idle_at
         samples: list[Sample] = []
@@ -61,16 +63,51 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
         client.restart_clock()
         await asyncio.gather(*(user() for _ in range(users)))
         machine_after = machine.snapshot()
+        charged_after = await scrape.charged_settled(control, metrics_url)
         cpu_after = await census.cpu_seconds(control, census_url)
     return {
         "idle": {"cpu_before_s": idle_before, "cpu_after_s": cpu_before, "wall_s": idle_s},
         "cpu_before_s": cpu_before,
         "cpu_after_s": cpu_after,
+        "charged_cpu_s": _delta(charged_before, charged_after),
         "machine": machine.recorded(machine_before, machine_after),
         "local": local(url),
         # Not `samples`: these are the lab's own requests, kept out of the run's request tables.
         "empty": encode(samples),
     }
+
+
+class Around:
+    """The serving processes, read by client 0 around a flow: the CPU they charged to requests,
+    their own CPU (census) and the machine's."""
+
+    def __init__(self, control: httpx.AsyncClient, url: str, info: TargetInfo) -> None:
+        self.control, self.census_url, self.metrics_url = (
+            control,
+            url + info.control.census,
+            url + info.control.metrics,
+        )
+        self.charged: float | None = None
+        self.cpu: float | None = None
+        self.machine = machine.snapshot()
+
+    async def start(self) -> None:
+        self.charged = await scrape.charged_settled(self.control, self.metrics_url)
+        self.cpu = await census.cpu_seconds(self.control, self.census_url)
+        self.machine = machine.snapshot()
+
+    async def end(self) -> Record:
+        """`machine`, `charged_cpu_s` and `server_cpu_s` over the flow (None where unread)."""
+        recorded = machine.recorded(self.machine, machine.snapshot())
+        # What was charged after the responses (a streamed body's end, calls that end after their
+        # request) is in before the processes' CPU is read.
+        charged = await scrape.charged_settled(self.control, self.metrics_url)
+        cpu = await census.cpu_seconds(self.control, self.census_url)
+        return {
+            "machine": recorded,
+            "charged_cpu_s": _delta(self.charged, charged),
+            "server_cpu_s": _delta(self.cpu, cpu),
+        }
 
 
 def _delta(before: float | None, after: float | None) -> float | None:
@@ -87,7 +124,10 @@ def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
     busy = _delta(record["cpu_before_s"], record["cpu_after_s"])
     server = None
     if busy is not None and samples:
-        own = sum(s.cpu_s or 0.0 for s in samples)
+        # What the processes charged to the requests, their work after the header included (else
+        # the server's cost would hold it, and a flow's requests, charged the same, count it twice).
+        charged = record.get("charged_cpu_s")
+        own = sum(s.cpu_s or 0.0 for s in samples) if charged is None else charged
         server = max(0.0, (busy - (idle_rate or 0.0) * use.wall_s - own) / len(samples))
     return ServingCost(
         requests=len(samples),
@@ -106,18 +146,48 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
     wall = machine.use_recorded(record["machine"]).wall_s if record.get("machine") else record["wall_s"]
     requests = len(samples)
     process_each = process / requests
-    request_each = sum(s.cpu_s or 0.0 for s in samples) / requests
+    charged = record.get("charged_cpu_s")
+    # The processes' own total of CPU charged to requests holds what the headers could not (a
+    # streamed body's later chunks, a handed-over call that ended after its request); a server
+    # without the counter (a record made before it) is held to the headers' sum.
+    headers = sum(s.cpu_s or 0.0 for s in samples)
+    request_each = (headers if charged is None else charged) / requests
     no_request_each = (cost.idle_cpu_per_s or 0.0) * wall / requests
     accounted = request_each + cost.server_cpu_per_request_s + no_request_each
     return PathAccount(
         requests=requests,
         process_cpu_per_request_s=process_each,
         request_cpu_per_request_s=request_each,
+        header_cpu_per_request_s=headers / requests,
+        charged_by="server-timing" if charged is None else "counter",
         server_cpu_per_request_s=cost.server_cpu_per_request_s,
         no_request_cpu_per_request_s=no_request_each,
         share=accounted / process_each if process_each > 0 else 1.0,
         cores_per_process=process / wall / max(1, cost.processes) if wall > 0 else 0.0,
     )
+
+
+def late_cpu(record: Record, samples: list[Sample]) -> float:
+    """CPU the processes charged to a flow's requests beyond their headers, per request: a streamed
+    body's later chunks, the body's sending, calls that ended after their request (the counter's
+    delta less the headers' sum); 0 where the counter is unknown. Added to each request's figure
+    in the model, as the headers cannot hold what ran after them."""
+    charged = record.get("charged_cpu_s")
+    if charged is None or not samples:
+        return 0.0
+    return max(0.0, float(charged) - sum(s.cpu_s or 0.0 for s in samples)) / len(samples)
+
+
+def alone_figures(baseline: list[Sample], late_s: float) -> dict[str, float | None]:
+    """What one request of the path used alone: its CPU (its header's, and what the flow's requests
+    were charged after theirs, `late_s`) and the wait beside it (the header's)."""
+    measured = [(s.cpu_s, s.app_s) for s in baseline if s.ok and s.cpu_s is not None and s.app_s is not None]
+    if not measured:
+        return {"cpu_s": None, "wait_s": None}
+    return {
+        "cpu_s": statistics.median(cpu for cpu, _ in measured) + late_s,
+        "wait_s": max(0.0, statistics.median(app - cpu for cpu, app in measured)),
+    }
 
 
 def client_cpu(record: Record, cost: ServingCost, requests: int) -> float | None:

@@ -5,7 +5,8 @@ work "app" in /info). A server holding at most `slots` requests at once, each fo
 completes at most slots / R requests a second; U users who send again as soon as they are
 answered ask for U / R. The prediction is the smaller of the two, and of what the CPU allows,
 named by which one binds. The CPU a request costs is the whole of it: its own (each request's
-Server-Timing header, else the server's whole CPU over the run), the server's own cost per request
+Server-Timing header and what the processes charged to it after, else the server's whole CPU over
+the run), the server's own cost per request
 (measured on empty requests in the same configuration, accounting.py) and, where the load client
 runs on the same machine, the client's (its own CPU over the flow, per request). The target's
 processes use one core each where Python runs on one thread per process, or more where they
@@ -31,7 +32,14 @@ from labtester.loadclient import Sample
 from labtester.model import capacity
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, failures_by_type, latency_table
-from labtester.scenarios.flow.accounting import client_cpu, cores_free, path_account, serving_cost
+from labtester.scenarios.flow.accounting import (
+    alone_figures,
+    client_cpu,
+    cores_free,
+    late_cpu,
+    path_account,
+    serving_cost,
+)
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
 from labtester.scenarios.flow.mix import MixFlow, mix_flow
 from labtester.scenarios.flow.series import FlowSecond, flow_seconds
@@ -250,7 +258,7 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
     steady_from = min(wall, (settings.users - 1) / settings.spawn_rate + (per_request if answered else 1.0))
     steady = [s for s in samples if s.ok and s.sent_s + s.latency_s >= steady_from]
     server_cpu = record.get("server_cpu_s")
-    cpu = _cpu_per_request([s for s in samples if s.ok], server_cpu)
+    cpu = _cpu_per_request([s for s in samples if s.ok], server_cpu, late := late_cpu(record, samples))
     account = path_account(record, cost, samples) if not record.get("unloaded") else None
     whole = None
     if cost is not None:
@@ -276,25 +284,16 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
         loaded=not record.get("unloaded", False),
         account=account,
         server_cpu_s=server_cpu,
-        **_alone(alone),
+        **alone_figures(alone, late),
     )
 
 
-def _cpu_per_request(done: list[Sample], server_cpu_s: float | None) -> tuple[float, CpuSource] | None:
-    """Each answered request's own CPU (its header) where every one carried it; else the server's
-    whole CPU over the run per answered request."""
+def _cpu_per_request(
+    done: list[Sample], server_cpu_s: float | None, late_s: float
+) -> tuple[float, CpuSource] | None:
+    """Each answered request's own CPU (its header, and `late_s`, what was charged after it) where
+    every one carried it; else the server's whole CPU over the run per answered request."""
     measured = [s.cpu_s for s in done if s.cpu_s is not None]
     if done and len(measured) == len(done):
-        return statistics.fmean(measured), "server-timing"
+        return statistics.fmean(measured) + late_s, "server-timing"
     return (server_cpu_s / len(done), "census") if server_cpu_s and done else None
-
-
-def _alone(baseline: list[Sample]) -> dict[str, float | None]:
-    """What one request of the path used alone: its CPU and the wait beside it (the header's)."""
-    measured = [(s.cpu_s, s.app_s) for s in baseline if s.ok and s.cpu_s is not None and s.app_s is not None]
-    if not measured:
-        return {"cpu_s": None, "wait_s": None}
-    return {
-        "cpu_s": statistics.median(cpu for cpu, _ in measured),
-        "wait_s": max(0.0, statistics.median(app - cpu for cpu, app in measured)),
-    }

@@ -6,6 +6,8 @@ them from results.json."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 # Under this share of the serving processes' CPU accounted for, a path's CPU per request is a lower
@@ -43,7 +45,19 @@ class PathAccount(BaseModel):
         description="The serving processes' CPU over the flow (census before and after) per request."
     )
     request_cpu_per_request_s: float = Field(
-        description="The requests' own measured CPU (Server-Timing `lab-cpu`), summed, per request."
+        description="The CPU the serving processes charged to requests over the flow, per request: the "
+        "delta of their `lab_request_cpu_seconds_total` (every request's whole account, a streamed body's "
+        "later chunks and handed-over calls that ended after their request included); where the server "
+        "has no such counter, the requests' Server-Timing `lab-cpu` summed (`charged_by`)."
+    )
+    header_cpu_per_request_s: float | None = Field(
+        default=None,
+        description="The requests' Server-Timing `lab-cpu`, summed, per request: what the headers held, "
+        "up to each response's start (the per-request distribution's figures).",
+    )
+    charged_by: Literal["counter", "server-timing"] = Field(
+        default="server-timing",
+        description="Where request_cpu_per_request_s comes from: the processes' counter, or the headers.",
     )
     server_cpu_per_request_s: float = Field(
         description="The configuration's own cost per request (ServingCost.server_cpu_per_request_s)."

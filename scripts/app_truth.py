@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""What a team's request really costs, measured apart from the lab's middleware figures: the
+yardstick that README's "Measure your own app" holds the lab's per-request CPU against.
+
+`scripts/app_truth.py --app module:attr --paths /a,/b [--configurations uvicorn,gevent]`, run where
+the app imports (as `make lab`), starts each configuration of the app's interface from the chart's
+values, and per path sends N requests one after another (N sized to about 1.5 s of the processes'
+CPU). What one request used (`truth`) is the serving processes' CPU over them (their process tree,
+/test/resmon before and after, psutil), less the idle rate over the same time, less the server's
+own part: the same figure on the lab's empty /healthz less what those requests were charged
+themselves. Beside it, the lab's figure (`measured`): the median of the requests' `lab-cpu`
+(Server-Timing) and what the processes charged to them beyond their headers, per request (their
+`lab_request_cpu_seconds_total`), as the flow adds it (accounting.late_cpu). One request at a time:
+nothing else runs in the processes, so their CPU is the requests' and the server's. It prints one
+TSV line per configuration and path: app, path, configuration, the header's median ms, measured ms,
+the mean charged to a request ms (the conservation's figure), truth ms, measured / truth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+
+import httpx
+
+from labtester import applab, launcher, scrape, servertiming, targets
+from labtester.info import TargetInfo
+
+IDLE_S = 2.0  # the idle rate's window: CPU times tick in 10 ms per process
+MIN_REQUESTS, MAX_REQUESTS = 30, 5000
+TARGET_CPU_S = 2.0  # the processes' CPU a path's runs aim at: a 10 ms tick per process, under 1 % of it
+BLOCKS = 5  # the empty requests and a path's, in turn
+WARM_UP = 20  # requests of each path first: imports, caches and pools made once are no request's
+
+
+@dataclass(frozen=True)
+class Run:
+    """N requests of one path in turn: the processes' CPU, what they charged to requests, the time,
+    and each response's `lab-cpu`."""
+
+    count: int
+    cpu_s: float
+    charged_s: float
+    wall_s: float
+    headers: list[float]
+
+    def __add__(self, other: Run) -> Run:
+        return Run(
+            self.count + other.count,
+            self.cpu_s + other.cpu_s,
+            self.charged_s + other.charged_s,
+            self.wall_s + other.wall_s,
+            self.headers + other.headers,
+        )
+
+    def late_s(self) -> float:
+        """What the processes charged to the requests beyond their headers, per request (the lab's
+        flow adds it to each request's figure: accounting.late_cpu)."""
+        return max(0.0, self.charged_s - sum(self.headers)) / self.count
+
+
+def _cpu(client: httpx.Client, url: str) -> float:
+    return float(client.get(url).json()["cpu_seconds"])
+
+
+def _charged(client: httpx.Client, url: str) -> float:
+    return scrape.parse(client.get(url).text).charged_cpu_s or 0.0
+
+
+def _sequential(client: httpx.Client, url: str, info: TargetInfo, base: str, count: int) -> Run:
+    census, metrics = base + info.control.census, base + info.control.metrics
+    charged, before, started = _charged(client, metrics), _cpu(client, census), time.monotonic()
+    headers = []
+    for _ in range(count):
+        response = client.get(url)
+        cpu = servertiming.parse(response.headers.get_list(servertiming.HEADER)).cpu_s
+        if cpu is not None:
+            headers.append(cpu)
+    wall = time.monotonic() - started
+    time.sleep(scrape.SETTLE_POLL_S)  # a streamed body's end is charged just after its last byte
+    cpu = _cpu(client, census) - before  # before /metrics is rendered: that is no request's
+    return Run(count, cpu, _charged(client, metrics) - charged, wall, headers)
+
+
+def _count(client: httpx.Client, url: str, census: str) -> int:
+    """As many requests as use about TARGET_CPU_S, from the warm-up's CPU each."""
+    before = _cpu(client, census)
+    for _ in range(WARM_UP):
+        client.get(url)
+    each = (_cpu(client, census) - before) / WARM_UP
+    return max(MIN_REQUESTS, min(MAX_REQUESTS, int(TARGET_CPU_S / max(each, 1e-5))))
+
+
+def truth_of(base: str, info: TargetInfo, paths: list[str]) -> list[tuple[str, float, float, float, float]]:
+    """Per path: (path, the median `lab-cpu`, that and what was charged after it, the mean charged,
+    what a request used: the processes' CPU per request less the idle rate and the server's own
+    part), in seconds."""
+    census, health = base + info.control.census, base + info.control.health
+    found = []
+    with httpx.Client(timeout=120) as client:
+        counts = {path: _count(client, base + path, census) for path in [*paths, info.control.health]}
+        idle_before = _cpu(client, census)
+        time.sleep(IDLE_S)
+        idle_rate = (_cpu(client, census) - idle_before) / IDLE_S
+        for path in paths:
+            # Blocks of empty requests and of the path's in turn: the machine's drift (a busy
+            # neighbour makes the same work cost more CPU) weighs on both alike.
+            empty, run = Run(0, 0.0, 0.0, 0.0, []), Run(0, 0.0, 0.0, 0.0, [])
+            for _ in range(BLOCKS):
+                empty += _sequential(client, health, info, base, counts[info.control.health] // BLOCKS)
+                run += _sequential(client, base + path, info, base, max(1, counts[path] // BLOCKS))
+            # The server's own part of a request: an empty one's CPU less what it was charged itself.
+            server_each = (empty.cpu_s - idle_rate * empty.wall_s - empty.charged_s) / empty.count
+            truth = (run.cpu_s - idle_rate * run.wall_s) / run.count - server_each
+            median = statistics.median(run.headers) if run.headers else math.nan
+            found.append((path, median, median + run.late_s(), run.charged_s / run.count, truth))
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--app", required=True)
+    parser.add_argument("--paths", required=True, help="comma-separated GET paths, each starting with /")
+    parser.add_argument("--configurations", default="", help="comma-separated names (default: all)")
+    args = parser.parse_args()
+    paths = args.paths.split(",")
+    if any(not path.startswith("/") for path in paths):
+        print(f"error: every path starts with /: {args.paths}", file=sys.stderr)
+        sys.exit(2)
+    try:
+        interface = applab.check_app(args.app, paths)
+    except applab.AppError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    wanted = set(filter(None, args.configurations.split(",")))
+    definitions = targets.load_app_configurations(targets.DEFAULT_VALUES, interface)
+    if unknown := wanted - {definition.name for definition in definitions}:
+        print(f"error: no {interface} configuration named {', '.join(sorted(unknown))}", file=sys.stderr)
+        sys.exit(2)
+    for definition in definitions:
+        if wanted and definition.name not in wanted:
+            continue
+        target = launcher.start_target(definition, extra_env=applab.app_env(args.app, paths))
+        try:
+            info = TargetInfo.model_validate(httpx.get(target.url + "/info", timeout=60).json())
+            for path, header, measured, mean, truth in truth_of(target.url, info, paths):
+                ratio = measured / truth if truth > 0 else math.nan
+                figures = "\t".join(f"{seconds * 1000:.3f}" for seconds in (header, measured, mean, truth))
+                print(f"{args.app}\t{path}\t{definition.name}\t{figures}\t{ratio:.2f}", flush=True)
+        finally:
+            target.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""Conservation on real servers where a request's CPU runs away from its own task: the serving
+processes' CPU over a flow (their process tree, read from the processes), against what the lab
+accounts for (the CPU the processes charged to requests, the configuration's own cost measured on
+empty requests, the idle rate), at least 90 %: on a Django app served as ASGI (its views in
+asgiref's thread), an app's own thread pool, a streamed body whose work runs after the header (on
+uvicorn, and a WSGI generator of many chunks under gthread, whose writes are the request's), and
+requests pipelined on one uvicorn connection. Every figure is CPU seconds the processes measured,
+held as a ratio; none is a wall time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from labtester import census
+from labtester.info import EndpointInfo, TargetInfo
+from labtester.launcher import RunningTarget
+from labtester.loadclient import Sample
+from labtester.scenarios.flow import SHAPE, accounting
+from labtester.scenarios.flow.analyse import FlowSettings, PathFlow, path_flow
+from labtester.scenarios.flow.cost import ACCOUNTED_SHARE, PathAccount, ServingCost
+from labtester.scrape import charged_settled
+from tests.services.apps import CONFIGURATIONS, serve_app
+from tests.services.servertiming import parse
+from tests.services.test_handover import read_responses
+
+UVICORN = next(c for c in CONFIGURATIONS if c["name"] == "uvicorn")
+GTHREAD = next(c for c in CONFIGURATIONS if c["name"] == "gthread")
+USERS = 4  # a few at once: the CPU binds, and each request's work is far above the server's own
+FLOW = FlowSettings(users=USERS, spawn_rate=2 * USERS, duration_s=4, baseline=2)
+POOL = "/pool?ms=20&name=shared"  # run_in_executor on a pool the app made itself
+STREAM = "/stream?ms=20&chunks=4"  # a first line at once, then 4 chunks of 5 ms after the header
+PIPELINED = "/cpu?ms=20"
+# A generator body of many small chunks: the server's writes of them cost more than the app's steps.
+MANY_CHUNKS = "/stream?ms=0&chunks=300"
+DJANGO_REPORT = "/report"  # an ORM aggregate in a plain `def` view: asgiref's thread
+# Past this, CPU was counted twice (a request charged to another as well); below it, the idle rate
+# (no request's, measured before the flows) over a flow of few requests on a crowded machine.
+OVERCOUNTED = 1.5
+
+
+def info_of(target: RunningTarget) -> TargetInfo:
+    return TargetInfo.model_validate(httpx.get(f"{target.url}/info", timeout=60).json())
+
+
+def endpoint_of(info: TargetInfo, path: str) -> EndpointInfo:
+    return next(e for e in info.endpoints.values() if e.path == path)
+
+
+def cost_of(target: RunningTarget, info: TargetInfo) -> ServingCost:
+    """The configuration's own cost per request, as the lab measures it before its flows."""
+    return accounting.serving_cost(asyncio.run(accounting.measure(target.url, info, USERS, 60)), info)
+
+
+def flow_of(target: RunningTarget, path: str) -> PathFlow:
+    """The lab's flow on `path`, its conservation among its figures, as `make lab` makes them."""
+    info = info_of(target)
+    cost = cost_of(target, info)
+    endpoint = endpoint_of(info, path)
+    record = asyncio.run(SHAPE.measure_path(target.url, endpoint, FLOW, 60, info))
+    assert record is not None
+    flow = path_flow({**record, "endpoint": endpoint.name}, info, cost)
+    assert flow.account is not None, record.keys()
+    assert flow.account.charged_by == "counter"
+    return flow
+
+
+def flow_account(target: RunningTarget, path: str) -> PathAccount:
+    account = flow_of(target, path).account
+    assert account is not None
+    return account
+
+
+@pytest.fixture(scope="module")
+def handover_app() -> Iterator[RunningTarget]:
+    target = serve_app("tests.services.handover_app:asgi", UVICORN, [POOL, STREAM, PIPELINED])
+    httpx.get(f"{target.url}{POOL}", timeout=60)  # the pool's thread starts: no request's
+    yield target
+    target.stop()
+
+
+def test_an_apps_own_thread_pool_is_accounted_for(handover_app: RunningTarget) -> None:
+    account = flow_account(handover_app, POOL)
+    assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
+
+
+def test_a_streamed_bodys_work_after_the_header_is_accounted_for(handover_app: RunningTarget) -> None:
+    flow = flow_of(handover_app, STREAM)
+    account = flow.account
+    assert account is not None and ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
+    # The headers held what ran before the first chunk only: the counter holds the rest, and the
+    # model's CPU per request and the path's CPU alone take it.
+    assert account.header_cpu_per_request_s is not None
+    assert account.header_cpu_per_request_s < account.request_cpu_per_request_s / 2, account
+    assert flow.prediction.cpu_per_request_s is not None and flow.cpu_s is not None
+    assert flow.prediction.cpu_per_request_s >= ACCOUNTED_SHARE * account.request_cpu_per_request_s, flow
+    assert flow.cpu_s >= account.request_cpu_per_request_s / 2, flow
+
+
+def pipelined_batch(target: RunningTarget, count: int) -> list[Sample]:
+    """`count` requests sent at once on one connection, their answers as samples."""
+    sent = f"GET {PIPELINED} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode() * count
+    with socket.create_connection(("127.0.0.1", target.port), timeout=60) as connection:
+        connection.sendall(sent)  # uvicorn reads the later ones while it serves the first
+        responses = read_responses(connection, count)
+    samples = []
+    for headers, _ in responses:
+        timing = parse(headers.get("server-timing"))
+        samples.append(Sample(PIPELINED, 0.0, 0.0, 0.0, 200, None, timing.cpu_s if timing else None))
+    return samples
+
+
+async def _around(target: RunningTarget, info: TargetInfo, batches: int) -> dict[str, object]:
+    """The processes' CPU and the CPU charged to requests around `batches` pipelined batches."""
+    async with httpx.AsyncClient(timeout=60) as control:
+        metrics, census_url = target.url + info.control.metrics, target.url + info.control.census
+        charged_before = await charged_settled(control, metrics)
+        cpu_before, started = await census.cpu_seconds(control, census_url), time.monotonic()
+        samples = [s for _ in range(batches) for s in await asyncio.to_thread(pipelined_batch, target, 3)]
+        wall = time.monotonic() - started
+        charged_after = await charged_settled(control, metrics)
+        cpu_after = await census.cpu_seconds(control, census_url)
+    assert None not in (charged_before, charged_after, cpu_before, cpu_after)
+    return {
+        "server_cpu_s": cpu_after - cpu_before,  # type: ignore[operator]
+        "charged_cpu_s": charged_after - charged_before,  # type: ignore[operator]
+        "wall_s": wall,
+        "samples": samples,
+    }
+
+
+def test_requests_pipelined_on_one_connection_are_accounted_for(handover_app: RunningTarget) -> None:
+    info = info_of(handover_app)
+    cost = cost_of(handover_app, info)
+    measured = asyncio.run(_around(handover_app, info, batches=15))
+    samples = measured.pop("samples")
+    assert isinstance(samples, list) and len(samples) == 45
+    account = accounting.path_account(measured, cost, samples)
+    assert account is not None
+    assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
+
+
+@pytest.fixture(scope="module")
+def django_asgi() -> Iterator[RunningTarget]:
+    target = serve_app("examples.django_shop.asgi:application", UVICORN, [DJANGO_REPORT])
+    httpx.get(f"{target.url}{DJANGO_REPORT}", timeout=60)  # asgiref's thread, the connection: made once
+    yield target
+    target.stop()
+
+
+def test_a_django_app_served_as_asgi_is_accounted_for(django_asgi: RunningTarget) -> None:
+    account = flow_account(django_asgi, DJANGO_REPORT)
+    assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
+
+
+@pytest.fixture(scope="module")
+def wsgi_app() -> Iterator[RunningTarget]:
+    target = serve_app("tests.services.handover_app:wsgi", GTHREAD, [MANY_CHUNKS], LAB_WORKERS="1")
+    yield target
+    target.stop()
+
+
+def test_a_wsgi_bodys_many_chunks_and_their_writes_are_accounted_for(wsgi_app: RunningTarget) -> None:
+    account = flow_account(wsgi_app, MANY_CHUNKS)
+    assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
