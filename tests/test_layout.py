@@ -73,8 +73,6 @@ def test_the_results_schema_is_the_one_generated_from_the_model() -> None:
     assert json.loads(SCHEMA.read_text()) == json.loads(json.dumps(Results.model_json_schema()))
 
 
-
-
 # The import graph: every project Python file, the lab's and the commands', examples and charts too.
 GRAPH_FOLDERS = (*SOURCE_FOLDERS, "examples", "charts")
 # Project imports that may sit inside a function, each for a reason the README's Development section
@@ -121,9 +119,9 @@ def _named_modules(path: Path, node: ast.Import | ast.ImportFrom) -> set[str]:
         names = [alias.name for alias in node.names]
     else:
         package = _module_name(path).split(".")[: None if path.name == "__init__.py" else -1]
-        origin = [*package[: len(package) - node.level + 1], node.module or ""] if node.level else [node.module or ""]
-        base = ".".join(part for part in origin if part)
-        names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+        origin = package[: len(package) - node.level + 1] if node.level else []
+        base = ".".join([*origin, node.module] if node.module else origin)
+        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
     return {module for module in map(_project_module, names) if module}
 
 
@@ -163,7 +161,7 @@ def _circles() -> list[list[str]]:
             elif other in stack:
                 low[file] = min(low[file], index[other])
         if low[file] == index[file]:
-            component = []
+            component: list[str] = []
             while not component or component[-1] != file:
                 component.append(stack.pop())
             if len(component) > 1:

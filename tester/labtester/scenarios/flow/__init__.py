@@ -23,8 +23,6 @@ from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.common import SampleShape, always, encode, join_users, ramp_users
 from labtester.scenarios.flow import accounting, advice, answers, mix, report
 from labtester.scenarios.flow.analyse import (
-    FAN_OUT,
-    FlowSettings,
     FlowSummary,
     flow_endpoints,
     flows,
@@ -32,6 +30,7 @@ from labtester.scenarios.flow.analyse import (
 )
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.scenarios.flow.cost import PathAccount
+from labtester.scenarios.flow.settings import FAN_OUT, FlowSettings
 from labtester.scenarios.together import RequestCounter, Together
 from labtester.traffic import Outgoing, Traffic
 from labtester.views import Answer, ComparisonRow

@@ -9,7 +9,7 @@ wait); the mix is what production sees.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -24,12 +24,10 @@ from labtester.scenarios.common import (
     latency_table,
     ramp_users,
 )
+from labtester.scenarios.flow.settings import FlowSettings
 from labtester.scenarios.together import DROPPED, Together
 from labtester.traffic import Chooser, Outgoing, Traffic
 from labtester.views import Answer, number
-
-if TYPE_CHECKING:
-    from labtester.scenarios.flow.analyse import FlowSettings
 
 MIX_STEP = "flow mix"
 ALL = "all"  # the overall figures' name
