@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from labtester.results import Results
+from labtester.scenarios import SHAPES
 from labtester.targets import REPO_ROOT
 
 # Where the project's Python lives: the lab, and the commands around it (make run-lab, cluster-check...).
@@ -70,6 +71,7 @@ def test_the_tester_imports_nothing_from_the_targets() -> None:
 
 def test_the_results_schema_is_the_one_generated_from_the_model() -> None:
     # `python -m labtester schema > tester/labtester/results.schema.json` after changing the model.
+    assert SHAPES  # the shapes' registry completed the document with their summaries (admit_shapes)
     assert json.loads(SCHEMA.read_text()) == json.loads(json.dumps(Results.model_json_schema()))
 
 
