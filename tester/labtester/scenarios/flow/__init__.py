@@ -31,6 +31,7 @@ from labtester.scenarios.flow.analyse import (
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.scenarios.flow.cost import PathAccount
 from labtester.scenarios.flow.settings import FAN_OUT, FlowSettings
+from labtester.scenarios.step import one_step, released
 from labtester.scenarios.together import RequestCounter, Together
 from labtester.traffic import Outgoing, Traffic
 from labtester.views import Answer, ComparisonRow
@@ -104,14 +105,11 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         self, url: str, traffic: Traffic, settings: FlowSettings, lab: LabSettings, together: Together
     ) -> Record | None:
         """Users ramped against the whole mix, each picking by weight; None: this client sent nothing."""
-        async with LoadClient(url, lab.request_timeout_s, together.crew.index) as client:
-            meter = together.go(client, f"{mix.MIX_STEP} load")
-            samples, users = await mix.measure_mix(client, traffic, settings, together)
-            wall_s = client.now()
-            shared = together.done(mix.MIX_STEP, client, samples, meter)
-        if not samples and not together.leader:
+        async with one_step(url, lab.request_timeout_s, together, mix.MIX_STEP) as (client, _, load):
+            load.samples, users = await mix.measure_mix(client, traffic, settings, together)
+        if not load.samples and not together.leader:
             return None
-        return {**mix.mix_record(settings, traffic, wall_s, samples, users), **shared}
+        return {**mix.mix_record(settings, traffic, users), **load.fields()}
 
     async def measure(
         self,
@@ -154,18 +152,16 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             if leader:
                 cpu_before = await census.cpu_seconds(control, census_url)
                 machine_before = machine.snapshot()
-            meter = together.go(client, f"{step} load")
-            samples, users = await ramp_users(
-                client,
-                always(request),
-                settings.users,
-                settings.spawn_rate,
-                settings.duration_s,
-                settings.think_s,
-                together.crew,
-            )
-            wall_s = client.now()
-            shared = together.done(step, client, samples, meter)
+            async with released(client, together, step) as load:
+                load.samples, users = await ramp_users(
+                    client,
+                    always(request),
+                    settings.users,
+                    settings.spawn_rate,
+                    settings.duration_s,
+                    settings.think_s,
+                    together.crew,
+                )
             measured: dict[str, Any] = {}
             if leader:
                 measured["machine"] = machine.recorded(machine_before, machine.snapshot())
@@ -174,13 +170,7 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
                     None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
                 )
                 measured["baseline"] = encode(alone)
-        record = {
-            "params": settings.model_dump(),
-            "wall_s": wall_s,
-            "users": users,
-            "samples": encode(samples),
-        }
-        return {**record, **measured, **shared}
+        return {"params": settings.model_dump(), "users": users, **load.fields(), **measured}
 
     def join(self, records: list[Record]) -> Record:
         return join_users(records)

@@ -18,7 +18,6 @@ from labtester.loadclient import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
     decode,
-    encode,
     failures_by_type,
     failures_text,
     latency_table,
@@ -108,17 +107,9 @@ def weights_of(traffic: Traffic) -> dict[str, float]:
     return {request.label: request.weight for request in traffic.requests}
 
 
-def mix_record(
-    settings: FlowSettings, traffic: Traffic, wall_s: float, samples: list[Sample], users: Any
-) -> Record:
-    return {
-        "params": settings.model_dump(),
-        "weights": weights_of(traffic),
-        "wall_s": wall_s,
-        "users": users,
-        "samples": encode(samples),
-        "mix": True,
-    }
+def mix_record(settings: FlowSettings, traffic: Traffic, users: Any) -> Record:
+    """The mix's own fields of its record (the step's samples and wall time beside them)."""
+    return {"params": settings.model_dump(), "weights": weights_of(traffic), "users": users, "mix": True}
 
 
 def mix_flow(record: Record) -> MixFlow:
