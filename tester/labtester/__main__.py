@@ -33,7 +33,6 @@ from labtester.applab import app_env
 from labtester.bench import run_bench
 from labtester.clients.follow import run_follower
 from labtester.clients.local import local_clients
-from labtester.clients.publish import publish
 from labtester.inputs import APP_FLAGS, LAB_FLAGS, BadInput, Inputs, check
 from labtester.lab import run_lab, terminate
 from labtester.launcher import LaunchError, free_port
@@ -42,6 +41,7 @@ from labtester.rawlog import RawLog
 from labtester.report import write_reports
 from labtester.report.compare import EarlierRun
 from labtester.report.console import make_console
+from labtester.report.publish import publish
 from labtester.results import Results
 from labtester.results_server import serve
 from labtester.scenarios import TesterSettings

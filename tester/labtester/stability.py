@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel
 
-from labtester.client import get_json
+from labtester.control import get_json
 from labtester.info import TargetInfo
 
 # pyperf warns when the standard deviation is over 10 % of the mean; so do we, and for drift.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from labtester.clients.load import SATURATED, busy_share, core_share, waiting_share
+from labtester.clients.spent import SATURATED, busy_share, core_share, waiting_share
 from labtester.prometheus import SentCount
 from labtester.rawlog import Record
 from labtester.results import ClientUse, CountCheck, TargetResult

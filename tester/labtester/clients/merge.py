@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from labtester.clients.load import host
+from labtester.clients.spent import host
 from labtester.rawlog import Record
 
 

@@ -21,7 +21,7 @@ from rich.table import Table
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
     SampleShape,

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import encode
 from labtester.scenarios.together import Together

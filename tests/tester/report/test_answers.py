@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from labtester.info import TargetInfo
-from labtester.loadclient import Sample
+from labtester.load import Sample
 from labtester.report.compare import load_results
 from labtester.report.console import NARROW, answer_lines, comparison_tables
 from labtester.report.contents import Contents, gather

@@ -17,7 +17,7 @@ from labtester.findings import Finding
 from labtester.findings.answered import Counts, app_answers
 from labtester.findings.wording import label
 from labtester.info import EndpointInfo, TargetInfo
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.common import SampleShape, always, encode, join_users, ramp_users

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel
 
 from labtester.info import EndpointInfo, TargetInfo
-from labtester.loadclient import Sample
+from labtester.load import Sample
 from labtester.model import capacity
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, failures_by_type, latency_table

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from labtester.findings.wording import plural
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
     decode,

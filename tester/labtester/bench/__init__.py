@@ -23,12 +23,12 @@ from dataclasses import dataclass
 import numpy as np
 from rich.console import Console
 
-from labtester.clients.benchmark import ClientCost, measure
-from labtester.clients.report import release_text
+from labtester.bench.clientcost import ClientCost, measure
 from labtester.inputs import Inputs
 from labtester.inputs.bench import capacity_target
 from labtester.launcher import dying_with_tester
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
+from labtester.report.clients import release_text
 from labtester.results import Results
 from labtester.scenarios.bursts.analyse import BurstRun, BurstsSummary
 from labtester.scenarios.sweep import level
