@@ -13,9 +13,9 @@ import time
 
 import pytest
 
+from labtester.assembly.checks import _counts_and_clients
 from labtester.assembly.usage import client_uses
 from labtester.clients.spent import SATURATED, Meter, busy_share, waiting_share
-from labtester.findings.checks import _counts_and_clients
 from labtester.results import CountCheck, TargetResult
 
 

@@ -8,12 +8,12 @@ and the run's findings complete it.
 
 from __future__ import annotations
 
+from labtester.assembly.checks import calibration_check, findings_for, missing_for
 from labtester.assembly.stability import summarize as stability_of
 from labtester.assembly.usage import client_uses, count_checks, sent_counts
 from labtester.calibrate import Calibration
 from labtester.clients.clock import client_clocks
 from labtester.clients.merge import join_steps
-from labtester.findings.checks import calibration_check, findings_for, missing_for
 from labtester.info import TargetInfo
 from labtester.prometheus import PrometheusCheck
 from labtester.rawlog import Record

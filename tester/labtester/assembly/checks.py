@@ -1,4 +1,4 @@
-"""The run's own checks, and the findings of every load shape, in one list.
+"""The run's own checks, and the findings of every load shape, in one list: the assembly's last step.
 
 A check fails only for what is the lab's or a target's fault. A calibration that misses N by less
 than the noise the machine itself showed is reported as noise, with its size.
