@@ -31,8 +31,8 @@ from rich.console import Console
 
 from labtester.applab import app_env
 from labtester.bench import run_bench
-from labtester.clients.follow import run_follower
 from labtester.clients.local import local_clients
+from labtester.follower import run_follower
 from labtester.inputs import APP_FLAGS, LAB_FLAGS, BadInput, Inputs, check
 from labtester.lab import run_lab, terminate
 from labtester.launcher import LaunchError, free_port

@@ -7,11 +7,11 @@ Job on Kubernetes) after a common release, and their raw rows merged before any 
 - clock.py:   each client's clock against client 0's (measured at joining and at the end);
 - spent.py:   what a client itself spent (its sending thread's CPU, its wait for a core);
 - merge.py:   every client's records of one step joined into one, before analysis;
-- follow.py:  a client other than 0: it joins, runs its part of client 0's plan, sends its records;
 - local.py:   P - 1 more client processes on this machine (`--clients P`).
 
 Only the mechanics of many clients live here. The other things called "client" are the load
 connections each client sends its requests on (load.py's LoadClient, on connections.py) and the
-control calls to a target (control.py, httpx); what the clients spent is assembled into the
+control calls to a target (control.py, httpx); a client other than 0 runs its part of the plan
+with the lab's own code (follower.py, beside lab.py); what the clients spent is assembled into the
 results by assembly/usage.py and shown by report/clients.py.
 """
