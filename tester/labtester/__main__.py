@@ -30,9 +30,9 @@ from pydantic import SecretStr
 from rich.console import Console
 
 from labtester.applab import app_env
-from labtester.clients.follow import run_follower
+from labtester.bench import run_bench
 from labtester.clients.local import local_clients
-from labtester.clients.publish import publish
+from labtester.follower import run_follower
 from labtester.inputs import APP_FLAGS, LAB_FLAGS, BadInput, Inputs, check
 from labtester.lab import run_lab, terminate
 from labtester.launcher import LaunchError, free_port
@@ -41,8 +41,11 @@ from labtester.rawlog import RawLog
 from labtester.report import write_reports
 from labtester.report.compare import EarlierRun
 from labtester.report.console import make_console
+from labtester.report.publish import publish
 from labtester.results import Results
-from labtester.settings import LabSettings, TesterSettings
+from labtester.results_server import serve
+from labtester.scenarios import TesterSettings
+from labtester.settings import LabSettings
 from labtester.sizing.lab import size_and_prove
 from labtester.target_group import running_targets
 from labtester.targetref import TargetRef
@@ -150,8 +153,6 @@ def command_lab(args: argparse.Namespace, inputs: Inputs) -> int:
 
 
 def command_bench(args: argparse.Namespace, inputs: Inputs) -> int:
-    from labtester.bench import run_bench
-
     return run_bench(inputs, make_console(), run_local_lab)
 
 
@@ -160,8 +161,6 @@ def command_report(args: argparse.Namespace, inputs: Inputs) -> int:
 
 
 def command_serve_results(args: argparse.Namespace, inputs: Inputs) -> int:
-    from labtester.results_server import serve
-
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     serve(args.directory, args.listen)
     return 0

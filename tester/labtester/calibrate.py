@@ -20,7 +20,7 @@ import statistics
 import httpx
 from pydantic import BaseModel, computed_field
 
-from labtester.client import get_json
+from labtester.control import get_json
 from labtester.info import TargetInfo
 
 CALIBRATION_ENDPOINT = "sync-cpubound"

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from labtester.client import TargetError, get_json
+from labtester.control import TargetError, get_json
 
 SAMPLE_INTERVAL_S = 0.1
 

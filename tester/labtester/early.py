@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labtester.clients.merge import merged
+from labtester.assembly import build_results, merged
 from labtester.info import TargetInfo
 from labtester.progress import LabProgress
 from labtester.rawlog import read_raw
+from labtester.report.console import answer_lines
 from labtester.scenarios import SHAPES
 from labtester.settings import LabSettings
 
@@ -27,9 +28,6 @@ class EarlyAnswers:
         None when nothing remains: the summary comes at once."""
         if not remaining:
             return
-        from labtester.report.console import answer_lines
-        from labtester.results import build_results
-
         results = build_results(merged(read_raw(self.run_dir)))
         for shape in (SHAPES[name] for name in self.settings.scenarios):
             for answer in shape.settled_answers(results, remaining, self.settings):

@@ -18,10 +18,10 @@ from typing import Any
 import httpx
 
 from labtester import census, machine, prometheus
-from labtester.client import TargetError, get_json
 from labtester.clients.barrier import RUN_SCOPE, BarrierServer
 from labtester.clients.crew import Crew, CrewBroken, CrewInterrupted, meeting_deadline_s
 from labtester.clients.link import SILENT_S
+from labtester.control import TargetError, get_json
 from labtester.early import EarlyAnswers
 from labtester.info import TargetInfo
 from labtester.progress import LabProgress

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import psutil
 
-from labtester.loadclient import raise_open_file_limit
+from labtester.load import raise_open_file_limit
 from labtester.readiness import NotReady, wait_ready
 from labtester.targets import TargetDefinition
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel
 
-from labtester.client import TargetError, classify_error
+from labtester.control import TargetError, classify_error
 from labtester.scrape import REQUESTS, Scrape
 
 POLL_S = 1.0

@@ -1,4 +1,6 @@
-"""The results document: one typed model, built from the raw log alone.
+"""The results document: one typed model, built from the raw log alone (labtester.assembly builds
+it; this module imports none of the code that fills it, nor any load shape: the shapes' registry
+completes it with their summaries, admit_shapes).
 
 results.json is this model; its JSON schema (results.schema.json) is generated from it
 (`python -m labtester schema`), versioned by SCHEMA_VERSION. The report, the plots and any later
@@ -12,14 +14,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, Union
 from pydantic import BaseModel, Field
 
 from labtester.calibrate import Calibration
-from labtester.clients.clock import ClientClock, client_clocks
-from labtester.clients.usage import ClientUse, CountCheck, client_uses, count_checks, sent_counts
+from labtester.clients.clock import ClientClock
 from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.prometheus import PrometheusCheck
-from labtester.rawlog import Record
-from labtester.scenarios import SHAPES
-from labtester.settings import LabSettings, TesterSettings
+from labtester.settings import LabSettings
 from labtester.stability import Stability
 
 # 3: measured work per request (cpu_s), released_at, interference findings, stability, typed
@@ -39,15 +38,18 @@ M = TypeVar("M", bound=BaseModel)
 if TYPE_CHECKING:
     ScenarioSummary = BaseModel
     Conclusion = BaseModel
-else:  # every load shape's summary model, told apart by its `shape` field
-    ScenarioSummary = Annotated[
-        Union[tuple(shape.summary_model for shape in SHAPES.values())],  # noqa: UP007
-        Field(discriminator="shape"),
-    ]
-    Conclusion = Annotated[
-        Union[tuple(s.conclusion_model for s in SHAPES.values() if s.conclusion_model)],  # noqa: UP007
-        Field(discriminator="shape"),
-    ]
+
+
+def admit_shapes(summaries: list[type[BaseModel]], conclusions: list[type[BaseModel]]) -> None:
+    """Completes the document with every load shape's summary and conclusion models, each told
+    apart by its `shape` field. The shapes' registry (labtester.scenarios) calls it once it found
+    them: the document names no shape, and is complete wherever the shapes are imported."""
+    namespace = {
+        "ScenarioSummary": Annotated[Union[tuple(summaries)], Field(discriminator="shape")],  # noqa: UP007
+        "Conclusion": Annotated[Union[tuple(conclusions)], Field(discriminator="shape")],  # noqa: UP007
+    }
+    TargetResult.model_rebuild(force=True, _types_namespace=namespace)
+    Results.model_rebuild(force=True, _types_namespace=namespace)
 
 
 class StageError(BaseModel):
@@ -75,6 +77,34 @@ class CalibrationCheck(BaseModel):
     error_pct: float
     tolerance_pct: float
     band_pct: float | None
+
+
+class ClientUse(BaseModel):
+    """One client over one load shape on one target."""
+
+    shape: str
+    client: int
+    requests: int
+    cpu_s: float
+    cpu_per_request_s: float | None
+    core_share: float | None  # the most of its core its sending thread used over any step (bursts too)
+    run_queue_s: float | None = None  # what its sending thread waited on a run queue for a core
+    waiting_share: float | None = None  # the most of a step it waited so (a client starved of CPU)
+    core_limit: float
+    saturated: bool  # ran or waited to run near all of a step: the shape's figures measure the client too
+
+
+class CountCheck(BaseModel):
+    """What the server counted over one run of a load shape, against what every client sent."""
+
+    shape: str
+    sent: int
+    counted: float
+    by_route: dict[str, float]
+
+    @property
+    def matches(self) -> bool:
+        return self.counted == self.sent
 
 
 class TargetResult(BaseModel):
@@ -120,7 +150,11 @@ class Results(BaseModel):
         return [(t, s) for t in self.targets for s in t.scenarios.values() if isinstance(s, model)]
 
     def lab_settings(self) -> LabSettings:
-        return TesterSettings.model_validate(self.run.settings)
+        """The lab's own settings of the run (the load shapes' sections are the shapes' business:
+        their registry's TesterSettings reads them whole)."""
+        return LabSettings.model_validate(
+            {k: v for k, v in self.run.settings.items() if k in LabSettings.model_fields}
+        )
 
     def measured(self) -> str:
         """What the run measured, for its headline: a team's app on its paths, or N's CPU work."""
@@ -130,95 +164,3 @@ class Results(BaseModel):
             requests = [request.label for request in traffic.requests] if traffic else []
             return f"the app {settings['app']} on {', '.join(requests)}"
         return f"N = {settings['work_seconds']:g} s of CPU per request"
-
-
-def build_results(records: list[Record]) -> Results:
-    """Aggregate the raw records into the results document."""
-    from labtester.findings.checks import calibration_check, findings_for, missing_for
-    from labtester.stability import summarize as stability_of
-
-    start = next((r for r in records if r["type"] == "run_start"), None)
-    if start is None:
-        raise ValueError("the raw log has no run_start record")
-    end = next((r for r in records if r["type"] == "run_end"), None)
-    settings = TesterSettings.model_validate(start["settings"])
-    stability = stability_of(records)
-    targets = {r["target"]: _target(r) for r in records if r["type"] == "target"}
-    scenario_records: dict[tuple[str, str], list[Record]] = {}
-    run_errors = []
-    for record in records:
-        if record["type"] == "error" and not record.get("target"):
-            run_errors.append(StageError(stage=record["stage"], error=record["error"]))
-        target = targets.get(record.get("target") or "")
-        if target is None:
-            continue
-        if record["type"] == "scenario":
-            scenario_records.setdefault((target.name, record["scenario"]), []).append(record)
-        _apply(target, record)
-    for (name, shape), shape_records in scenario_records.items():
-        target = targets[name]
-        target.scenarios[shape] = SHAPES[shape].analyse(shape_records, target.info, settings)
-        target.clients += client_uses(shape, shape_records)
-        target.counts += count_checks(shape, shape_records)
-    for target in targets.values():
-        if target.prometheus:
-            target.prometheus.sent = sent_counts(target)
-        if target.calibration:
-            target.calibration_check = calibration_check(target.calibration, stability)
-    results = Results(
-        run=RunInfo(
-            id=start["run_id"],
-            started_at=start["started_at"],
-            finished_at=end["finished_at"] if end else None,
-            status=end["status"] if end else "incomplete",
-            cpus=start.get("cpus"),
-            clients=settings.clients,
-            clocks=client_clocks(records),
-            settings=start["settings"],
-        ),
-        stability=stability,
-        targets=list(targets.values()),
-        errors=run_errors,
-    )
-    concluded = {name: load_shape.conclude(results) for name, load_shape in SHAPES.items()}
-    results.conclusions = {name: conclusion for name, conclusion in concluded.items() if conclusion}
-    results.findings = findings_for(results)
-    results.missing = missing_for(results)
-    results.failed_checks = [f.text for f in results.findings if f.kind == "failure"]
-    return results
-
-
-def _target(record: Record) -> TargetResult:
-    stage = record.get("stage", "readiness")  # start: the local lab could not start it
-    errors = [StageError(stage=stage, error=record["error"])] if record.get("error") else []
-    info = TargetInfo.model_validate(record["info"]) if record.get("info") else None
-    return TargetResult(
-        name=record["target"],
-        url=record["url"],
-        measure=record["measure"],
-        ready=record["ready"],
-        info=info,
-        errors=errors,
-    )
-
-
-def _apply(target: TargetResult, record: Record) -> None:
-    """What one raw record adds to its target (scenario records are analysed per shape)."""
-    match record["type"]:
-        case "error":
-            target.errors.append(StageError(stage=record["stage"], error=record["error"]))
-        case "census":
-            target.census.idle = record["census"]
-        case "calibration":
-            target.calibration = Calibration.model_validate(record["calibration"])
-        case "prometheus":
-            target.prometheus = PrometheusCheck.model_validate(record["check"])
-        case "scenario" if record.get("census"):
-            target.census.under_load.append(
-                LoadedCensus(
-                    scenario=record["scenario"],
-                    endpoint=record.get("endpoint"),
-                    n=record.get("n"),
-                    census=record["census"],
-                )
-            )

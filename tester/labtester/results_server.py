@@ -1,6 +1,6 @@
 """`python -m labtester serve-results`: the chart's results server. It serves the results volume
 read-only (GET, as `python -m http.server` did) and takes one thing in: a finished run, which the
-tester's client 0 PUTs as a tar stream (clients/publish.py) to /<run id>. The tester's pods run on
+tester's client 0 PUTs as a tar stream (report/publish.py) to /<run id>. The tester's pods run on
 any node and mount no volume; this server alone does.
 
 A run is unpacked beside the others, then renamed into place, so a reader never sees half of one;

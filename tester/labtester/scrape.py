@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from labtester.client import TargetError, classify_error
+from labtester.control import TargetError, classify_error
 
 # A server may count a request once its response is closed, just after the client has it: a count
 # is read again until it holds still (or matches what was sent), for at most this long.

@@ -9,17 +9,14 @@ judged against this band rather than against a fixed tolerance.
 
 from __future__ import annotations
 
-import statistics
 import time
 from typing import Any
 
 import httpx
-import numpy as np
 from pydantic import BaseModel
 
-from labtester.client import get_json
+from labtester.control import get_json
 from labtester.info import TargetInfo
-from labtester.rawlog import Record
 
 # pyperf warns when the standard deviation is over 10 % of the mean; so do we, and for drift.
 UNSTABLE_CV_PCT = 10.0
@@ -70,39 +67,3 @@ class Stability(BaseModel):
             f"of its median, CV {self.cv_pct:.1f} %, drift between probes {self.drift_pct:.1f} % "
             f"({self.samples} iterations in {len(self.probes)} probes)"
         )
-
-
-def summarize(records: list[Record]) -> Stability | None:
-    probes = [r for r in records if r["type"] == "probe" and r["samples_s"]]
-    if not probes:
-        return None
-    by_target: dict[str, list[Record]] = {}
-    for record in probes:
-        by_target.setdefault(record["target"], []).append(record)
-    relative: list[float] = []
-    drift = 0.0
-    for runs in by_target.values():
-        median = statistics.median(t for r in runs for t in r["samples_s"])
-        relative += [t / median for r in runs for t in r["samples_s"]]
-        medians = [statistics.median(r["samples_s"]) for r in runs]
-        drift = max(drift, (max(medians) / min(medians) - 1) * 100)
-    array = np.asarray(relative)
-    cv = float(array.std(ddof=1) / array.mean() * 100) if array.size > 1 else 0.0
-    return Stability(
-        probes=[
-            ProbeSummary(
-                target=r["target"],
-                label=r["label"],
-                at=r["at"],
-                p50_s=statistics.median(r["samples_s"]),
-                samples=len(r["samples_s"]),
-            )
-            for r in probes
-        ],
-        samples=int(array.size),
-        p5_pct=float(np.percentile(array, 5) * 100),
-        p95_pct=float(np.percentile(array, 95) * 100),
-        cv_pct=cv,
-        drift_pct=drift,
-        unstable=cv > UNSTABLE_CV_PCT or drift > UNSTABLE_DRIFT_PCT,
-    )

@@ -14,8 +14,8 @@ import httpx
 
 from labtester import prometheus, stability
 from labtester.calibrate import Calibration, calibrate
-from labtester.client import TargetError, classify_error
 from labtester.clients.crew import Abandoned, Crew
+from labtester.control import TargetError, classify_error
 from labtester.info import TargetInfo
 from labtester.progress import LabProgress
 from labtester.rawlog import RecordSink

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from labtester.settings import DEFAULT_APP_SCENARIOS, TesterSettings
+from labtester.scenarios import TesterSettings
+from labtester.settings import DEFAULT_APP_SCENARIOS
 from labtester.targets import DEFAULT_VALUES, load_app_configurations
 from tests.chart.conftest import CHART, PREFIX, Manifest, Render, deployed_definitions, find
 

@@ -38,7 +38,7 @@ def test_the_spread_of_io_bursts_is_the_releases_and_cpu_bursts_are_shown_per_ta
 
 
 def test_a_clients_cost_is_its_own_cpu_over_the_requests_it_had_answered(start) -> None:
-    from labtester.clients.benchmark import measure
+    from labtester.bench.clientcost import measure
 
     target = start("fastapi")
     cost = measure("lab", f"{target.url}/healthz", 10, 1.0)

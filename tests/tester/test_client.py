@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from labtester.launcher import free_port
-from labtester.loadclient import LoadClient
+from labtester.load import LoadClient
 from labtester.scenarios.bursts.release import release
 from labtester.traffic import Outgoing, TrafficRequest
 

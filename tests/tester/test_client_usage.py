@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from labtester.clients.load import SATURATED, Meter, busy_share, waiting_share
-from labtester.clients.usage import CountCheck, client_uses
-from labtester.findings.checks import _counts_and_clients
-from labtester.results import TargetResult
+from labtester.assembly.checks import _counts_and_clients
+from labtester.assembly.usage import client_uses
+from labtester.clients.spent import SATURATED, Meter, busy_share, waiting_share
+from labtester.results import CountCheck, TargetResult
 
 
 def load(cpu_s: float, wall_s: float, requests: int, limit: float = 1.0) -> dict[str, object]:

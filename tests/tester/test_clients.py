@@ -206,13 +206,13 @@ def test_a_client_that_dies_ends_the_run_with_what_was_measured(tmp_path: Path) 
 RAISING_CLIENT = """
 import os
 if os.environ.get("TESTER_CLIENT_INDEX") == "1":
-    from labtester.clients import load
-    read = load.Meter.read
+    from labtester.clients import spent
+    read = spent.Meter.read
     def read_then_fail(self, requests):
         if requests:
             raise RuntimeError("injected: client 1 fails mid-step")
         return read(self, requests)
-    load.Meter.read = read_then_fail
+    spent.Meter.read = read_then_fail
 """
 
 # How long a run may take to end once a client stopped: the stop is told at once, and the rest is

@@ -12,7 +12,7 @@ from labtester.info import TargetInfo
 from labtester.launcher import RunningTarget
 from labtester.scenarios import SHAPES
 from labtester.scenarios.common import SampleShape
-from labtester.scenarios.flow.analyse import FlowSettings
+from labtester.scenarios.flow.settings import FlowSettings
 from tests.conftest import StartTarget
 
 # More users than gthread's threads (2 workers x 8 here, 1 x 8 on one core), far more than the sync

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from labtester.info import EndpointInfo, KernelInfo, TargetInfo
-from labtester.scenarios.flow.analyse import FlowSettings, WholeCost, predict, target_cores
+from labtester.scenarios.flow.analyse import WholeCost, predict, target_cores
+from labtester.scenarios.flow.settings import FlowSettings
 
 PATH = "/a"
 

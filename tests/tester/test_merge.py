@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from labtester.clients.merge import merged
+from labtester.assembly import merged
 
 
 def record(client: int, run: int, step: str = "c=2") -> dict[str, Any]:

@@ -16,8 +16,8 @@ import httpx
 import pytest
 from rich.console import Console
 
-from labtester.clients.publish import publish
 from labtester.launcher import free_port
+from labtester.report.publish import publish
 from labtester.results_server import MAX_UNPACKED_BYTES
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from labtester.info import TargetInfo
 from labtester.launcher import RunningTarget
-from labtester.loadclient import Sample
+from labtester.load import Sample
 from labtester.results import Results, RunInfo, TargetResult
 from labtester.scenarios import SHAPES
 from labtester.scenarios.closed import ClosedSettings

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from labtester.__main__ import LAB_FLAGS, main
-from labtester.settings import TesterSettings
+from labtester.scenarios import TesterSettings
 
 
 def test_targets_from_env(monkeypatch: pytest.MonkeyPatch) -> None:

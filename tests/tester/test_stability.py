@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from labtester import machine
+from labtester.assembly.checks import calibration_check
+from labtester.assembly.stability import summarize
 from labtester.calibrate import Calibration
-from labtester.findings.checks import calibration_check
-from labtester.stability import summarize
 
 
 def probe(target: str, samples: list[float]) -> dict[str, object]:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from labtester.client import TargetError
 from labtester.clients.link import CrewBroken, Link
+from labtester.control import TargetError
 from labtester.rawlog import Record
 
 if TYPE_CHECKING:

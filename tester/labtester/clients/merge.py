@@ -5,9 +5,10 @@ the client that sent them, so the merged record holds every request of every cli
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from labtester.clients.load import host
+from labtester.clients.spent import host
 from labtester.rawlog import Record
 
 
@@ -43,15 +44,14 @@ def with_clients_cpu(machine: dict[str, Any] | None, records: list[Record], lead
     return {**machine, "clients_s": followers_cpu_s(records, lead)}
 
 
-def merged(records: list[Record]) -> list[Record]:
-    """The raw log with every step's records joined, in the order steps first appear."""
-    from labtester.scenarios import SHAPES
-
+def join_steps(records: list[Record], joins: Mapping[str, Callable[[list[Record]], Record]]) -> list[Record]:
+    """The raw log with every step's records joined by its shape's join (by shape name), in the
+    order steps first appear; a record of a shape without one stays as it is."""
     groups: dict[tuple[str, str, str, int], list[Record]] = {}
     order: list[Record | tuple[str, str, str, int]] = []
     seen: dict[tuple[str, str, str, int], int] = {}  # a client's records of one step so far
     for record in records:
-        if record.get("type") == "scenario" and record.get("step") and record.get("scenario") in SHAPES:
+        if record.get("type") == "scenario" and record.get("step") and record.get("scenario") in joins:
             step = (record["target"], record["scenario"], record["step"])
             # A step run twice (a repeated level) is two runs: each client's n-th joins the n-th.
             occurrence = seen.get((*step, client_of(record)), 0)
@@ -63,4 +63,4 @@ def merged(records: list[Record]) -> list[Record]:
             groups[key].append(record)
         else:
             order.append(record)
-    return [SHAPES[item[1]].join(groups[item]) if isinstance(item, tuple) else item for item in order]
+    return [joins[item[1]](groups[item]) if isinstance(item, tuple) else item for item in order]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from labtester.inputs.bench import check_bench
 from labtester.inputs.errors import BadInput
 from labtester.inputs.paths import (
     read_app,
@@ -72,8 +73,6 @@ def check(args: argparse.Namespace) -> Inputs:
     if getattr(args, "compare", None) is not None:
         inputs.earlier = read_earlier(args.compare)
     if args.command == "bench":
-        from labtester.bench import check_bench
-
         _reword(check_bench, inputs.targets)
     if inputs.settings is not None:
         writable_folder(inputs.settings.output_dir, sources.name(("output_dir",)))

@@ -9,8 +9,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from labtester.applab import AppError, check_app
 from labtester.inputs.errors import BadInput, reason
 from labtester.rawlog import RAW_LOG
+from labtester.report.compare import EarlierRun, load_earlier
 from labtester.targets import (
     TargetDefinition,
     ValuesError,
@@ -20,7 +22,6 @@ from labtester.targets import (
 )
 
 if TYPE_CHECKING:
-    from labtester.report.compare import EarlierRun
     from labtester.settings import LabSettings
 
 
@@ -40,8 +41,6 @@ def read_values(path: Path) -> tuple[list[TargetDefinition], TargetDefinition | 
 def read_app(settings: LabSettings, values: Path, named: str) -> list[TargetDefinition]:
     """The app's configurations, once `python -m serve team check` imported it and said its
     interface (asgi, wsgi); `named`: how the user gave the app (--app, TESTER_APP, a key)."""
-    from labtester.applab import AppError, check_app
-
     traffic = settings.app_traffic()
     assert settings.app is not None and traffic is not None
     try:
@@ -109,8 +108,6 @@ def read_run_folder(run_dir: Path) -> None:
 
 
 def read_earlier(directory: Path) -> EarlierRun:
-    from labtester.report.compare import load_earlier
-
     try:
         return load_earlier(directory)
     except ValueError as error:

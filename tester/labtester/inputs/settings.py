@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from labtester.inputs.errors import BadInput, message
-from labtester.settings import LabSettings, TesterSettings
+from labtester.scenarios import TesterSettings
+from labtester.settings import LabSettings
 from labtester.yamlfile import read_mapping
 
 # The knobs a flag can set (settings field: flag); each flag's help shows the one default.

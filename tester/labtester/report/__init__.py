@@ -6,8 +6,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from labtester.assembly import build_results, merged
 from labtester.atomic import replacing
-from labtester.clients.merge import merged
 from labtester.rawlog import RAW_LOG, read_raw
 from labtester.report.compare import COMPARE_CSV, EarlierRun, write_csv
 from labtester.report.console import PLAIN_WIDTH, print_summary
@@ -15,7 +15,7 @@ from labtester.report.contents import gather
 from labtester.report.files import write_files
 from labtester.report.html import write_html
 from labtester.report.plots import write_plots
-from labtester.results import Results, build_results
+from labtester.results import Results
 
 
 def write_reports(run_dir: Path, console: Console, compare: EarlierRun | None = None) -> Results:

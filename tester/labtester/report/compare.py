@@ -20,10 +20,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
+from labtester.assembly import build_results
 from labtester.atomic import replacing
 from labtester.rawlog import RAW_LOG, read_raw
 from labtester.report.files import RESULTS_JSON
-from labtester.results import Results, build_results
+from labtester.results import Results
 from labtester.views import Cell, ComparisonRow
 
 # Two-tailed 95 % points of Student's t for 1..30 degrees of freedom; beyond, the normal's 1.96

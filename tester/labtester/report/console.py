@@ -10,7 +10,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from labtester.clients.report import clients_table, release_text
+from labtester.report.clients import clients_table, release_text
 from labtester.report.contents import Contents, calibration_table, census_table
 from labtester.scenarios import SHAPES
 from labtester.views import Answer, ComparisonRow, number

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich import box
 from rich.table import Table
 
-from labtester.clients.report import clients_section
+from labtester.report.clients import clients_section
 from labtester.report.compare import EarlierRun, RunsCompared, compare
 from labtester.results import Results
 from labtester.scenarios import SHAPES

@@ -7,7 +7,7 @@ import csv
 from pathlib import Path
 
 from labtester.atomic import replacing, write_text
-from labtester.loadclient import SAMPLE_FIELDS
+from labtester.load import SAMPLE_FIELDS
 from labtester.rawlog import Record
 from labtester.results import Results
 from labtester.scenarios import SHAPES

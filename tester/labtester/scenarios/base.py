@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from rich.table import Table
 
 from labtester.clients.crew import Crew
+from labtester.clients.merge import leader_record
 from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.rawlog import Record, RecordSink
@@ -87,8 +88,9 @@ class LoadShape(ABC, Generic[SettingsT, SummaryT]):
         return False
 
     def settings(self, settings: LabSettings) -> SettingsT:
-        """This shape's own settings (TESTER_<SHAPE>__<KEY>), or the lab's when it has none."""
-        return cast(SettingsT, getattr(settings, self.name, settings))
+        """This shape's own settings (TESTER_<SHAPE>__<KEY>, its section of the registry's
+        TesterSettings), or the lab's when it has none."""
+        return cast(SettingsT, settings if self.settings_model is None else getattr(settings, self.name))
 
     def applies(self, info: TargetInfo) -> bool:
         """Whether the target offers what this shape loads (its /info lists the endpoint)."""
@@ -105,8 +107,6 @@ class LoadShape(ABC, Generic[SettingsT, SummaryT]):
     def join(self, records: list[Record]) -> Record:
         """Every client's records of one step, joined into one (clients/merge.py). By default the
         step is client 0's alone (what only it measures)."""
-        from labtester.clients.merge import leader_record
-
         return leader_record(records)
 
     @abstractmethod

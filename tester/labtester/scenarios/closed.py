@@ -13,18 +13,18 @@ from labtester.clients.crew import Crew, part
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
     SampleShape,
     decode,
-    encode,
     failures_by_type,
     failures_text,
     latency_table,
     status_counts,
     throughput_row,
 )
+from labtester.scenarios.step import one_step
 from labtester.scenarios.together import Together
 from labtester.views import Cell, ComparisonRow
 
@@ -90,16 +90,11 @@ class Closed(SampleShape[ClosedSettings, ClosedSummary]):
         info: TargetInfo,
         together: Together | None = None,
     ) -> list[Record]:
-        together = together or Together()
-        async with LoadClient(url, timeout_s, together.crew.index) as client:
-            meter = together.go(client, "closed")
-            samples = await closed_loop(
+        async with one_step(url, timeout_s, together, "closed") as (client, together, load):
+            load.samples = await closed_loop(
                 client, settings.paths, settings.requests, settings.concurrency, together.crew
             )
-            wall_s = client.now()
-            shared = together.done("closed", client, samples, meter)
-        record = {"params": settings.model_dump(), "wall_s": wall_s, "samples": encode(samples)}
-        return [{"step": "closed", **record, **shared}]
+        return [{"step": "closed", "params": settings.model_dump(), **load.fields()}]
 
     def summarize(self, records: list[Record], info: TargetInfo | None) -> ClosedSummary:
         (record,) = records

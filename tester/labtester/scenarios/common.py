@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from labtester.clients.crew import Crew
 from labtester.clients.merge import client_of, leader_record, loads, with_clients_cpu
 from labtester.info import TargetInfo
-from labtester.loadclient import SAMPLE_FIELDS, LoadClient, Sample
+from labtester.load import SAMPLE_FIELDS, LoadClient, Sample
 from labtester.plotting import gaps, plt, save_png
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext

@@ -12,14 +12,12 @@ from rich.table import Table
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
-from labtester.loadclient import LoadClient
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
     SampleShape,
     SecondPoint,
     always,
     decode,
-    encode,
     failures_by_type,
     failures_text,
     join_users,
@@ -31,6 +29,7 @@ from labtester.scenarios.common import (
     steady,
     throughput_row,
 )
+from labtester.scenarios.step import one_step
 from labtester.scenarios.together import Together
 from labtester.views import Cell, ComparisonRow
 
@@ -85,10 +84,8 @@ class Ramp(SampleShape[RampSettings, RampSummary]):
         info: TargetInfo,
         together: Together | None = None,
     ) -> list[Record]:
-        together = together or Together()
-        async with LoadClient(url, timeout_s, together.crew.index) as client:
-            meter = together.go(client, "ramp")
-            samples, users_over_time = await ramp_users(
+        async with one_step(url, timeout_s, together, "ramp") as (client, together, load):
+            load.samples, users_over_time = await ramp_users(
                 client,
                 always(settings.path),
                 settings.users,
@@ -97,18 +94,7 @@ class Ramp(SampleShape[RampSettings, RampSummary]):
                 settings.think_s,
                 together.crew,
             )
-            wall_s = client.now()
-            shared = together.done("ramp", client, samples, meter)
-        return [
-            {
-                "step": "ramp",
-                "params": settings.model_dump(),
-                "wall_s": wall_s,
-                "users": users_over_time,
-                "samples": encode(samples),
-                **shared,
-            }
-        ]
+        return [{"step": "ramp", "params": settings.model_dump(), "users": users_over_time, **load.fields()}]
 
     def join(self, records: list[Record]) -> Record:
         return join_users(records)

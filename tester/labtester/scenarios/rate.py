@@ -21,14 +21,13 @@ from rich.table import Table
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
     SampleShape,
     SecondPoint,
     always,
     decode,
-    encode,
     failures_by_type,
     failures_text,
     join_samples,
@@ -38,6 +37,7 @@ from labtester.scenarios.common import (
     per_second,
     steady,
 )
+from labtester.scenarios.step import one_step
 from labtester.scenarios.together import DROPPED, Together
 from labtester.traffic import Outgoing
 from labtester.views import Cell, ComparisonRow
@@ -132,10 +132,8 @@ class Rate(SampleShape[RateSettings, RateSummary]):
         together: Together | None = None,
     ) -> list[Record]:
         """Sends dealt round-robin across the clients, each at its planned time."""
-        together = together or Together()
-        async with LoadClient(url, timeout_s, together.crew.index) as client:
-            meter = together.go(client, "rate")
-            samples, late = await open_loop(
+        async with one_step(url, timeout_s, together, "rate") as (client, together, load):
+            load.samples, late = await open_loop(
                 client,
                 always(settings.path),
                 settings.per_s,
@@ -143,18 +141,7 @@ class Rate(SampleShape[RateSettings, RateSummary]):
                 settings.max_outstanding,
                 together,
             )
-            wall_s = client.now()
-            shared = together.done("rate", client, samples, meter)
-        return [
-            {
-                "step": "rate",
-                "params": settings.model_dump(),
-                "wall_s": wall_s,
-                "late_sends": late,
-                "samples": encode(samples),
-                **shared,
-            }
-        ]
+        return [{"step": "rate", "params": settings.model_dump(), "late_sends": late, **load.fields()}]
 
     def join(self, records: list[Record]) -> Record:
         return {**join_samples(records), "late_sends": sum(r.get("late_sends", 0) for r in records)}

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 
 from labtester.clients.crew import Crew
-from labtester.clients.load import Meter
-from labtester.loadclient import LoadClient, Sample
+from labtester.clients.spent import Meter
+from labtester.load import LoadClient, Sample
 from labtester.scenarios.base import ShapeContext
 from labtester.scrape import scrape, work_counts
 

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
-from labtester.scenarios.flow.analyse import FAN_OUT, FlowSummary, PathFlow, flows
+from labtester.scenarios.flow.analyse import FlowSummary, PathFlow, flows
 from labtester.scenarios.flow.conclude import AppConclusion
+from labtester.scenarios.flow.settings import FAN_OUT
 from labtester.sizing.document import FixedBest, KindCost, Objective, PodSize
 from labtester.sizing.families import Family
 from labtester.sizing.model import RequestKind

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from labtester.assembly import build_results
 from labtester.rawlog import RecordSink, read_raw
-from labtester.results import build_results
 from labtester.scenarios.sizing import SHAPE
 from labtester.sizing.plan import plan
 from labtester.sizing.prove import prove, write_proposal

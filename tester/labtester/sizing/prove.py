@@ -23,7 +23,7 @@ import yaml
 
 from labtester import machine
 from labtester.launcher import LaunchError, RunningTarget, start_target
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import RecordSink
 from labtester.scenarios.common import encode
 from labtester.sizing.document import PROOF_S, SizedSummary

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from labtester.info import TargetInfo
-from labtester.loadclient import Sample
+from labtester.load import Sample
 from labtester.report.compare import load_results
 from labtester.report.console import NARROW, answer_lines, comparison_tables
 from labtester.report.contents import Contents, gather
@@ -20,7 +20,8 @@ from labtester.scenarios import SHAPES
 from labtester.scenarios.bursts import answers as answers_module
 from labtester.scenarios.bursts.curves import curves
 from labtester.scenarios.common import encode
-from labtester.scenarios.flow.analyse import FlowSettings, flows
+from labtester.scenarios.flow.analyse import flows
+from labtester.scenarios.flow.settings import FlowSettings
 from tests.conftest import DEFINITIONS, MEASURED
 
 LabRun = tuple[subprocess.CompletedProcess[str], Path]

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from labtester import census, machine
-from labtester.clients.load import Meter
+from labtester.clients.spent import Meter
 from labtester.info import EndpointInfo
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.bursts.release import Reply, release

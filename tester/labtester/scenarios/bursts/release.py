@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import h11
 
-from labtester.client import classify_error
+from labtester.control import classify_error
 from labtester.servertiming import ServerTiming, from_headers
 from labtester.traffic import Outgoing
 

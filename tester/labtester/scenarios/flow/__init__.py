@@ -16,14 +16,12 @@ from labtester.findings import Finding
 from labtester.findings.answered import Counts, app_answers
 from labtester.findings.wording import label
 from labtester.info import EndpointInfo, TargetInfo
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.common import SampleShape, always, encode, join_users, ramp_users
 from labtester.scenarios.flow import accounting, advice, answers, mix, report
 from labtester.scenarios.flow.analyse import (
-    FAN_OUT,
-    FlowSettings,
     FlowSummary,
     flow_endpoints,
     flows,
@@ -31,6 +29,8 @@ from labtester.scenarios.flow.analyse import (
 )
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.scenarios.flow.cost import PathAccount
+from labtester.scenarios.flow.settings import FAN_OUT, FlowSettings
+from labtester.scenarios.step import one_step, released
 from labtester.scenarios.together import RequestCounter, Together
 from labtester.traffic import Outgoing, Traffic
 from labtester.views import Answer, ComparisonRow
@@ -104,14 +104,11 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         self, url: str, traffic: Traffic, settings: FlowSettings, lab: LabSettings, together: Together
     ) -> Record | None:
         """Users ramped against the whole mix, each picking by weight; None: this client sent nothing."""
-        async with LoadClient(url, lab.request_timeout_s, together.crew.index) as client:
-            meter = together.go(client, f"{mix.MIX_STEP} load")
-            samples, users = await mix.measure_mix(client, traffic, settings, together)
-            wall_s = client.now()
-            shared = together.done(mix.MIX_STEP, client, samples, meter)
-        if not samples and not together.leader:
+        async with one_step(url, lab.request_timeout_s, together, mix.MIX_STEP) as (client, _, load):
+            load.samples, users = await mix.measure_mix(client, traffic, settings, together)
+        if not load.samples and not together.leader:
             return None
-        return {**mix.mix_record(settings, traffic, wall_s, samples, users), **shared}
+        return {**mix.mix_record(settings, traffic, users), **load.fields()}
 
     async def measure(
         self,
@@ -153,28 +150,20 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             around = accounting.Around(control, url, info)
             if leader:
                 await around.start()
-            meter = together.go(client, f"{step} load")
-            samples, users = await ramp_users(
-                client,
-                always(request),
-                settings.users,
-                settings.spawn_rate,
-                settings.duration_s,
-                settings.think_s,
-                together.crew,
-            )
-            wall_s = client.now()
-            shared = together.done(step, client, samples, meter)
+            async with released(client, together, step) as load:
+                load.samples, users = await ramp_users(
+                    client,
+                    always(request),
+                    settings.users,
+                    settings.spawn_rate,
+                    settings.duration_s,
+                    settings.think_s,
+                    together.crew,
+                )
             measured: dict[str, Any] = {}
             if leader:
                 measured = {**await around.end(), "baseline": encode(alone)}
-        record = {
-            "params": settings.model_dump(),
-            "wall_s": wall_s,
-            "users": users,
-            "samples": encode(samples),
-        }
-        return {**record, **measured, **shared}
+        return {"params": settings.model_dump(), "users": users, **load.fields(), **measured}
 
     def join(self, records: list[Record]) -> Record:
         return join_users(records)

@@ -23,7 +23,7 @@ import httpx
 from labtester import census, machine, scrape
 from labtester.findings import Finding
 from labtester.info import TargetInfo
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, encode
 from labtester.scenarios.flow.cost import PathAccount, ServingCost

@@ -1,4 +1,4 @@
-"""The flow's settings and summary, and the lab's own prediction of it (Little's law).
+"""The flow's summary, and the lab's own prediction of it (Little's law).
 
 A flow runs against the seed study's fan-out, or against each path of a team's app (endpoints of
 work "app" in /info). A server holding at most `slots` requests at once, each for R seconds,
@@ -25,10 +25,10 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from labtester.info import EndpointInfo, TargetInfo
-from labtester.loadclient import Sample
+from labtester.load import Sample
 from labtester.model import capacity
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, failures_by_type, latency_table
@@ -43,11 +43,11 @@ from labtester.scenarios.flow.accounting import (
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
 from labtester.scenarios.flow.mix import MixFlow, mix_flow
 from labtester.scenarios.flow.series import FlowSecond, flow_seconds
+from labtester.scenarios.flow.settings import FAN_OUT, FlowSettings
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
 
-FAN_OUT = "fan-out"
 Binding = Literal["users", "slots", "cpu"]
 CpuSource = Literal["server-timing", "census"]
 
@@ -56,28 +56,6 @@ def flow_endpoints(info: TargetInfo, planned: list[str]) -> list[EndpointInfo]:
     """What a flow runs against: the app's paths among those planned, else the study's fan-out."""
     app = [info.endpoints[name] for name in planned if info.endpoints[name].work == "app"]
     return app or ([info.endpoints[FAN_OUT]] if FAN_OUT in info.endpoints else [])
-
-
-class FlowSettings(BaseModel):
-    """The seed study's flow (3 parallel 0.25 s waits, then one downstream call), driven by users
-    ramped Locust-style; scaled to a small machine: 50 users at 10/s for 30 s per target."""
-
-    model_config = {"extra": "forbid"}
-    users: int = Field(50, ge=1, le=10_000)
-    spawn_rate: float = Field(10.0, gt=0, description="Users started per second (the study's 10).")
-    duration_s: float = Field(30.0, gt=0, le=3600, description="Seconds of load per target.")
-    think_s: float = Field(0.0, ge=0, le=60, description="Pause between a user's requests.")
-    k: int = Field(3, ge=1, le=32, description="Parallel waits per request (the study's 3 steps).")
-    wait_ms: int = Field(250, ge=0, le=60_000, description="Each wait (the study's 0.25 s LLM call).")
-    call_ms: int = Field(50, ge=0, le=60_000, description="The downstream mock's delay.")
-    baseline: int = Field(5, ge=1, le=100, description="Requests alone before the ramp: R, one's time.")
-
-    def query(self) -> str:
-        return f"k={self.k}&wait_ms={self.wait_ms}&call_ms={self.call_ms}"
-
-    def path(self, endpoint: EndpointInfo) -> str:
-        """The request's path: the fan-out with the study's arguments; an app's path as given."""
-        return f"{endpoint.path}?{self.query()}" if endpoint.name == FAN_OUT else endpoint.path
 
 
 def target_cores(endpoint: EndpointInfo, info: TargetInfo, cores_per_process: float | None = None) -> float:

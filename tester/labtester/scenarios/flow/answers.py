@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from labtester.findings.wording import plural
-from labtester.scenarios.flow.analyse import FAN_OUT, PathFlow, flows
+from labtester.scenarios.flow.analyse import PathFlow, flows
 from labtester.scenarios.flow.report import (
     PREDICTION_AGREEMENT,
     STUDY_ASGI_MEDIAN_S,
@@ -16,6 +16,7 @@ from labtester.scenarios.flow.report import (
     asgi_wsgi_pairs,
     same_server,
 )
+from labtester.scenarios.flow.settings import FAN_OUT
 from labtester.views import Answer, Cell, Chart, ComparisonRow, Line
 
 if TYPE_CHECKING:

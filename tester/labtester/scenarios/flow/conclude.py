@@ -26,8 +26,9 @@ from pydantic import BaseModel
 
 from labtester.findings.answered import is_answer
 from labtester.findings.wording import milliseconds, plural
-from labtester.scenarios.flow.analyse import FAN_OUT, Binding, PathFlow, Prediction, flows
+from labtester.scenarios.flow.analyse import Binding, PathFlow, Prediction, flows
 from labtester.scenarios.flow.cost import ACCOUNTED_SHARE
+from labtester.scenarios.flow.settings import FAN_OUT
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult

@@ -9,27 +9,24 @@ wait); the mix is what production sees.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
 from labtester.findings.wording import plural
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
     decode,
-    encode,
     failures_by_type,
     failures_text,
     latency_table,
     ramp_users,
 )
+from labtester.scenarios.flow.settings import FlowSettings
 from labtester.scenarios.together import DROPPED, Together
 from labtester.traffic import Chooser, Outgoing, Traffic
 from labtester.views import Answer, number
-
-if TYPE_CHECKING:
-    from labtester.scenarios.flow.analyse import FlowSettings
 
 MIX_STEP = "flow mix"
 ALL = "all"  # the overall figures' name
@@ -110,17 +107,9 @@ def weights_of(traffic: Traffic) -> dict[str, float]:
     return {request.label: request.weight for request in traffic.requests}
 
 
-def mix_record(
-    settings: FlowSettings, traffic: Traffic, wall_s: float, samples: list[Sample], users: Any
-) -> Record:
-    return {
-        "params": settings.model_dump(),
-        "weights": weights_of(traffic),
-        "wall_s": wall_s,
-        "users": users,
-        "samples": encode(samples),
-        "mix": True,
-    }
+def mix_record(settings: FlowSettings, traffic: Traffic, users: Any) -> Record:
+    """The mix's own fields of its record (the step's samples and wall time beside them)."""
+    return {"params": settings.model_dump(), "weights": weights_of(traffic), "users": users, "mix": True}
 
 
 def mix_flow(record: Record) -> MixFlow:

@@ -16,7 +16,7 @@ import asyncio
 
 from pydantic import BaseModel
 
-from labtester.loadclient import LoadClient
+from labtester.load import LoadClient
 from labtester.scenarios.flow.mix import MixServed, served, weights_of
 from labtester.scenarios.rate import open_loop
 from labtester.scenarios.together import DROPPED

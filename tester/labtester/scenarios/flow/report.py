@@ -13,7 +13,8 @@ from rich.table import Table
 from labtester.findings.wording import plural
 from labtester.plotting import gaps, plt, save_png
 from labtester.scenarios.common import failures_text, ms
-from labtester.scenarios.flow.analyse import FAN_OUT, PathFlow, Prediction, flows
+from labtester.scenarios.flow.analyse import PathFlow, Prediction, flows
+from labtester.scenarios.flow.settings import FAN_OUT
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult

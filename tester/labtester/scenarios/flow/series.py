@@ -7,7 +7,7 @@ import math
 
 from pydantic import BaseModel
 
-from labtester.loadclient import Sample
+from labtester.load import Sample
 from labtester.stats import percentiles
 
 

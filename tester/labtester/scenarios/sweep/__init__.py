@@ -23,9 +23,10 @@ from labtester.clients.crew import Crew
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
-from labtester.scenarios.common import SampleShape, encode
+from labtester.scenarios.common import SampleShape
+from labtester.scenarios.step import released
 from labtester.scenarios.sweep import answers, report
 from labtester.scenarios.sweep.analyse import SweepSettings, SweepSummary, summarize
 from labtester.scenarios.together import Together
@@ -81,10 +82,10 @@ class Sweep(SampleShape[SweepSettings, SweepSummary]):
                 for concurrency in settings.levels:
                     step = f"{variant.query()} c={concurrency}"
                     cpu_before = await census.cpu_seconds(control, census_url) if together.leader else None
-                    meter = together.go(client, step)
-                    samples = await level(client, path, concurrency, settings.duration_s, together.crew)
-                    wall_s = client.now()
-                    shared = together.done(step, client, samples, meter)
+                    async with released(client, together, step) as load:
+                        load.samples = await level(
+                            client, path, concurrency, settings.duration_s, together.crew
+                        )
                     cpu_after = await census.cpu_seconds(control, census_url) if together.leader else None
                     records.append(
                         {
@@ -92,12 +93,10 @@ class Sweep(SampleShape[SweepSettings, SweepSummary]):
                             "params": {**variant.model_dump(), "duration_s": settings.duration_s},
                             "variant": variant.query(),
                             "concurrency": concurrency,
-                            "wall_s": wall_s,
                             "server_cpu_s": None
                             if cpu_before is None or cpu_after is None
                             else cpu_after - cpu_before,
-                            "samples": encode(samples),
-                            **shared,
+                            **load.fields(),
                         }
                     )
         return records

@@ -1,4 +1,4 @@
-"""The run's own checks, and the findings of every load shape, in one list.
+"""The run's own checks, and the findings of every load shape, in one list: the assembly's last step.
 
 A check fails only for what is the lab's or a target's fault. A calibration that misses N by less
 than the noise the machine itself showed is reported as noise, with its size.
@@ -7,22 +7,16 @@ than the noise the machine itself showed is reported as noise, with its size.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from labtester.calibrate import Calibration
 from labtester.findings import Finding
 from labtester.findings.wording import label
-from labtester.scenarios import SHAPES
+from labtester.results import CalibrationCheck, ClientUse, Results, TargetResult
+from labtester.scenarios import SHAPES, TesterSettings
 from labtester.stability import Stability
-
-if TYPE_CHECKING:
-    from labtester.clients.usage import ClientUse
-    from labtester.results import CalibrationCheck, Results, TargetResult
 
 
 def calibration_check(calibration: Calibration, stability: Stability | None) -> CalibrationCheck:
-    from labtester.results import CalibrationCheck
-
     # The check times one request of N seconds: as likely off as the machine drifts between probes.
     band = stability.seconds_band_pct if stability else None
     error = calibration.error_pct
@@ -158,7 +152,7 @@ def findings_for(results: Results) -> list[Finding]:
 
 def missing_for(results: Results) -> list[str]:
     """What the settings planned that the results do not hold."""
-    settings = results.lab_settings()
+    settings = TesterSettings.model_validate(results.run.settings)  # with the shapes' sections
     missing = []
     for target in results.targets:
         if not target.measure:

@@ -1,4 +1,5 @@
-"""HTTP calls to targets (httpx) and failures classified by type, as Locust reports them."""
+"""The control calls to targets (httpx: /info, the census, calibration, the scrapes), and failures
+classified by type, as Locust reports them (the load connections, load.py, classify theirs here too)."""
 
 from __future__ import annotations
 

@@ -4,44 +4,14 @@ the server's request counts held against every client's sends (the merged rows).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import BaseModel
-
-from labtester.clients.load import SATURATED, busy_share, core_share, waiting_share
+from labtester.clients.spent import SATURATED, busy_share, core_share, waiting_share
+from labtester.prometheus import SentCount
 from labtester.rawlog import Record
-
-if TYPE_CHECKING:
-    from labtester.prometheus import SentCount
-    from labtester.results import TargetResult
-
-
-class ClientUse(BaseModel):
-    """One client over one load shape on one target."""
-
-    shape: str
-    client: int
-    requests: int
-    cpu_s: float
-    cpu_per_request_s: float | None
-    core_share: float | None  # the most of its core its sending thread used over any step (bursts too)
-    run_queue_s: float | None = None  # what its sending thread waited on a run queue for a core
-    waiting_share: float | None = None  # the most of a step it waited so (a client starved of CPU)
-    core_limit: float
-    saturated: bool  # ran or waited to run near all of a step: the shape's figures measure the client too
-
-
-class CountCheck(BaseModel):
-    """What the server counted over one run of a load shape, against what every client sent."""
-
-    shape: str
-    sent: int
-    counted: float
-    by_route: dict[str, float]
-
-    @property
-    def matches(self) -> bool:
-        return self.counted == self.sent
+from labtester.results import ClientUse, CountCheck, TargetResult
+from labtester.scenarios.bursts.analyse import BurstsSummary
+from labtester.scenarios.together import DROPPED
 
 
 def client_uses(shape: str, records: list[Record]) -> list[ClientUse]:
@@ -78,8 +48,6 @@ REQUEST_TABLES = ("samples", "baseline")
 
 def sent_rows(records: list[Record]) -> int:
     """Requests that left a client, over the merged records of a load-client shape."""
-    from labtester.scenarios.together import DROPPED
-
     return sum(
         1
         for record in records
@@ -107,9 +75,6 @@ def count_checks(shape: str, records: list[Record]) -> list[CountCheck]:
 
 def sent_counts(target: TargetResult) -> list[SentCount]:
     """Every load window of a target: the sum of all clients' sends beside the server's count."""
-    from labtester.prometheus import SentCount
-    from labtester.scenarios.bursts.analyse import BurstsSummary
-
     found = [
         SentCount(
             window=f"bursts {e.name}", route=e.metrics.route, sent=e.metrics.sent, server=e.metrics.counted

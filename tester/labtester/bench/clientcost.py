@@ -3,7 +3,7 @@ wrk, each as its own process in a closed loop on the same endpoint, one after th
 
 Each client's CPU is counted over its load alone, not its start-up (Locust imports gevent and much
 more): the lab's client and Locust measure their own process's CPU around the loop
-(`python -m labtester.clients.benchmark lab|locust URL CONCURRENCY SECONDS` prints it as JSON);
+(`python -m labtester.bench.clientcost lab|locust URL CONCURRENCY SECONDS` prints it as JSON);
 wrk is C and starts in microseconds, so its children's CPU (rusage) is taken whole.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from labtester.loadclient import LoadClient
+from labtester.load import LoadClient
 from labtester.scenarios.sweep import level
 
 
@@ -88,7 +88,7 @@ def measure(kind: str, url: str, concurrency: int, seconds: float) -> ClientCost
     """One client's cost, run in its own process."""
     if kind == "wrk":
         return _wrk(url, concurrency, seconds)
-    command = [sys.executable, "-m", "labtester.clients.benchmark", kind, url, str(concurrency), str(seconds)]
+    command = [sys.executable, "-m", "labtester.bench.clientcost", kind, url, str(concurrency), str(seconds)]
     output = subprocess.run(command, capture_output=True, text=True, check=True, timeout=seconds + 120)
     found = json.loads(output.stdout.strip().splitlines()[-1])
     return ClientCost(kind, int(found["requests"]), float(found["cpu_s"]), float(found["wall_s"]))

@@ -15,20 +15,20 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Console
 
-from labtester.clients.benchmark import ClientCost, measure
-from labtester.clients.report import release_text
+from labtester.bench.clientcost import ClientCost, measure
+from labtester.inputs import Inputs
+from labtester.inputs.bench import capacity_target
 from labtester.launcher import dying_with_tester
-from labtester.loadclient import LoadClient, Sample
+from labtester.load import LoadClient, Sample
+from labtester.report.clients import release_text
 from labtester.results import Results
 from labtester.scenarios.bursts.analyse import BurstRun, BurstsSummary
 from labtester.scenarios.sweep import level
@@ -37,9 +37,6 @@ from labtester.sizing.model import RequestKind
 from labtester.sizing.search import MIB, Memory, Pod, search
 from labtester.target_group import running_targets
 from labtester.targets import TargetDefinition
-
-if TYPE_CHECKING:
-    from labtester.inputs import Inputs
 
 WRK_DURATION_S = 5
 CAPACITY_CONCURRENCY = 50
@@ -82,23 +79,6 @@ def run_tester_client(
 
     ok = [s.latency_s for s in asyncio.run(measure()) if s.ok]
     return ClientRun(len(ok) / duration_s, float(np.median(ok)))
-
-
-def capacity_target(targets: list[TargetDefinition]) -> TargetDefinition:
-    """The target the client is measured on: FastAPI on uvicorn, whose /healthz costs the least."""
-    found = next((d for d in targets if (d.app, d.server) == ("lab_fastapi", "uvicorn") and d.measure), None)
-    if found is None:
-        raise ValueError(
-            "bench: --values holds no measured lab_fastapi app on uvicorn to measure the client on"
-        )
-    return found
-
-
-def check_bench(targets: list[TargetDefinition]) -> None:
-    """What bench needs beyond the lab's inputs, checked before anything starts."""
-    capacity_target(targets)
-    if shutil.which("wrk") is None:
-        raise ValueError("bench: wrk is not installed (`make bench` installs it)")
 
 
 def print_capacity(console: Console, targets: list[TargetDefinition]) -> None:

@@ -12,7 +12,8 @@ from labtester.clients.link import SILENT_S
 from labtester.info import TargetInfo
 from labtester.lab import Terminated
 from labtester.progress import LabProgress
-from labtester.settings import LabSettings, TesterSettings
+from labtester.scenarios import TesterSettings
+from labtester.settings import LabSettings
 from labtester.target_run import TargetRun
 from labtester.targetref import TargetRef
 

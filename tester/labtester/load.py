@@ -1,4 +1,5 @@
-"""The high-rate load client: kept-alive connections of our own (connections.py), a Sample each.
+"""The load connections (LoadClient): the lab's requests at a high rate on kept-alive connections
+of our own (connections.py), a Sample each.
 
 Chosen by measurement: an httpx AsyncClient loop was the bottleneck (hundreds of requests a
 second); an aiohttp session kept pace with wrk but cost about 0.7x Locust's CPU per request, most
@@ -14,8 +15,8 @@ import time
 from dataclasses import asdict, astuple, dataclass
 from types import TracebackType
 
-from labtester.client import classify_error
 from labtester.connections import Connections
+from labtester.control import classify_error
 from labtester.servertiming import from_headers
 from labtester.traffic import Outgoing
 

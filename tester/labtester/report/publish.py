@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 from rich.console import Console
 
-from labtester.client import classify_error
+from labtester.control import classify_error
 
 ATTEMPTS = 5
 RETRY_S = 3.0
