@@ -20,7 +20,7 @@ SETTLE_S = 2.0
 SETTLE_POLL_S = 0.1
 REQUESTS = "lab_http_requests_total"
 KERNEL_ITERATIONS = "lab_kernel_iterations_total"
-# Each serving process's total of CPU charged to requests (workload.requestcpu), by pid: what the
+# Each serving process's total of CPU charged to requests (measure.requestcpu), by pid: what the
 # headers hold, and also a streamed body's later chunks and handed-over work that ended late.
 CHARGED = "lab_request_cpu_seconds_total"
 

@@ -21,7 +21,7 @@ import pytest
 from labtester import census
 from labtester.info import EndpointInfo, TargetInfo
 from labtester.launcher import RunningTarget
-from labtester.loadclient import Sample
+from labtester.load import Sample
 from labtester.scenarios.flow import SHAPE, accounting
 from labtester.scenarios.flow.analyse import FlowSettings, PathFlow, path_flow
 from labtester.scenarios.flow.cost import ACCOUNTED_SHARE, PathAccount, ServingCost
