@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from workload.handover import meter_handovers
 from workload.metrics import IN_FLIGHT, observe_request
-from workload.requestcpu import ACCOUNT, RequestAccount
+from workload.requestcpu import ACCOUNT, RequestAccount, queued_since, run_queue_s
 from workload.servertiming import HEADER, ROUTE_KEY, RouteLabels, timing_value, with_timing
 from workload.timing import waits_yield
 
@@ -83,7 +83,7 @@ class _Response:
 
     __slots__ = (
         *("account", "environ", "headers", "routes", "sent", "server_start"),
-        *("server_write", "started", "started_at", "status_line"),
+        *("queued_at", "server_write", "started", "started_at", "status_line"),
     )
 
     def __init__(
@@ -97,6 +97,7 @@ class _Response:
         self.environ, self.server_start, self.account, self.routes = environ, start_response, account, routes
         self.started_at = time.time()
         self.started = started
+        self.queued_at = run_queue_s()  # the request's thread (a gevent worker's one thread)
         self.status_line: str | None = None
         self.headers: Headers = []
         self.sent = False
@@ -129,7 +130,9 @@ class _Response:
         observe_request(
             environ["REQUEST_METHOD"], route, int(self.status_line.partition(" ")[0]), app_s, cpu_s
         )
-        timing = timing_value(cpu_s, app_s, os.getpid(), self.started_at)
+        queued = queued_since(self.queued_at)
+        queued = None if queued is None else queued + self.account.queued_s
+        timing = timing_value(cpu_s, app_s, os.getpid(), self.started_at, queued)
         self.sent = True
         self.server_write = self.server_start(
             self.status_line, with_timing(self.headers, HEADER, timing, ", ")

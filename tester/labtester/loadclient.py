@@ -32,6 +32,7 @@ SAMPLE_FIELDS = (
     "pid",
     "started_at",
     "client",
+    "queued_s",
 )
 
 
@@ -51,6 +52,7 @@ class Sample:
     pid: int | None = None
     started_at: float | None = None
     client: int = 0  # the client (of P) that sent it
+    queued_s: float | None = None  # of app_s, the server's threads' time on a run queue for a core
 
     @property
     def from_schedule_s(self) -> float:
