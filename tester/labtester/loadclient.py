@@ -63,6 +63,12 @@ class Sample:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def own_s(self) -> float | None:
+        """The app's time less its threads' time on a run queue for a core (a busy machine's, not
+        the request's): its CPU and its own waits."""
+        return None if self.app_s is None else self.app_s - (self.queued_s or 0.0)
+
     def as_row(self) -> tuple[object, ...]:
         return astuple(self)
 

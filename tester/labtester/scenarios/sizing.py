@@ -119,7 +119,16 @@ def _explained(summary: SizedSummary, level: Level, cores: float) -> Simulated:
     """The model on the cores the machine left the server during the run (the client's CPU is
     already out of them)."""
     kinds = [
-        RequestKind(k.name, k.weight, k.cpu_s, k.wait_s, k.overhead_s, k.cores_per_process)
+        RequestKind(
+            k.name,
+            k.weight,
+            k.cpu_s,
+            k.wait_s,
+            k.overhead_s,
+            k.cores_per_process,
+            tuple(k.cpu_spread_s),
+            tuple(k.wait_spread_s),
+        )
         for k in summary.kinds
     ]
     config = Configuration(

@@ -40,6 +40,10 @@ class KindCost(BaseModel):
     wait_s: float
     overhead_s: float  # the server's own CPU per request (its family's, measured where it ran)
     cores_per_process: float
+    # What the simulation draws each request's CPU and wait from: evenly spaced quantiles of the
+    # measured (CPU under load in the family's configurations, wait alone net of the run queue).
+    cpu_spread_s: list[float] = []
+    wait_spread_s: list[float] = []
 
 
 class Level(BaseModel):

@@ -4,10 +4,12 @@ its predicted rate and p99 at the rates the proof will offer, and the caveats th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.sizing import costs
 from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, Role, SizedSummary
@@ -110,13 +112,20 @@ def _summary(
     )
 
 
-def plan(results: Results, interface: str, values: Path, duration_s: float = PROOF_S) -> list[Planned]:
-    """The configurations to prove, the proposal first; none where the flows measured no costs."""
+def plan(
+    results: Results,
+    interface: str,
+    values: Path,
+    duration_s: float = PROOF_S,
+    records: Sequence[Record] = (),
+) -> list[Planned]:
+    """The configurations to prove, the proposal first; none where the flows measured no costs.
+    `records`: the raw log, whose flows give each request's measured spread."""
     conclusion = app_conclusion(results)
     settings = results.lab_settings()
     if conclusion is None or not conclusion.paths:
         return []
-    searched, kinds, memory, assumed = _inputs(results, conclusion, interface, values)
+    searched, kinds, memory, assumed = _inputs(results, conclusion, interface, values, records)
     if not searched:
         return []
     mix = kinds[searched[0].name]
@@ -167,7 +176,7 @@ def _planned(
 
 
 def _inputs(
-    results: Results, conclusion: AppConclusion, interface: str, values: Path
+    results: Results, conclusion: AppConclusion, interface: str, values: Path, records: Sequence[Record]
 ) -> tuple[list[Family], dict[str, list[RequestKind]], dict[str, Memory], list[str]]:
     """The families of the values that have measured costs, each one's mix and memory, and what
     had to be assumed."""
@@ -176,7 +185,7 @@ def _inputs(
     memory: dict[str, Memory] = {}
     assumed: list[str] = list(unknown)
     for family in searched:
-        kinds[family.name], said = costs.kinds_of(results, conclusion, family)
+        kinds[family.name], said = costs.kinds_of(results, conclusion, family, records)
         assumed += said
         slot = CONNECTION_BYTES if family.rule.unit == "connections" else THREAD_BYTES
         memory[family.name] = costs.memory_of(results, family, slot)

@@ -290,13 +290,8 @@ def _cpu_per_request(done: list[Sample], server_cpu_s: float | None) -> tuple[fl
 
 
 def _alone(baseline: list[Sample]) -> dict[str, float | None]:
-    """What one request of the path used alone: its CPU and the wait beside it (the header's),
-    net of the time its threads waited on a run queue for a core (a busy machine's, not the path's)."""
-    measured = [
-        (s.cpu_s, s.app_s - (s.queued_s or 0.0))
-        for s in baseline
-        if s.ok and s.cpu_s is not None and s.app_s is not None
-    ]
+    """What one request of the path used alone: its CPU and the wait beside it (the header's, net)."""
+    measured = [(s.cpu_s, s.own_s) for s in baseline if s.ok and s.cpu_s is not None and s.own_s is not None]
     if not measured:
         return {"cpu_s": None, "wait_s": None}
     return {
