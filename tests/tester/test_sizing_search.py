@@ -96,3 +96,14 @@ def test_of_families_that_sustain_the_same_rate_the_one_with_least_memory_is_pro
     for sized in found.best_by_family.values():
         if sized.rate_per_s <= found.proposed.rate_per_s * 1.03:
             assert found.proposed.candidate.memory_bytes <= sized.candidate.memory_bytes
+
+
+def test_a_rate_beyond_the_pod_names_the_pod_it_would_need() -> None:
+    too_much = search(SEARCHED, KINDS, MEMORY, POD, objective_s=0.4, duration_s=20, target_rate=500)
+    assert too_much.proposed is None and too_much.serves_rate is False
+    assert too_much.needed is not None and too_much.needed_pod is not None
+    # The mix costs about 31 ms of CPU a request: 500/s needs 16 cores or more, 2 cores doubled.
+    assert too_much.needed_pod.cores >= 16 and too_much.needed_pod.memory_bytes > POD.memory_bytes
+    assert too_much.needed.rate_per_s == 500 and too_much.needed.p99_s <= 0.4
+    halved = Pod(too_much.needed_pod.cores / 2, too_much.needed_pod.memory_bytes // 2)
+    assert not search(SEARCHED, KINDS, MEMORY, halved, 0.4, 20, target_rate=500).serves_rate

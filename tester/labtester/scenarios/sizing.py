@@ -65,6 +65,7 @@ class Sizing(LoadShape[SizingSettings, SizedSummary]):
             return None
         proposed = next((s for s in proved if s.role == "proposed"), None)
         first = proposed or proved[0]
+        needed = next((s for s in proved if s.role == "needed"), None)
         conclusion = SizingConclusion(
             pod=first.pod,
             objective=first.objective,
@@ -72,6 +73,7 @@ class Sizing(LoadShape[SizingSettings, SizedSummary]):
             families=[s for s in proved if s.role == "family"],
             fixed=next((s for s in proved if s.role == "fixed"), None)
             or next((s for s in proved if s.label == first.fixed_label), None),
+            needed=needed,
             caveats=sorted(
                 {c for s in proved for c in s.caveats}, key=[c for s in proved for c in s.caveats].index
             ),

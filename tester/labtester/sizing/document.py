@@ -14,7 +14,9 @@ from pydantic import BaseModel
 PROOF_S = 20.0  # each proof run's length
 MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
 
-Role = Literal["proposed", "family", "fixed"]  # the proposal, another family's best, the lab's pick
+# The proposal, another family's best, the lab's pick; and where nothing in the pod serves RATE=,
+# the smallest configuration on the pod it would need (predicted, not proved).
+Role = Literal["proposed", "family", "fixed", "needed"]
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
 
 
@@ -108,6 +110,7 @@ class SizedSummary(BaseModel):
     simulations: int = 0
     error: str | None = None  # why it was not proved (it did not start)
     fixed_label: str | None = None  # the flows' pick, where it is this run's proposal or a family's best
+    needs_pod: PodSize | None = None  # role "needed": the pod that serves the target rate
 
     def at_sustainable(self) -> Level | None:
         return max(self.levels, key=lambda level: level.offered_per_s, default=None)
@@ -129,6 +132,7 @@ class SizingConclusion(BaseModel):
     families: list[SizedSummary]  # the best of each other family, proved beside it
     fixed: SizedSummary | None = None  # the lab's recommended fixed configuration, proved the same way
     fixed_best: FixedBest | None = None
+    needed: SizedSummary | None = None  # RATE= beyond the pod: the smallest on the pod it would need
     caveats: list[str] = []
     search_cpu_s: float = 0.0
     simulations: int = 0

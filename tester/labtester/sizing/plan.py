@@ -149,7 +149,22 @@ def plan(
     )  # fmt: skip
     picked = conclusion.recommendation.target if conclusion.recommendation else None
     fixed = _fixed(results, picked, searched, memory, state)
-    return _planned(found, fixed, state, context, duration_s)
+    return _needed(found, state, context, duration_s) + _planned(found, fixed, state, context, duration_s)
+
+
+def _needed(found: Found, state: Search, context: SizedSummary, duration_s: float) -> list[Planned]:
+    """Where nothing in the pod serves the target rate: the smallest configuration on the pod it
+    would need, predicted on that pod and not proved here (this machine is not that pod)."""
+    if found.needed is None or found.needed_pod is None:
+        return []
+    pod = found.needed_pod
+    bigger = Search(state.kinds, pod, state.objective_s, duration_s)
+    summary = _summary("needed", found.needed, bigger, found, context, duration_s)
+    needs = context.pod.model_copy(update={"cores": pod.cores, "memory_bytes": pod.memory_bytes})
+    why = f"sized for a pod of {pod.cores:g} cores, not proved on this one"
+    return [
+        Planned(summary.model_copy(update={"needs_pod": needs, "error": why}), found.needed.candidate.family)
+    ]
 
 
 def _planned(

@@ -25,6 +25,7 @@ HEADROOM = 0.9
 KNEE = 0.97  # the family's climb starts at its smallest configuration within this of its highest ceiling
 BETTER = 1.03  # a neighbour is better when it sustains this much more
 BISECTIONS = 6
+MOST_DOUBLINGS = 5  # a target rate beyond 32 x the pod's cores is not sized
 SEARCH_REQUESTS = (400, 1200)  # fewest and most simulated requests per run during the search
 MIB = 1 << 20
 THREAD_BYTES = MIB // 2  # a Python thread's stack touched and its state, where none was measured
@@ -185,6 +186,8 @@ class Found:
     cpu_s: float  # the search's own CPU (time.process_time)
     simulations: int
     serves_rate: bool | None = None  # with a target rate: whether anything in the pod serves it
+    needed: Sized | None = None  # where nothing in the pod serves it: the smallest on a pod that does
+    needed_pod: Pod | None = None
 
 
 def search(
@@ -200,7 +203,10 @@ def search(
     state = Search(kinds, pod, objective_s, duration_s)
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
     if target_rate is not None:
-        return _smallest_serving(state, found, target_rate, started)
+        serving = _smallest_serving(state, found, target_rate, started)
+        if serving.serves_rate:
+            return serving
+        return _needed(families, kinds, memory, state, target_rate, started)
     best: dict[str, Sized] = {}
     order = sorted(found, key=lambda name: -max((c.ceiling_per_s for c in found[name]), default=0.0))
     for name in order:
@@ -230,3 +236,25 @@ def _smallest_serving(state: Search, found: dict[str, list[Candidate]], rate: fl
         best.values(), key=lambda s: (s.candidate.memory_bytes, s.candidate.processes), default=None
     )
     return Found(proposed, best, time.process_time() - started, state.simulations, proposed is not None)
+
+
+def _needed(
+    families: list[Family],
+    kinds: dict[str, list[RequestKind]],
+    memory: dict[str, Memory],
+    state: Search,
+    rate: float,
+    started: float,
+) -> Found:
+    """Nothing in the pod serves `rate`: the pod it would need, its cores doubled (its memory in
+    proportion) until one configuration serves it, and that configuration."""
+    pod = state.pod
+    for _ in range(MOST_DOUBLINGS):
+        pod = Pod(2 * pod.cores, 2 * pod.memory_bytes, pod.client_cpu_s)
+        bigger = Search(kinds, pod, state.objective_s, state.duration_s, state.simulations)
+        found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
+        serving = _smallest_serving(bigger, found, rate, started)
+        state.simulations = bigger.simulations
+        if serving.proposed is not None:
+            return Found(None, {}, serving.cpu_s, state.simulations, False, serving.proposed, pod)
+    return Found(None, {}, time.process_time() - started, state.simulations, False)
