@@ -113,6 +113,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
             "measured_p99_s": p99,
             "requests": len(samples),
             "failed": len(samples) - len(done),
+            "load_average": run.get("load_average"),
         }
     )
 

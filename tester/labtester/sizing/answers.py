@@ -137,6 +137,7 @@ def table(conclusion: SizingConclusion) -> Table:
         "pred p99 s",
         "meas p99 s",
         "failed",
+        "load avg",
     ):
         table.add_column(column, justify="left" if column in ("configuration", "role") else "right")
     for s in [conclusion.proposed, *conclusion.families, conclusion.fixed, conclusion.needed]:
@@ -147,5 +148,6 @@ def table(conclusion: SizingConclusion) -> Table:
                 s.label, s.role, _gib(s.memory_bytes), f"{lv.offered_per_s:.1f}", f"{lv.predicted_per_s:.1f}",
                 "-" if lv.measured_per_s is None else f"{lv.measured_per_s:.1f}", f"{lv.predicted_p99_s:.3f}",
                 "-" if lv.measured_p99_s is None else f"{lv.measured_p99_s:.3f}", str(lv.failed),
+                "-" if lv.load_average is None else f"{lv.load_average:.1f}",
             )  # fmt: skip
     return table

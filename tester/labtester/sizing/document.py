@@ -64,6 +64,7 @@ class Level(BaseModel):
     cores_free: float | None = None
     explained_per_s: float | None = None
     explained_p99_s: float | None = None
+    load_average: float | None = None  # the machine's 1-minute load average as the run ended
 
     def departures(self) -> list[str]:
         """`rate 0.82x predicted`: where measured and predicted are more than DEPARTS apart."""
@@ -80,6 +81,8 @@ class Level(BaseModel):
                 f"the machine left it {self.cores_free:.2f} cores, on which the model predicts "
                 f"{self.explained_per_s:.1f}/s at p99 {p99}"
             )
+        if found and self.load_average is not None:
+            found.append(f"load average {self.load_average:.1f}")
         return found
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import os
 import random
 import time
 from collections.abc import Sequence
@@ -174,6 +175,7 @@ def _run(
         "samples": encode(samples),
         "machine": machine.recorded(machine_before, machine_after),
         "server_cpu_s": None if cpu_before is None or cpu_after is None else cpu_after - cpu_before,
+        "load_average": os.getloadavg()[0],  # the machine's, beside the figures: was it busy?
     }
 
 
