@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,6 +32,7 @@ from labtester.sizing.configuration import Configuration
 from labtester.sizing.events import Run
 
 SEED = 27
+REPLICATIONS = 5  # simulated runs behind a proof run's prediction
 
 
 class MixItem(Protocol):
@@ -183,6 +185,21 @@ def simulate(
     while len(run.latencies) < len(times):
         run.step()
     return Simulated(rate_per_s, tuple(sorted(run.latencies)), times[-1] if times else 0.0, run.now)
+
+
+def replicated(
+    kinds: Sequence[RequestKind],
+    config: Configuration,
+    cores: float,
+    rate_per_s: float,
+    requests: int,
+    replications: int = REPLICATIONS,
+) -> tuple[float, float]:
+    """What one proof run of `requests` is predicted to serve (the mean over as many runs with
+    other seeds) and its p99 (their median): a run as short as a proof holds a few requests beyond
+    its p99, so one simulated run of it is one draw of its p99, not the prediction."""
+    runs = [simulate(kinds, config, cores, rate_per_s, requests, SEED + i) for i in range(replications)]
+    return sum(r.served_per_s for r in runs) / len(runs), statistics.median(r.p99_s for r in runs)
 
 
 def _cumulative(shares: list[float]) -> list[float]:

@@ -14,7 +14,7 @@ from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.sizing import costs
 from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, Role, SizedSummary
 from labtester.sizing.families import Family, families
-from labtester.sizing.model import RequestKind, ceiling_per_s, simulate
+from labtester.sizing.model import RequestKind, ceiling_per_s, replicated
 from labtester.sizing.search import (
     CONNECTION_BYTES,
     THREAD_BYTES,
@@ -73,14 +73,14 @@ def _levels(search_state: Search, candidate: Candidate, sustainable: float, dura
         if rate <= 0:
             continue
         requests = int(min(MOST_PREDICTED, max(50, rate * duration_s)))
-        run = simulate(
+        served, p99 = replicated(
             search_state.kinds[candidate.family.name],
             candidate.configuration,
             search_state.pod.cores_left(rate),
             rate,
             requests,
         )
-        levels.append(Level(offered_per_s=rate, predicted_per_s=run.served_per_s, predicted_p99_s=run.p99_s))
+        levels.append(Level(offered_per_s=rate, predicted_per_s=served, predicted_p99_s=p99))
     return levels
 
 
@@ -88,6 +88,7 @@ def _summary(
     role: Role, sized: Sized, state: Search, found: Found, context: SizedSummary, duration_s: float
 ) -> SizedSummary:
     c = sized.candidate
+    levels = [] if sized.rate_per_s <= 0 else _levels(state, c, sized.rate_per_s, duration_s)
     return context.model_copy(
         update={
             "role": role,
@@ -102,8 +103,9 @@ def _summary(
             "accept": c.family.rule.accept,
             "preemptive": c.family.rule.preemptive,
             "sustainable_per_s": sized.rate_per_s,
-            "predicted_p99_s": sized.p99_s,
-            "levels": [] if sized.rate_per_s <= 0 else _levels(state, c, sized.rate_per_s, duration_s),
+            # At the sustainable rate, the proof run's prediction (replicated) once there is one.
+            "predicted_p99_s": levels[-1].predicted_p99_s if levels else sized.p99_s,
+            "levels": levels,
             "kinds": costs.kind_costs(state.kinds[c.family.name]),
             "caveats": context.caveats + _caveats(sized, state.kinds[c.family.name], state.objective_s),
             "search_cpu_s": found.cpu_s,
@@ -223,4 +225,5 @@ def _fixed(
     candidate = Candidate(
         family, info.workers, per_process, memory[family.name].of(info.workers, per_process), ceiling
     )
-    return state.sustainable(candidate)
+    sized = state.sustainable(candidate)
+    return state.refined(sized) if sized is not None else None

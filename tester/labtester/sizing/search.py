@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from labtester.sizing.configuration import Configuration
+from labtester.sizing.document import MOST_PREDICTED
 from labtester.sizing.families import Family
-from labtester.sizing.model import RequestKind, ceiling_per_s, mean_of, simulate
+from labtester.sizing.model import RequestKind, ceiling_per_s, mean_of, replicated, simulate
 
 # The most of its ceiling a configuration is sized to: the ceiling rests on measured costs, good to
 # about a tenth, and a queue at 98 % of the real one grows without end.
@@ -25,6 +26,9 @@ HEADROOM = 0.9
 KNEE = 0.97  # the family's climb starts at its smallest configuration within this of its highest ceiling
 BETTER = 1.03  # a neighbour is better when it sustains this much more
 BISECTIONS = 6
+REFINEMENTS = 5  # steps down from the search's rate to one a proof's run meets over several seeds
+REFINE_STEP = 0.9
+CHECKS = 3  # seeds behind each refinement's p99 (the proof's own prediction takes REPLICATIONS)
 MOST_DOUBLINGS = 5  # a target rate beyond 32 x the pod's cores is not sized
 SEARCH_REQUESTS = (400, 1200)  # fewest and most simulated requests per run during the search
 MIB = 1 << 20
@@ -103,6 +107,28 @@ class Search:
             requests or self.requests(rate_per_s),
         )
         return run.p99_s
+
+    def refined(self, sized: Sized) -> Sized:
+        """The rate the search found, stepped down until a run as long as the proof meets the
+        objective over several seeds (`replicated`): the search's one seed per rate is one draw of
+        the p99, and the highest rate whose draw met the objective is biased up."""
+        rate, candidate = sized.rate_per_s, sized.candidate
+        for _ in range(REFINEMENTS):
+            if rate <= 0:
+                break
+            self.simulations += CHECKS
+            requests = int(min(MOST_PREDICTED, max(50, rate * self.duration_s)))
+            _, p99 = replicated(
+                self.kinds[candidate.family.name],
+                candidate.configuration,
+                self.pod.cores_left(rate),
+                rate,
+                requests,
+            )
+            if p99 <= self.objective_s:
+                return Sized(candidate, rate, p99)
+            rate *= REFINE_STEP
+        return Sized(candidate, rate, sized.p99_s) if rate > 0 else sized
 
     def sustainable(self, candidate: Candidate, above: float = 0.0) -> Sized | None:
         """The highest rate whose p99 meets the objective, by bisection below the ceiling; with
@@ -212,7 +238,7 @@ def search(
     for name in order:
         sized = best_of_family(state, found[name])
         if sized is not None:
-            best[name] = sized
+            best[name] = state.refined(sized)
     most = max((s.rate_per_s for s in best.values()), default=0.0)
     # Rates within BETTER of the most are one rate, as the model tells them apart: the least memory.
     near = [s for s in best.values() if s.rate_per_s * BETTER >= most]
