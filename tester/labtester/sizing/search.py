@@ -238,11 +238,13 @@ def search(
     for name in order:
         sized = best_of_family(state, found[name])
         if sized is not None:
-            best[name] = state.refined(sized)
+            best[name] = sized
     most = max((s.rate_per_s for s in best.values()), default=0.0)
     # Rates within BETTER of the most are one rate, as the model tells them apart: the least memory.
     near = [s for s in best.values() if s.rate_per_s * BETTER >= most]
     proposed = min(near, key=lambda s: (s.candidate.memory_bytes, -s.rate_per_s), default=None)
+    if proposed is not None:  # the rate it is proposed at (the others' proofs predict theirs over seeds)
+        proposed = best[proposed.candidate.family.name] = state.refined(proposed)
     return Found(proposed, best, time.process_time() - started, state.simulations)
 
 
