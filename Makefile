@@ -151,6 +151,9 @@ WHEELHOUSE := build/wheelhouse
 # Extra `helm upgrade` flags: `make run-lab HELM_ARGS="-f charts/concurrency-lab/ci/small-values.yaml"`.
 # Without -f/--values, run-lab picks the largest profile that fits the cluster and says which.
 HELM_ARGS ?=
+# A sizing's proposal, deployed and measured: `make run-lab PROPOSAL=results/<run>/proposal-values.yaml`
+# (the same as HELM_ARGS="-f ..."; it goes on top of the profile that fits).
+PROPOSAL ?=
 GRAFANA_URL := http://127.0.0.1:3000
 # Every image the chart deploys, from its values (a line each: REPOSITORY DOCKERFILE);
 # expanded only when a recipe runs, after `install` made the venv that reads them.
@@ -197,7 +200,7 @@ kind-up: install tools ## Docker engine, images (built here where none can be pu
 
 run-lab: install tools ## Check the fit, deploy to kind, run the tester Job, copy reports to results/kind
 	HELM=$(HELM) KUBECTL=$(KUBECTL) KUBE_CONTEXT=kind-$(CLUSTER) RELEASE=$(RELEASE) NAMESPACE=$(NAMESPACE) \
-		CHART=$(CHART) IMAGE_TAGS=$(IMAGE_TAGS) HELM_ARGS="$(HELM_ARGS)" RESULTS_DIR=results/kind \
+		CHART=$(CHART) IMAGE_TAGS=$(IMAGE_TAGS) HELM_ARGS="$(HELM_ARGS)" PROPOSAL="$(PROPOSAL)" RESULTS_DIR=results/kind \
 		GRAFANA_URL=$(GRAFANA_URL) $(BIN)/python scripts/run_lab.py
 
 kind-down: tools ## Delete the cluster, stop the engine kind-up started, restore kernel settings

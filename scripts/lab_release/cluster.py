@@ -36,6 +36,10 @@ class Settings:
         ]
         if missing:
             raise SystemExit(f"run-lab: set {', '.join(missing)} (the Makefile does)")
+        proposal = env.get("PROPOSAL", "")
+        if proposal and not Path(proposal).is_file():
+            print(f"run-lab: PROPOSAL={proposal}: no such file (a sizing writes it beside its results)")
+            raise SystemExit(2)
         return cls(
             helm=env["HELM"],
             kubectl=env["KUBECTL"],
@@ -43,7 +47,8 @@ class Settings:
             release=env["RELEASE"],
             namespace=env["NAMESPACE"],
             chart=Path(env["CHART"]),
-            helm_args=shlex.split(env.get("HELM_ARGS", "")),
+            # A sizing's proposal is an overlay, last, as `-f` in HELM_ARGS would be.
+            helm_args=shlex.split(env.get("HELM_ARGS", "")) + (["-f", proposal] if proposal else []),
             image_tags=Path(env["IMAGE_TAGS"]) if env.get("IMAGE_TAGS") else None,
             results_dir=Path(env.get("RESULTS_DIR", "results/kind")),
             grafana_url=env.get("GRAFANA_URL", "http://127.0.0.1:3000"),

@@ -21,7 +21,7 @@ from typing import Any
 
 from measure.asynccpu import Metered, meter_loop
 from measure.observers import request_answered, request_ended, request_started
-from measure.requestcpu import ACCOUNT, RequestAccount
+from measure.requestcpu import ACCOUNT, RequestAccount, queued_since, run_queue_s
 from measure.servertiming import HEADER, RouteLabels, asgi_template, timing_value, with_timing
 
 Scope = dict[str, Any]
@@ -41,13 +41,14 @@ class _Exchange:
 
     __slots__ = (
         *("account", "held", "recorded", "routes", "scope"),
-        *("send_server", "sent", "started", "started_at", "status"),
+        *("queued_at", "send_server", "sent", "started", "started_at", "status"),
     )
 
     def __init__(self, scope: Scope, send: Send, account: RequestAccount, routes: RouteLabels) -> None:
         self.scope, self.send_server, self.account, self.routes = scope, send, account, routes
         self.started_at = time.time()
         self.started = time.perf_counter()
+        self.queued_at = run_queue_s()  # the event loop's thread
         self.held: Message | None = None
         self.sent = False  # the response start reached the server
         self.recorded = False  # the request is in /metrics
@@ -76,7 +77,9 @@ class _Exchange:
     async def flush(self) -> None:
         """Send the held response start with the figures up to now, the same as /metrics gets."""
         assert self.held is not None
-        timing = timing_value(*self.record(), os.getpid(), self.started_at).encode()
+        queued = queued_since(self.queued_at)
+        queued = None if queued is None else queued + self.account.queued_s
+        timing = timing_value(*self.record(), os.getpid(), self.started_at, queued).encode()
         headers = with_timing(self.held.get("headers", ()), _HEADER, timing, b", ")
         self.sent = True
         await self.send_server({**self.held, "headers": headers})

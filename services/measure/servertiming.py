@@ -1,10 +1,14 @@
 """The W3C Server-Timing header each measured response carries, and the route label of a request.
 
-    Server-Timing: lab-cpu;dur=12.345, lab-app;dur=45.678, lab-pid;desc=1234, lab-start;desc=1764000000.123456
+    Server-Timing: lab-cpu;dur=12.345, lab-app;dur=45.678, lab-pid;desc=1234,
+                   lab-start;desc=1764000000.123456, lab-queue;dur=0.512
 
 `lab-cpu` (ms): the CPU the request used up to its response headers (measure.requestcpu);
 `lab-app` (ms): wall time from the app being called to its headers being sent; `lab-pid`: the
-process that served it; `lab-start`: server epoch seconds when the app was called. Appended after
+process that served it; `lab-start`: server epoch seconds when the app was called; `lab-queue`
+(ms): of `lab-app`, the time the request's threads waited on a run queue for a core (a busy
+machine's delay, neither the request's work nor its own wait; absent where the kernel keeps no
+schedstat). Appended after
 any Server-Timing the app set, whose entries stay as they were: the `lab-` names are the lab's own,
 so an app's `cpu` or `app` is never read as the lab's (and were an app to write a `lab-` entry,
 the lab's own comes last, which readers take).
@@ -27,11 +31,14 @@ ROUTE_KEY = "lab.route"  # a scope (ASGI) or environ (WSGI) key any layer may se
 _RULE_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 
-def timing_value(cpu_s: float, app_s: float, pid: int, started_at: float) -> str:
-    return (
+def timing_value(
+    cpu_s: float, app_s: float, pid: int, started_at: float, queued_s: float | None = None
+) -> str:
+    value = (
         f"lab-cpu;dur={cpu_s * 1000:.3f}, lab-app;dur={app_s * 1000:.3f}, "
         f"lab-pid;desc={pid}, lab-start;desc={started_at:.6f}"
     )
+    return value if queued_s is None else f"{value}, lab-queue;dur={queued_s * 1000:.3f}"
 
 
 def with_timing(

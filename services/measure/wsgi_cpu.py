@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from measure.greencpu import GreenletMeter
 from measure.handover import meter_handovers
 from measure.observers import request_answered, request_ended, request_started
-from measure.requestcpu import ACCOUNT, RequestAccount
+from measure.requestcpu import ACCOUNT, RequestAccount, queued_since, run_queue_s
 from measure.servertiming import HEADER, ROUTE_KEY, RouteLabels, timing_value, with_timing
 from measure.waits import waits_yield
 
@@ -82,7 +82,7 @@ class _Response:
 
     __slots__ = (
         *("account", "environ", "headers", "routes", "sent", "server_start"),
-        *("server_write", "started", "started_at", "status_line"),
+        *("queued_at", "server_write", "started", "started_at", "status_line"),
     )
 
     def __init__(
@@ -96,6 +96,7 @@ class _Response:
         self.environ, self.server_start, self.account, self.routes = environ, start_response, account, routes
         self.started_at = time.time()
         self.started = started
+        self.queued_at = run_queue_s()  # the request's thread (a gevent worker's one thread)
         self.status_line: str | None = None
         self.headers: Headers = []
         self.sent = False
@@ -128,7 +129,9 @@ class _Response:
         request_answered(
             environ["REQUEST_METHOD"], route, int(self.status_line.partition(" ")[0]), app_s, cpu_s
         )
-        timing = timing_value(cpu_s, app_s, os.getpid(), self.started_at)
+        queued = queued_since(self.queued_at)
+        queued = None if queued is None else queued + self.account.queued_s
+        timing = timing_value(cpu_s, app_s, os.getpid(), self.started_at, queued)
         self.sent = True
         self.server_write = self.server_start(
             self.status_line, with_timing(self.headers, HEADER, timing, ", ")

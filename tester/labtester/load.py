@@ -33,6 +33,7 @@ SAMPLE_FIELDS = (
     "pid",
     "started_at",
     "client",
+    "queued_s",
 )
 
 
@@ -52,6 +53,7 @@ class Sample:
     pid: int | None = None
     started_at: float | None = None
     client: int = 0  # the client (of P) that sent it
+    queued_s: float | None = None  # of app_s, the server's threads' time on a run queue for a core
 
     @property
     def from_schedule_s(self) -> float:
@@ -61,6 +63,12 @@ class Sample:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def own_s(self) -> float | None:
+        """The app's time less its threads' time on a run queue for a core (a busy machine's, not
+        the request's): its CPU and its own waits."""
+        return None if self.app_s is None else self.app_s - (self.queued_s or 0.0)
 
     def as_row(self) -> tuple[object, ...]:
         return astuple(self)

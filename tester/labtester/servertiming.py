@@ -2,7 +2,8 @@
 
 Every target wraps its app in the lab's CPU middleware, which appends to any Server-Timing the app
 set itself: `lab-cpu;dur=12.345, lab-app;dur=45.678, lab-pid;desc=1234,
-lab-start;desc=1764000000.123456` (milliseconds for `dur`; `lab-start` in server epoch seconds).
+lab-start;desc=1764000000.123456, lab-queue;dur=0.512` (milliseconds for `dur`; `lab-start` in
+server epoch seconds; `lab-queue`, of the app's time, its threads' wait on a run queue for a core).
 Only those names are read, in any order among the app's own entries (an app's `cpu` or `app` is its
 own, never the lab's); where a name comes twice the last wins, the lab's being appended last. A
 response without them was not measured: None, never zero.
@@ -22,9 +23,10 @@ class ServerTiming:
     app_s: float | None = None  # wall time from the app being called to its response headers
     pid: int | None = None  # the process that served it
     started_at: float | None = None  # server epoch seconds when the app was called
+    queued_s: float | None = None  # of app_s, the time its threads waited on a run queue for a core
 
 
-CPU, APP, PID, START = "lab-cpu", "lab-app", "lab-pid", "lab-start"
+CPU, APP, PID, START, QUEUE = "lab-cpu", "lab-app", "lab-pid", "lab-start", "lab-queue"
 
 
 def _entries(values: Iterable[str]) -> dict[str, dict[str, str]]:
@@ -55,11 +57,13 @@ def parse(values: Iterable[str]) -> ServerTiming:
     entries = _entries(values)
     cpu_ms, app_ms = _number(entries.get(CPU), "dur"), _number(entries.get(APP), "dur")
     pid = _number(entries.get(PID), "desc")
+    queued_ms = _number(entries.get(QUEUE), "dur")
     return ServerTiming(
         cpu_s=cpu_ms / 1000 if cpu_ms is not None else None,
         app_s=app_ms / 1000 if app_ms is not None else None,
         pid=int(pid) if pid is not None else None,
         started_at=_number(entries.get(START), "desc"),
+        queued_s=queued_ms / 1000 if queued_ms is not None else None,
     )
 
 

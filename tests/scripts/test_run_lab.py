@@ -347,3 +347,16 @@ def test_a_proposal_goes_on_top_of_the_profile_that_fits(
     assert {m["metadata"]["name"] for m in installed if m["kind"] == "Deployment"} >= {
         "lab-concurrency-lab-app-proposed"
     }
+
+
+def test_proposal_is_the_same_overlay_and_a_missing_one_is_refused_in_one_line(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    scenario(lab, [NODE_2], [{"*": "ready", "tester": "running"}], job=["Complete"])
+    run = run_main(lab, monkeypatch, capsys, PROPOSAL=str(proposal_file(tmp_path)))
+    assert run.code == 0, run.err
+    upgrade = run.calls[run.position("helm upgrade")]
+    assert upgrade.index(f"--values {TWO_CPU}") < upgrade.index("proposal-values.yaml")
+    missing = run_main(lab, monkeypatch, capsys, PROPOSAL=str(tmp_path / "absent.yaml"))
+    assert missing.code == 2 and missing.calls == run.calls, missing  # nothing more was called
+    assert missing.out.strip().startswith(f"run-lab: PROPOSAL={tmp_path / 'absent.yaml'}: no such file")

@@ -1,5 +1,5 @@
 """The Server-Timing header as the tester reads it: the lab's own entries (`lab-cpu`, `lab-app`,
-`lab-pid`, `lab-start`) in any order, among the app's own, which are never read as the lab's; a
+`lab-pid`, `lab-start`, `lab-queue`) in any order, among the app's own, which are never read as the lab's; a
 response without them is not measured (None), never zero."""
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ def test_the_labs_entries_in_seconds() -> None:
     timing = parse([LAB])
     assert timing.cpu_s == pytest.approx(0.012345) and timing.app_s == pytest.approx(0.045678)
     assert timing.pid == 1234 and timing.started_at == pytest.approx(1764000000.123456)
+    assert timing.queued_s is None  # a server that keeps no schedstat: not measured, never zero
+    assert parse([f"{LAB}, lab-queue;dur=0.512"]).queued_s == pytest.approx(0.000512)
 
 
 def test_any_order_among_the_apps_own_entries_and_lines() -> None:

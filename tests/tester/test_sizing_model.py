@@ -75,3 +75,17 @@ def test_the_tail_grows_with_the_rate_and_the_same_seed_gives_the_same_run() -> 
     tails = [simulate(kinds, config, 2, rate, 2000).p99_s for rate in (20, 50, 80)]
     assert tails == sorted(tails)
     assert simulate(kinds, config, 2, 50, 2000) == simulate(kinds, config, 2, 50, 2000)
+
+
+def test_a_measured_tail_is_drawn_from_not_averaged_away() -> None:
+    # The same mean CPU (10 ms): every request alike, or one in 20 taking 100 ms.
+    spread = tuple([0.1] * 2 + [0.1 / 38 * 2] * 38)  # 40 quantiles: 5 % at 100 ms, the rest ~5.3 ms
+    steady = RequestKind("/cpu", 1, cpu_s=0.01, wait_s=0.0)
+    tailed = RequestKind("/cpu", 1, cpu_s=0.0053, wait_s=0.0, cpu_spread_s=spread)
+    assert tailed.demand_s == pytest.approx(steady.demand_s, rel=0.01)
+    config = Configuration("gthread", 1, 4, "per_worker", True)
+    assert ceiling_per_s([tailed], config, cores=1) == pytest.approx(ceiling_per_s([steady], config, cores=1))
+    runs = [simulate([kind], config, cores=1, rate_per_s=50, requests=4000) for kind in (steady, tailed)]
+    assert runs[1].served_per_s == pytest.approx(runs[0].served_per_s, rel=0.05)  # the same work...
+    assert runs[1].p99_s > 2 * runs[0].p99_s  # ...and a tail the mean hides
+    assert runs[1].p99_s > 0.1  # a 100 ms request is in the p99

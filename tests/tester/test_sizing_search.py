@@ -4,8 +4,8 @@ configurations, a target rate, and the pod's memory."""
 from __future__ import annotations
 
 from labtester.sizing.families import RULES, Family, families
-from labtester.sizing.model import RequestKind
-from labtester.sizing.search import MIB, Memory, Pod, Search, candidates, search
+from labtester.sizing.model import SEED, RequestKind, simulate
+from labtester.sizing.search import CHECKS, MIB, REFINEMENTS, Memory, Pod, Search, candidates, search
 from labtester.targets import DEFAULT_VALUES
 
 # The shared note's mixed app: a CPU path, a waiting path, a path that does both.
@@ -32,7 +32,8 @@ def test_the_whole_search_is_a_bounded_number_of_simulations() -> None:
     found = search(SEARCHED, KINDS, MEMORY, POD, objective_s=0.4, duration_s=20)
     assert found.proposed is not None
     assert set(found.best_by_family) == {f.name for f in SEARCHED}
-    assert 0 < found.simulations <= 12 * len(SEARCHED) and found.cpu_s > 0
+    # Each family's climb, then the proposal's rate checked over CHECKS seeds as long as the proof runs.
+    assert 0 < found.simulations <= 12 * len(SEARCHED) + REFINEMENTS * CHECKS and found.cpu_s > 0
 
 
 def test_the_proposal_sustains_more_than_the_fixed_gthread_and_sync_configurations() -> None:
@@ -96,3 +97,29 @@ def test_of_families_that_sustain_the_same_rate_the_one_with_least_memory_is_pro
     for sized in found.best_by_family.values():
         if sized.rate_per_s <= found.proposed.rate_per_s * 1.03:
             assert found.proposed.candidate.memory_bytes <= sized.candidate.memory_bytes
+
+
+def test_a_rate_beyond_the_pod_names_the_pod_it_would_need() -> None:
+    too_much = search(SEARCHED, KINDS, MEMORY, POD, objective_s=0.4, duration_s=20, target_rate=500)
+    assert too_much.proposed is None and too_much.serves_rate is False
+    assert too_much.needed is not None and too_much.needed_pod is not None
+    # The mix costs about 31 ms of CPU a request: 500/s needs 16 cores or more, 2 cores doubled.
+    assert too_much.needed_pod.cores >= 16 and too_much.needed_pod.memory_bytes > POD.memory_bytes
+    assert too_much.needed.rate_per_s == 500 and too_much.needed.p99_s <= 0.4
+    halved = Pod(too_much.needed_pod.cores / 2, too_much.needed_pod.memory_bytes // 2)
+    assert not search(SEARCHED, KINDS, MEMORY, halved, 0.4, 20, target_rate=500).serves_rate
+
+
+def test_the_rate_found_meets_the_objective_over_several_seeds_not_one() -> None:
+    # A mix with a long tail: a 150 ms CPU path and a 150 ms wait, as the shop's report and checkout.
+    shop = [RequestKind("/report", 1, 0.15, 0.0, 0.0005), RequestKind("/checkout", 1, 0.0025, 0.15, 0.0005)]
+    kinds = {f.name: shop for f in SEARCHED[:2]}
+    found = search(SEARCHED[:2], kinds, MEMORY, POD, objective_s=0.55, duration_s=20)
+    for sized in [found.proposed]:
+        assert sized is not None
+        requests = int(sized.rate_per_s * 20)
+        runs = [
+            simulate(shop, sized.candidate.configuration, 2, sized.rate_per_s, requests, SEED + i)
+            for i in range(CHECKS)
+        ]
+        assert sorted(r.p99_s for r in runs)[CHECKS // 2] <= 0.55, sized

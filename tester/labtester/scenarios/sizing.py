@@ -17,7 +17,7 @@ from labtester.scenarios.flow.accounting import cores_free  # the flow's reading
 from labtester.sizing import answers
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, SizedSummary, SizingConclusion
-from labtester.sizing.model import RequestKind, Simulated, simulate
+from labtester.sizing.model import RequestKind, replicated
 from labtester.stats import percentiles
 from labtester.views import Answer
 
@@ -65,6 +65,7 @@ class Sizing(LoadShape[SizingSettings, SizedSummary]):
             return None
         proposed = next((s for s in proved if s.role == "proposed"), None)
         first = proposed or proved[0]
+        needed = next((s for s in proved if s.role == "needed"), None)
         conclusion = SizingConclusion(
             pod=first.pod,
             objective=first.objective,
@@ -72,6 +73,7 @@ class Sizing(LoadShape[SizingSettings, SizedSummary]):
             families=[s for s in proved if s.role == "family"],
             fixed=next((s for s in proved if s.role == "fixed"), None)
             or next((s for s in proved if s.label == first.fixed_label), None),
+            needed=needed,
             caveats=sorted(
                 {c for s in proved for c in s.caveats}, key=[c for s in proved for c in s.caveats].index
             ),
@@ -105,28 +107,38 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
     return level.model_copy(
         update={
             "cores_free": free,
-            "explained_per_s": explained.served_per_s if explained else None,
-            "explained_p99_s": explained.p99_s if explained else None,
+            "explained_per_s": explained[0] if explained else None,
+            "explained_p99_s": explained[1] if explained else None,
             "measured_per_s": len(done) / wall if wall > 0 else 0.0,
             "measured_p99_s": p99,
             "requests": len(samples),
             "failed": len(samples) - len(done),
+            "load_average": run.get("load_average"),
         }
     )
 
 
-def _explained(summary: SizedSummary, level: Level, cores: float) -> Simulated:
+def _explained(summary: SizedSummary, level: Level, cores: float) -> tuple[float, float]:
     """The model on the cores the machine left the server during the run (the client's CPU is
     already out of them)."""
     kinds = [
-        RequestKind(k.name, k.weight, k.cpu_s, k.wait_s, k.overhead_s, k.cores_per_process)
+        RequestKind(
+            k.name,
+            k.weight,
+            k.cpu_s,
+            k.wait_s,
+            k.overhead_s,
+            k.cores_per_process,
+            tuple(k.cpu_spread_s),
+            tuple(k.wait_spread_s),
+        )
         for k in summary.kinds
     ]
     config = Configuration(
         summary.family, summary.processes, summary.threads, summary.accept, summary.preemptive
     )
     requests = max(50, min(MOST_PREDICTED, level.requests))
-    return simulate(kinds, config, cores, level.offered_per_s, requests)
+    return replicated(kinds, config, cores, level.offered_per_s, requests)
 
 
 SHAPE = Sizing()

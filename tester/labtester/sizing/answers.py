@@ -25,12 +25,23 @@ def headline(conclusion: SizingConclusion) -> str:
     """`Serve X with gunicorn gthread, 2 workers x 24 threads, on 2 cores and 1 GiB: predicted ...`"""
     pod = f"{conclusion.pod.cores:g} cores and {_gib(conclusion.pod.memory_bytes)}"
     proposed = conclusion.proposed
+    goal = f"p99 {conclusion.objective.p99_s:.2f} s"
+    needed, rate = conclusion.needed, conclusion.objective.rate_per_s
+    if proposed is None and needed is not None and needed.needs_pod is not None and rate is not None:
+        bigger = f"{needed.needs_pod.cores:g} cores and {_gib(needed.needs_pod.memory_bytes)}"
+        return (
+            f"No configuration on {pod} serves {rate:g}/s at {goal}; the pod it would need has {bigger}: "
+            f"{needed.label}, predicted {needed.sustainable_per_s:.1f}/s at p99 "
+            f"{needed.predicted_p99_s:.2f} s (not proved: this machine is not that pod)."
+        )
     if proposed is None:
-        goal = f"p99 {conclusion.objective.p99_s:.2f} s"
         return f"No configuration on {pod} meets {goal}: {'; '.join(conclusion.caveats)}"
     level = proposed.at_sustainable()
+    serves = (
+        f"{rate:g}/s with the smallest configuration that does, " if rate is not None else "the app with "
+    )
     text = (
-        f"Serve the app with {proposed.label}, on {pod}: predicted {proposed.sustainable_per_s:.1f}/s at p99 "
+        f"Serve {serves}{proposed.label}, on {pod}: predicted {proposed.sustainable_per_s:.1f}/s at p99 "
         f"{proposed.predicted_p99_s:.2f} s, {_measured(level)}"
     )
     departs = level.departures() if level else []
@@ -52,7 +63,11 @@ def headline(conclusion: SizingConclusion) -> str:
 
 
 def answer(conclusion: SizingConclusion) -> Answer:
-    proved = [s for s in [conclusion.proposed, *conclusion.families, conclusion.fixed] if s is not None]
+    proved = [
+        s
+        for s in [conclusion.proposed, *conclusion.families, conclusion.fixed, conclusion.needed]
+        if s is not None
+    ]
     evidence = "; ".join(
         f"{s.label} ({s.role}): "
         + ", ".join(
@@ -122,9 +137,10 @@ def table(conclusion: SizingConclusion) -> Table:
         "pred p99 s",
         "meas p99 s",
         "failed",
+        "load avg",
     ):
         table.add_column(column, justify="left" if column in ("configuration", "role") else "right")
-    for s in [conclusion.proposed, *conclusion.families, conclusion.fixed]:
+    for s in [conclusion.proposed, *conclusion.families, conclusion.fixed, conclusion.needed]:
         if s is None:
             continue
         for lv in s.levels:
@@ -132,5 +148,6 @@ def table(conclusion: SizingConclusion) -> Table:
                 s.label, s.role, _gib(s.memory_bytes), f"{lv.offered_per_s:.1f}", f"{lv.predicted_per_s:.1f}",
                 "-" if lv.measured_per_s is None else f"{lv.measured_per_s:.1f}", f"{lv.predicted_p99_s:.3f}",
                 "-" if lv.measured_p99_s is None else f"{lv.measured_p99_s:.3f}", str(lv.failed),
+                "-" if lv.load_average is None else f"{lv.load_average:.1f}",
             )  # fmt: skip
     return table

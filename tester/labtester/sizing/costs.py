@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import os
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psutil
 
+from labtester.rawlog import Record
 from labtester.scenarios.flow.analyse import FlowSummary, PathFlow, flows
 from labtester.scenarios.flow.conclude import AppConclusion
 from labtester.scenarios.flow.settings import FAN_OUT
@@ -27,6 +29,7 @@ from labtester.sizing.document import FixedBest, KindCost, Objective, PodSize
 from labtester.sizing.families import Family
 from labtester.sizing.model import RequestKind
 from labtester.sizing.search import MIB, Memory
+from labtester.sizing.spreads import spread_of
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -104,10 +107,10 @@ def _cores_per_process(target: TargetResult, flow: PathFlow) -> float | None:
 
 
 def kinds_of(
-    results: Results, conclusion: AppConclusion, family: Family
+    results: Results, conclusion: AppConclusion, family: Family, records: Sequence[Record] = ()
 ) -> tuple[list[RequestKind], list[str]]:
     """The mix in the traffic's weights (PATHS: equal), each request with this family's own
-    overhead, and what was assumed."""
+    overhead and, from the raw `records`, its measured spread; and what was assumed."""
     family_flows = _family_flows(results, family)
     traffic = results.lab_settings().app_traffic()
     assumed = []
@@ -119,6 +122,7 @@ def kinds_of(
         on_path = [(t, f) for t, f in family_flows if f.endpoint == path.path]
         overheads = [o for _, f in on_path if (o := _overhead(f)) is not None]
         parallel = [c for t, f in on_path if (c := _cores_per_process(t, f)) is not None]
+        measured = spread_of(records, path.path, family.fixed_targets)
         kinds.append(
             RequestKind(
                 name=path.path,
@@ -127,6 +131,8 @@ def kinds_of(
                 wait_s=path.wait_s,
                 overhead_s=statistics.median(overheads) if overheads else 0.0,
                 cores_per_process=max(1.0, max(parallel, default=1.0)),
+                cpu_spread_s=measured.cpu_s,
+                wait_spread_s=measured.wait_s,
             )
         )
         if not overheads:
@@ -143,6 +149,8 @@ def kind_costs(kinds: list[RequestKind]) -> list[KindCost]:
             wait_s=k.wait_s,
             overhead_s=k.overhead_s,
             cores_per_process=k.cores_per_process,
+            cpu_spread_s=list(k.cpu_spread_s),
+            wait_spread_s=list(k.wait_spread_s),
         )
         for k in kinds
     ]

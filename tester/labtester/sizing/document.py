@@ -14,7 +14,9 @@ from pydantic import BaseModel
 PROOF_S = 20.0  # each proof run's length
 MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
 
-Role = Literal["proposed", "family", "fixed"]  # the proposal, another family's best, the lab's pick
+# The proposal, another family's best, the lab's pick; and where nothing in the pod serves RATE=,
+# the smallest configuration on the pod it would need (predicted, not proved).
+Role = Literal["proposed", "family", "fixed", "needed"]
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
 
 
@@ -40,6 +42,10 @@ class KindCost(BaseModel):
     wait_s: float
     overhead_s: float  # the server's own CPU per request (its family's, measured where it ran)
     cores_per_process: float
+    # What the simulation draws each request's CPU and wait from: evenly spaced quantiles of the
+    # measured (CPU under load in the family's configurations, wait alone net of the run queue).
+    cpu_spread_s: list[float] = []
+    wait_spread_s: list[float] = []
 
 
 class Level(BaseModel):
@@ -58,6 +64,7 @@ class Level(BaseModel):
     cores_free: float | None = None
     explained_per_s: float | None = None
     explained_p99_s: float | None = None
+    load_average: float | None = None  # the machine's 1-minute load average as the run ended
 
     def departures(self) -> list[str]:
         """`rate 0.82x predicted`: where measured and predicted are more than DEPARTS apart."""
@@ -74,6 +81,8 @@ class Level(BaseModel):
                 f"the machine left it {self.cores_free:.2f} cores, on which the model predicts "
                 f"{self.explained_per_s:.1f}/s at p99 {p99}"
             )
+        if found and self.load_average is not None:
+            found.append(f"load average {self.load_average:.1f}")
         return found
 
 
@@ -104,6 +113,7 @@ class SizedSummary(BaseModel):
     simulations: int = 0
     error: str | None = None  # why it was not proved (it did not start)
     fixed_label: str | None = None  # the flows' pick, where it is this run's proposal or a family's best
+    needs_pod: PodSize | None = None  # role "needed": the pod that serves the target rate
 
     def at_sustainable(self) -> Level | None:
         return max(self.levels, key=lambda level: level.offered_per_s, default=None)
@@ -125,6 +135,7 @@ class SizingConclusion(BaseModel):
     families: list[SizedSummary]  # the best of each other family, proved beside it
     fixed: SizedSummary | None = None  # the lab's recommended fixed configuration, proved the same way
     fixed_best: FixedBest | None = None
+    needed: SizedSummary | None = None  # RATE= beyond the pod: the smallest on the pod it would need
     caveats: list[str] = []
     search_cpu_s: float = 0.0
     simulations: int = 0

@@ -33,7 +33,8 @@ def size_and_prove(
     if settings.clients > 1:
         progress.note("sizing: not run with more than one client (the proof loads from client 0 alone)")
         return
-    results = build_results(read_raw(run_dir))
+    records = read_raw(run_dir)
+    results = build_results(records)
     interface = next(
         (
             str(t.info.model_extra["app"]["interface"])
@@ -46,7 +47,7 @@ def size_and_prove(
         progress.note("sizing: no configuration of the app answered, nothing to size")
         return
     progress.step("sizing: searching each family's knobs")
-    planned = plan(results, interface, values, duration_s)
+    planned = plan(results, interface, values, duration_s, records)
     if not planned:
         progress.note("sizing: the flows measured no path's costs, nothing to size")
         return

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,6 +32,7 @@ from labtester.sizing.configuration import Configuration
 from labtester.sizing.events import Run
 
 SEED = 27
+REPLICATIONS = 5  # simulated runs behind a proof run's prediction
 
 
 class MixItem(Protocol):
@@ -45,23 +47,55 @@ class MixItem(Protocol):
 
 @dataclass(frozen=True)
 class RequestKind:
-    """One kind of request and what it costs where it runs, all measured alone."""
+    """One kind of request and what it costs where it runs, as measured. With measured spreads
+    (`cpu_spread_s`, `wait_spread_s`: evenly spaced quantiles of what requests used), each
+    simulated request draws its CPU and its wait from them, and the means stand for the typical
+    figures; without, every request costs `cpu_s` and waits `wait_s`."""
 
     name: str
     weight: float  # its share of the mix (any positive scale)
-    cpu_s: float  # the app's CPU per request
+    cpu_s: float  # the app's CPU per request (typical: the median alone)
     wait_s: float  # what it waits (needs no core)
     overhead_s: float = 0.0  # the server's and framework's own CPU per request
     cores_per_process: float = 1.0  # cores one process's CPU can use (> 1: work that releases the GIL)
+    cpu_spread_s: tuple[float, ...] = ()  # the app's CPU per request, quantiles (under load)
+    wait_spread_s: tuple[float, ...] = ()  # its wait, quantiles (alone, net of the run queue)
+
+    @property
+    def mean_cpu_s(self) -> float:
+        return sum(self.cpu_spread_s) / len(self.cpu_spread_s) if self.cpu_spread_s else self.cpu_s
+
+    @property
+    def mean_wait_s(self) -> float:
+        return sum(self.wait_spread_s) / len(self.wait_spread_s) if self.wait_spread_s else self.wait_s
 
     @property
     def demand_s(self) -> float:
-        """The CPU a request costs its process."""
-        return self.cpu_s + self.overhead_s
+        """The CPU a request costs its process, on average."""
+        return self.mean_cpu_s + self.overhead_s
 
     @property
     def alone_s(self) -> float:
-        return self.demand_s + self.wait_s
+        return self.demand_s + self.mean_wait_s
+
+    def drawn(self, cpu_draw: float, wait_draw: float) -> tuple[float, float]:
+        """One request's CPU (with the server's own) and wait, from draws in [0, 1)."""
+        cpu = _quantile(self.cpu_spread_s, cpu_draw) if self.cpu_spread_s else self.cpu_s
+        wait = _quantile(self.wait_spread_s, wait_draw) if self.wait_spread_s else self.wait_s
+        return cpu + self.overhead_s, wait
+
+
+def _quantile(spread: tuple[float, ...], draw: float) -> float:
+    return spread[min(int(draw * len(spread)), len(spread) - 1)]
+
+
+def spread(values: Sequence[float], points: int = 40) -> tuple[float, ...]:
+    """`points` evenly spaced quantiles of the values (the midpoints of as many equal shares), so a
+    draw from them follows the values' distribution, tail included, in a few numbers."""
+    ordered = sorted(values)
+    if not ordered:
+        return ()
+    return tuple(percentile(ordered, 100 * (i + 0.5) / points) for i in range(points))
 
 
 @dataclass(frozen=True)
@@ -110,13 +144,12 @@ def ceiling_per_s(kinds: Sequence[RequestKind], config: Configuration, cores: fl
 
 
 @lru_cache(maxsize=16)
-def _draws(requests: int, seed: int) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
-    """The run's randomness, by seed: unit exponential gaps, a kind draw and a worker draw each."""
+def _draws(requests: int, seed: int) -> tuple[tuple[float, ...], ...]:
+    """The run's randomness, by seed: unit exponential gaps, then a kind draw, a worker draw, a
+    CPU draw and a wait draw each."""
     rng = random.Random(seed)
     gaps = tuple(rng.expovariate(1.0) for _ in range(requests))
-    kinds = tuple(rng.random() for _ in range(requests))
-    workers = tuple(rng.random() for _ in range(requests))
-    return gaps, kinds, workers
+    return (gaps, *(tuple(rng.random() for _ in range(requests)) for _ in range(4)))
 
 
 def poisson_arrivals(rate_per_s: float, requests: int, seed: int = SEED) -> list[float]:
@@ -139,18 +172,34 @@ def simulate(
 ) -> Simulated:
     """Serve `requests` Poisson arrivals at `rate_per_s` (or the given arrival times) and return
     each one's latency. `cores`: the pod's cores left to the server."""
-    _, kind_draws, worker_draws = _draws(requests, seed)
+    _, kind_draws, worker_draws, cpu_draws, wait_draws = _draws(requests, seed)
     times = list(arrivals) if arrivals is not None else poisson_arrivals(rate_per_s, requests, seed)
     total = sum(k.weight for k in kinds)
     bounds = _cumulative([k.weight / total for k in kinds])
     kind_of = [_pick(bounds, draw) for draw in kind_draws[: len(times)]]
     run = Run(config, cores, mean_of(kinds, "cores_per_process"), times)
-    run.cpu = [kinds[k].demand_s for k in kind_of]
-    run.wait = [kinds[k].wait_s for k in kind_of]
+    costs = [kinds[k].drawn(cpu_draws[i], wait_draws[i]) for i, k in enumerate(kind_of)]
+    run.cpu = [cpu for cpu, _ in costs]
+    run.wait = [wait for _, wait in costs]
     run.draws = worker_draws
     while len(run.latencies) < len(times):
         run.step()
     return Simulated(rate_per_s, tuple(sorted(run.latencies)), times[-1] if times else 0.0, run.now)
+
+
+def replicated(
+    kinds: Sequence[RequestKind],
+    config: Configuration,
+    cores: float,
+    rate_per_s: float,
+    requests: int,
+    replications: int = REPLICATIONS,
+) -> tuple[float, float]:
+    """What one proof run of `requests` is predicted to serve (the mean over as many runs with
+    other seeds) and its p99 (their median): a run as short as a proof holds a few requests beyond
+    its p99, so one simulated run of it is one draw of its p99, not the prediction."""
+    runs = [simulate(kinds, config, cores, rate_per_s, requests, SEED + i) for i in range(replications)]
+    return sum(r.served_per_s for r in runs) / len(runs), statistics.median(r.p99_s for r in runs)
 
 
 def _cumulative(shares: list[float]) -> list[float]:

@@ -4,15 +4,17 @@ its predicted rate and p99 at the rates the proof will offer, and the caveats th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.sizing import costs
 from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, Role, SizedSummary
 from labtester.sizing.families import Family, families
-from labtester.sizing.model import RequestKind, ceiling_per_s, simulate
+from labtester.sizing.model import RequestKind, ceiling_per_s, replicated
 from labtester.sizing.search import (
     CONNECTION_BYTES,
     THREAD_BYTES,
@@ -71,14 +73,14 @@ def _levels(search_state: Search, candidate: Candidate, sustainable: float, dura
         if rate <= 0:
             continue
         requests = int(min(MOST_PREDICTED, max(50, rate * duration_s)))
-        run = simulate(
+        served, p99 = replicated(
             search_state.kinds[candidate.family.name],
             candidate.configuration,
             search_state.pod.cores_left(rate),
             rate,
             requests,
         )
-        levels.append(Level(offered_per_s=rate, predicted_per_s=run.served_per_s, predicted_p99_s=run.p99_s))
+        levels.append(Level(offered_per_s=rate, predicted_per_s=served, predicted_p99_s=p99))
     return levels
 
 
@@ -86,6 +88,7 @@ def _summary(
     role: Role, sized: Sized, state: Search, found: Found, context: SizedSummary, duration_s: float
 ) -> SizedSummary:
     c = sized.candidate
+    levels = [] if sized.rate_per_s <= 0 else _levels(state, c, sized.rate_per_s, duration_s)
     return context.model_copy(
         update={
             "role": role,
@@ -100,8 +103,9 @@ def _summary(
             "accept": c.family.rule.accept,
             "preemptive": c.family.rule.preemptive,
             "sustainable_per_s": sized.rate_per_s,
-            "predicted_p99_s": sized.p99_s,
-            "levels": [] if sized.rate_per_s <= 0 else _levels(state, c, sized.rate_per_s, duration_s),
+            # At the sustainable rate, the proof run's prediction (replicated) once there is one.
+            "predicted_p99_s": levels[-1].predicted_p99_s if levels else sized.p99_s,
+            "levels": levels,
             "kinds": costs.kind_costs(state.kinds[c.family.name]),
             "caveats": context.caveats + _caveats(sized, state.kinds[c.family.name], state.objective_s),
             "search_cpu_s": found.cpu_s,
@@ -110,13 +114,20 @@ def _summary(
     )
 
 
-def plan(results: Results, interface: str, values: Path, duration_s: float = PROOF_S) -> list[Planned]:
-    """The configurations to prove, the proposal first; none where the flows measured no costs."""
+def plan(
+    results: Results,
+    interface: str,
+    values: Path,
+    duration_s: float = PROOF_S,
+    records: Sequence[Record] = (),
+) -> list[Planned]:
+    """The configurations to prove, the proposal first; none where the flows measured no costs.
+    `records`: the raw log, whose flows give each request's measured spread."""
     conclusion = app_conclusion(results)
     settings = results.lab_settings()
     if conclusion is None or not conclusion.paths:
         return []
-    searched, kinds, memory, assumed = _inputs(results, conclusion, interface, values)
+    searched, kinds, memory, assumed = _inputs(results, conclusion, interface, values, records)
     if not searched:
         return []
     mix = kinds[searched[0].name]
@@ -140,7 +151,22 @@ def plan(results: Results, interface: str, values: Path, duration_s: float = PRO
     )  # fmt: skip
     picked = conclusion.recommendation.target if conclusion.recommendation else None
     fixed = _fixed(results, picked, searched, memory, state)
-    return _planned(found, fixed, state, context, duration_s)
+    return _needed(found, state, context, duration_s) + _planned(found, fixed, state, context, duration_s)
+
+
+def _needed(found: Found, state: Search, context: SizedSummary, duration_s: float) -> list[Planned]:
+    """Where nothing in the pod serves the target rate: the smallest configuration on the pod it
+    would need, predicted on that pod and not proved here (this machine is not that pod)."""
+    if found.needed is None or found.needed_pod is None:
+        return []
+    pod = found.needed_pod
+    bigger = Search(state.kinds, pod, state.objective_s, duration_s)
+    summary = _summary("needed", found.needed, bigger, found, context, duration_s)
+    needs = context.pod.model_copy(update={"cores": pod.cores, "memory_bytes": pod.memory_bytes})
+    why = f"sized for a pod of {pod.cores:g} cores, not proved on this one"
+    return [
+        Planned(summary.model_copy(update={"needs_pod": needs, "error": why}), found.needed.candidate.family)
+    ]
 
 
 def _planned(
@@ -167,7 +193,7 @@ def _planned(
 
 
 def _inputs(
-    results: Results, conclusion: AppConclusion, interface: str, values: Path
+    results: Results, conclusion: AppConclusion, interface: str, values: Path, records: Sequence[Record]
 ) -> tuple[list[Family], dict[str, list[RequestKind]], dict[str, Memory], list[str]]:
     """The families of the values that have measured costs, each one's mix and memory, and what
     had to be assumed."""
@@ -176,7 +202,7 @@ def _inputs(
     memory: dict[str, Memory] = {}
     assumed: list[str] = list(unknown)
     for family in searched:
-        kinds[family.name], said = costs.kinds_of(results, conclusion, family)
+        kinds[family.name], said = costs.kinds_of(results, conclusion, family, records)
         assumed += said
         slot = CONNECTION_BYTES if family.rule.unit == "connections" else THREAD_BYTES
         memory[family.name] = costs.memory_of(results, family, slot)
@@ -199,4 +225,5 @@ def _fixed(
     candidate = Candidate(
         family, info.workers, per_process, memory[family.name].of(info.workers, per_process), ceiling
     )
-    return state.sustainable(candidate)
+    sized = state.sustainable(candidate)
+    return state.refined(sized) if sized is not None else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import os
 import random
 import time
 from collections.abc import Sequence
@@ -41,7 +42,7 @@ MOST_OUTSTANDING = 500
 
 
 def target_name(summary: SizedSummary) -> str:
-    return {"proposed": "sized-proposed", "family": f"sized-{summary.family}"}.get(
+    return {"proposed": "sized-proposed", "family": f"sized-{summary.family}", "needed": "sized-needed"}.get(
         summary.role, f"sized-fixed-{summary.family}"
     )
 
@@ -128,6 +129,10 @@ def _prove_one(
         "client": 0,
         "plan": summary.model_dump(mode="json"),
     }
+    if summary.needs_pod is not None:  # sized for a bigger pod than this machine: predicted only
+        log.write("target", target=name, url="", measure=False, ready=False, error=None)
+        log.write("scenario", **plan)
+        return
     try:
         target = start_target(definition, extra_env=extra_env, log_dir=log_dir)
     except LaunchError as error:
@@ -170,6 +175,7 @@ def _run(
         "samples": encode(samples),
         "machine": machine.recorded(machine_before, machine_after),
         "server_cpu_s": None if cpu_before is None or cpu_after is None else cpu_after - cpu_before,
+        "load_average": os.getloadavg()[0],  # the machine's, beside the figures: was it busy?
     }
 
 

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from labtester.sizing.configuration import Configuration
+from labtester.sizing.document import MOST_PREDICTED
 from labtester.sizing.families import Family
-from labtester.sizing.model import RequestKind, ceiling_per_s, mean_of, simulate
+from labtester.sizing.model import RequestKind, ceiling_per_s, mean_of, replicated, simulate
 
 # The most of its ceiling a configuration is sized to: the ceiling rests on measured costs, good to
 # about a tenth, and a queue at 98 % of the real one grows without end.
@@ -25,6 +26,10 @@ HEADROOM = 0.9
 KNEE = 0.97  # the family's climb starts at its smallest configuration within this of its highest ceiling
 BETTER = 1.03  # a neighbour is better when it sustains this much more
 BISECTIONS = 6
+REFINEMENTS = 5  # steps down from the search's rate to one a proof's run meets over several seeds
+REFINE_STEP = 0.9
+CHECKS = 3  # seeds behind each refinement's p99 (the proof's own prediction takes REPLICATIONS)
+MOST_DOUBLINGS = 5  # a target rate beyond 32 x the pod's cores is not sized
 SEARCH_REQUESTS = (400, 1200)  # fewest and most simulated requests per run during the search
 MIB = 1 << 20
 THREAD_BYTES = MIB // 2  # a Python thread's stack touched and its state, where none was measured
@@ -102,6 +107,28 @@ class Search:
             requests or self.requests(rate_per_s),
         )
         return run.p99_s
+
+    def refined(self, sized: Sized) -> Sized:
+        """The rate the search found, stepped down until a run as long as the proof meets the
+        objective over several seeds (`replicated`): the search's one seed per rate is one draw of
+        the p99, and the highest rate whose draw met the objective is biased up."""
+        rate, candidate = sized.rate_per_s, sized.candidate
+        for _ in range(REFINEMENTS):
+            if rate <= 0:
+                break
+            self.simulations += CHECKS
+            requests = int(min(MOST_PREDICTED, max(50, rate * self.duration_s)))
+            _, p99 = replicated(
+                self.kinds[candidate.family.name],
+                candidate.configuration,
+                self.pod.cores_left(rate),
+                rate,
+                requests,
+            )
+            if p99 <= self.objective_s:
+                return Sized(candidate, rate, p99)
+            rate *= REFINE_STEP
+        return Sized(candidate, rate, sized.p99_s) if rate > 0 else sized
 
     def sustainable(self, candidate: Candidate, above: float = 0.0) -> Sized | None:
         """The highest rate whose p99 meets the objective, by bisection below the ceiling; with
@@ -185,6 +212,8 @@ class Found:
     cpu_s: float  # the search's own CPU (time.process_time)
     simulations: int
     serves_rate: bool | None = None  # with a target rate: whether anything in the pod serves it
+    needed: Sized | None = None  # where nothing in the pod serves it: the smallest on a pod that does
+    needed_pod: Pod | None = None
 
 
 def search(
@@ -200,7 +229,10 @@ def search(
     state = Search(kinds, pod, objective_s, duration_s)
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
     if target_rate is not None:
-        return _smallest_serving(state, found, target_rate, started)
+        serving = _smallest_serving(state, found, target_rate, started)
+        if serving.serves_rate:
+            return serving
+        return _needed(families, kinds, memory, state, target_rate, started)
     best: dict[str, Sized] = {}
     order = sorted(found, key=lambda name: -max((c.ceiling_per_s for c in found[name]), default=0.0))
     for name in order:
@@ -211,6 +243,8 @@ def search(
     # Rates within BETTER of the most are one rate, as the model tells them apart: the least memory.
     near = [s for s in best.values() if s.rate_per_s * BETTER >= most]
     proposed = min(near, key=lambda s: (s.candidate.memory_bytes, -s.rate_per_s), default=None)
+    if proposed is not None:  # the rate it is proposed at (the others' proofs predict theirs over seeds)
+        proposed = best[proposed.candidate.family.name] = state.refined(proposed)
     return Found(proposed, best, time.process_time() - started, state.simulations)
 
 
@@ -230,3 +264,25 @@ def _smallest_serving(state: Search, found: dict[str, list[Candidate]], rate: fl
         best.values(), key=lambda s: (s.candidate.memory_bytes, s.candidate.processes), default=None
     )
     return Found(proposed, best, time.process_time() - started, state.simulations, proposed is not None)
+
+
+def _needed(
+    families: list[Family],
+    kinds: dict[str, list[RequestKind]],
+    memory: dict[str, Memory],
+    state: Search,
+    rate: float,
+    started: float,
+) -> Found:
+    """Nothing in the pod serves `rate`: the pod it would need, its cores doubled (its memory in
+    proportion) until one configuration serves it, and that configuration."""
+    pod = state.pod
+    for _ in range(MOST_DOUBLINGS):
+        pod = Pod(2 * pod.cores, 2 * pod.memory_bytes, pod.client_cpu_s)
+        bigger = Search(kinds, pod, state.objective_s, state.duration_s, state.simulations)
+        found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
+        serving = _smallest_serving(bigger, found, rate, started)
+        state.simulations = bigger.simulations
+        if serving.proposed is not None:
+            return Found(None, {}, serving.cpu_s, state.simulations, False, serving.proposed, pod)
+    return Found(None, {}, time.process_time() - started, state.simulations, False)

@@ -43,6 +43,7 @@ class Reply:
     pid: int | None = None
     started_at: float | None = None  # server epoch seconds
     client: int = 0  # the client (of P) that sent it
+    queued_s: float | None = None  # of app_s, the server's threads' time on a run queue for a core
 
     @property
     def ok(self) -> bool:

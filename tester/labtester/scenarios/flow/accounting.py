@@ -180,8 +180,9 @@ def late_cpu(record: Record, samples: list[Sample]) -> float:
 
 def alone_figures(baseline: list[Sample], late_s: float) -> dict[str, float | None]:
     """What one request of the path used alone: its CPU (its header's, and what the flow's requests
-    were charged after theirs, `late_s`) and the wait beside it (the header's)."""
-    measured = [(s.cpu_s, s.app_s) for s in baseline if s.ok and s.cpu_s is not None and s.app_s is not None]
+    were charged after theirs, `late_s`) and the wait beside it (the header's, net of its time on a
+    run queue: a busy machine's delay for a core is not the path's wait)."""
+    measured = [(s.cpu_s, s.own_s) for s in baseline if s.ok and s.cpu_s is not None and s.own_s is not None]
     if not measured:
         return {"cpu_s": None, "wait_s": None}
     return {

@@ -1,0 +1,42 @@
+"""The spreads sizing draws from, read back from flow records: a path's CPU from its requests under
+load in the family's own configurations, its wait from its requests alone, net of their time on a
+run queue (a busy machine's delay for a core is not the path's wait)."""
+
+from __future__ import annotations
+
+import pytest
+
+from labtester.loadclient import Sample
+from labtester.rawlog import Record
+from labtester.scenarios.common import encode
+from labtester.sizing.spreads import spread_of
+
+
+def served(cpu_s: float, app_s: float, queued_s: float | None) -> Sample:
+    return Sample("/p", 0.0, 0.0, app_s, 200, None, cpu_s=cpu_s, app_s=app_s, queued_s=queued_s)
+
+
+def flow(target: str, loaded: list[Sample], alone: list[Sample]) -> Record:
+    return {
+        "type": "scenario", "scenario": "flow", "kind": "run", "target": target, "endpoint": "/p",
+        "samples": encode(loaded), "baseline": encode(alone),
+    }  # fmt: skip
+
+
+def test_cpu_under_load_is_the_familys_and_the_wait_alone_is_net_of_the_run_queue() -> None:
+    # 20 ms of CPU that waited 30 ms for a core beside another process, and waits 50 ms itself.
+    alone = [served(0.02, 0.1, 0.03)] * 6
+    records = [
+        flow("gthread", [served(0.02, 0.2, 0.0)] * 10 + [served(0.06, 0.2, 0.0)] * 10, alone),
+        flow("sync-1x", [served(0.5, 0.6, 0.0)] * 20, alone),  # another family's: not this one's CPU
+    ]
+    measured = spread_of(records, "/p", ["gthread"])
+    assert sum(measured.cpu_s) / len(measured.cpu_s) == pytest.approx(0.04)
+    assert min(measured.cpu_s) == pytest.approx(0.02) and max(measured.cpu_s) == pytest.approx(0.06)
+    assert measured.wait_s and all(w == pytest.approx(0.05) for w in measured.wait_s)
+
+
+def test_without_a_queue_measured_the_wait_is_the_apps_time_less_its_cpu() -> None:
+    records = [flow("gthread", [served(0.02, 0.1, None)] * 10, [served(0.02, 0.1, None)] * 6)]
+    assert all(w == pytest.approx(0.08) for w in spread_of(records, "/p", ["gthread"]).wait_s)
+    assert spread_of(records, "/other", ["gthread"]).cpu_s == ()  # nothing measured: no spread
