@@ -83,12 +83,6 @@ LATE_IMPORTS = {
     # Django's models can be imported only once django.setup() has run (the app's start runs it).
     ("examples/django_shop/database.py", "examples.django_shop.models"),
 }
-SERVICES_CIRCLE = (
-    "services: workload/contract.py and workload/served_by.py import each other, and services import "
-    "inside functions; the services side of the one-way issue moves them"
-)
-
-
 def _module_name(path: Path) -> str:
     """The dotted name Python imports a file by: its packages up to the first folder without one."""
     parts = [] if path.name == "__init__.py" else [path.stem]
@@ -175,20 +169,13 @@ def _circles() -> list[list[str]]:
     return circles
 
 
-def _folders(xfail_services: str) -> list[object]:
-    return [
-        pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=xfail_services)) if f == "services" else f
-        for f in GRAPH_FOLDERS
-    ]
-
-
-@pytest.mark.parametrize("folder", _folders(SERVICES_CIRCLE))
+@pytest.mark.parametrize("folder", GRAPH_FOLDERS)
 def test_no_file_imports_itself_through_others(folder: str) -> None:
     """No circle: every file's imports can be read before it, so the code reads one way."""
     assert [c for c in _circles() if any(file.startswith(folder + "/") for file in c)] == []
 
 
-@pytest.mark.parametrize("folder", _folders(SERVICES_CIRCLE))
+@pytest.mark.parametrize("folder", GRAPH_FOLDERS)
 def test_project_imports_stand_at_the_top(folder: str) -> None:
     """An import inside a function hides an arrow (often one that runs back up a circle)."""
     late = [

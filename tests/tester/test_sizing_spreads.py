@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from labtester.loadclient import Sample
+from labtester.load import Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import encode
 from labtester.sizing.spreads import spread_of
