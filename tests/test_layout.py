@@ -83,6 +83,8 @@ LATE_IMPORTS = {
     # Django's models can be imported only once django.setup() has run (the app's start runs it).
     ("examples/django_shop/database.py", "examples.django_shop.models"),
 }
+
+
 def _module_name(path: Path) -> str:
     """The dotted name Python imports a file by: its packages up to the first folder without one."""
     parts = [] if path.name == "__init__.py" else [path.stem]

@@ -37,6 +37,7 @@ from labtester.inputs import APP_FLAGS, LAB_FLAGS, BadInput, Inputs, check
 from labtester.lab import run_lab, terminate
 from labtester.launcher import LaunchError, free_port
 from labtester.progress import LabProgress
+from labtester.proposal.lab import size_and_prove
 from labtester.rawlog import RawLog
 from labtester.report import write_reports
 from labtester.report.compare import EarlierRun
@@ -46,7 +47,6 @@ from labtester.results import Results
 from labtester.results_server import serve
 from labtester.scenarios import TesterSettings
 from labtester.settings import LabSettings
-from labtester.sizing.lab import size_and_prove
 from labtester.target_group import running_targets
 from labtester.targetref import TargetRef
 from labtester.targets import DEFAULT_VALUES

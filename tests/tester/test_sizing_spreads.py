@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from labtester.load import Sample
+from labtester.proposal.spreads import spread_of
 from labtester.rawlog import Record
 from labtester.scenarios.common import encode
-from labtester.sizing.spreads import spread_of
 
 
 def served(cpu_s: float, app_s: float, queued_s: float | None) -> Sample:

@@ -1,4 +1,4 @@
-"""Sizing as a load shape: what it loads runs after the other shapes (labtester/sizing/prove.py,
+"""Sizing as a load shape: what it loads runs after the other shapes (labtester/proposal/prove.py,
 on configurations it starts itself), so here it only reads its records back, concludes across
 them (`conclusions.sizing`) and reports; on the fixed configurations it runs nothing."""
 

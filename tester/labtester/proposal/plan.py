@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
-from labtester.sizing import costs
 from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, Role, SizedSummary
 from labtester.sizing.families import Family, families
 from labtester.sizing.model import RequestKind, ceiling_per_s, replicated

@@ -25,11 +25,11 @@ import yaml
 from labtester import machine
 from labtester.launcher import LaunchError, RunningTarget, start_target
 from labtester.load import LoadClient, Sample
+from labtester.proposal.plan import Planned
 from labtester.rawlog import RecordSink
 from labtester.scenarios.common import encode
 from labtester.sizing.document import PROOF_S, SizedSummary
 from labtester.sizing.model import SEED, MixItem
-from labtester.sizing.plan import Planned
 from labtester.target_group import one_line
 from labtester.targets import TargetDefinition
 from labtester.traffic import Outgoing

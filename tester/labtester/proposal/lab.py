@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from labtester.assembly import build_results
+from labtester.proposal.plan import plan
+from labtester.proposal.prove import prove, write_proposal
 from labtester.rawlog import RecordSink, read_raw
 from labtester.scenarios.sizing import SHAPE
-from labtester.sizing.plan import plan
-from labtester.sizing.prove import prove, write_proposal
 
 if TYPE_CHECKING:
     from labtester.progress import LabProgress

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
+from labtester.proposal.spreads import spread_of
 from labtester.rawlog import Record
 from labtester.scenarios.flow.analyse import FlowSummary, PathFlow, flows
 from labtester.scenarios.flow.conclude import AppConclusion
@@ -29,7 +30,6 @@ from labtester.sizing.document import FixedBest, KindCost, Objective, PodSize
 from labtester.sizing.families import Family
 from labtester.sizing.model import RequestKind
 from labtester.sizing.search import MIB, Memory
-from labtester.sizing.spreads import spread_of
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
