@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -141,9 +142,17 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
 IMPORTS = {_relative(path): _imports(path) for path in GRAPH_SOURCES}
 
 
-def _circles() -> list[list[str]]:
-    """The import graph's strongly connected components of more than one file (Tarjan's)."""
-    edges = {file: sorted({MODULES[m] for m, _ in imported} - {file}) for file, imported in IMPORTS.items()}
+def _circles(room: Callable[[str], str] = lambda file: file) -> list[list[str]]:
+    """The import graph's strongly connected components of more than one room (Tarjan's); a room is
+    a file, or what `room` makes of it (its folder)."""
+    edges: dict[str, list[str]] = {}
+    for file, imported in IMPORTS.items():
+        edges[room(file)] = sorted(
+            (set(edges.get(room(file), [])) | {room(MODULES[m]) for m, _ in imported}) - {room(file)}
+        )
+    for targets in list(edges.values()):
+        for target in targets:
+            edges.setdefault(target, [])
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -175,6 +184,19 @@ def _circles() -> list[list[str]]:
 def test_no_file_imports_itself_through_others(folder: str) -> None:
     """No circle: every file's imports can be read before it, so the code reads one way."""
     assert [c for c in _circles() if any(file.startswith(folder + "/") for file in c)] == []
+
+
+def _tester_floor(file: str) -> str:
+    """A file's room on the tester's floors: its package right under labtester/ (scenarios/,
+    sizing/, proposal/, ...) or the module itself."""
+    parts = file.split("/")
+    return "/".join(parts[:3]) if parts[:2] == ["tester", "labtester"] else file
+
+
+def test_the_testers_floors_read_top_to_bottom() -> None:
+    """No package of the tester imports one that imports it back (shapes -> sizing's model is fine;
+    sizing -> shapes as well would be an arrow back up), so its floors read one way."""
+    assert [c for c in _circles(_tester_floor) if c[0].startswith("tester/")] == []
 
 
 @pytest.mark.parametrize("folder", GRAPH_FOLDERS)
