@@ -16,7 +16,6 @@ from labtester.info import TargetInfo
 from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
-    SampleShape,
     decode,
     failures_by_type,
     failures_text,
@@ -24,7 +23,7 @@ from labtester.scenarios.common import (
     status_counts,
     throughput_row,
 )
-from labtester.scenarios.step import one_step
+from labtester.scenarios.step import OneStepShape
 from labtester.scenarios.together import Together
 from labtester.views import Cell, ComparisonRow
 
@@ -77,24 +76,18 @@ async def closed_loop(
     return samples
 
 
-class Closed(SampleShape[ClosedSettings, ClosedSummary]):
+class Closed(OneStepShape[ClosedSettings, ClosedSummary]):
     name = "closed"
     settings_model = ClosedSettings
     summary_model = ClosedSummary
 
-    async def measure(
-        self,
-        url: str,
-        settings: ClosedSettings,
-        timeout_s: float,
-        info: TargetInfo,
-        together: Together | None = None,
-    ) -> list[Record]:
-        async with one_step(url, timeout_s, together, "closed") as (client, together, load):
-            load.samples = await closed_loop(
-                client, settings.paths, settings.requests, settings.concurrency, together.crew
-            )
-        return [{"step": "closed", "params": settings.model_dump(), **load.fields()}]
+    async def send(
+        self, client: LoadClient, settings: ClosedSettings, together: Together
+    ) -> tuple[list[Sample], Record]:
+        samples = await closed_loop(
+            client, settings.paths, settings.requests, settings.concurrency, together.crew
+        )
+        return samples, {}
 
     def summarize(self, records: list[Record], info: TargetInfo | None) -> ClosedSummary:
         (record,) = records

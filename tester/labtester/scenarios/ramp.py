@@ -12,9 +12,9 @@ from rich.table import Table
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
+from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
-    SampleShape,
     SecondPoint,
     always,
     decode,
@@ -29,7 +29,7 @@ from labtester.scenarios.common import (
     steady,
     throughput_row,
 )
-from labtester.scenarios.step import one_step
+from labtester.scenarios.step import OneStepShape
 from labtester.scenarios.together import Together
 from labtester.views import Cell, ComparisonRow
 
@@ -71,30 +71,24 @@ class RampSummary(BaseModel):
     over_time: list[SecondPoint]
 
 
-class Ramp(SampleShape[RampSettings, RampSummary]):
+class Ramp(OneStepShape[RampSettings, RampSummary]):
     name = "ramp"
     settings_model = RampSettings
     summary_model = RampSummary
 
-    async def measure(
-        self,
-        url: str,
-        settings: RampSettings,
-        timeout_s: float,
-        info: TargetInfo,
-        together: Together | None = None,
-    ) -> list[Record]:
-        async with one_step(url, timeout_s, together, "ramp") as (client, together, load):
-            load.samples, users_over_time = await ramp_users(
-                client,
-                always(settings.path),
-                settings.users,
-                settings.spawn_rate,
-                settings.duration_s,
-                settings.think_s,
-                together.crew,
-            )
-        return [{"step": "ramp", "params": settings.model_dump(), "users": users_over_time, **load.fields()}]
+    async def send(
+        self, client: LoadClient, settings: RampSettings, together: Together
+    ) -> tuple[list[Sample], Record]:
+        samples, users_over_time = await ramp_users(
+            client,
+            always(settings.path),
+            settings.users,
+            settings.spawn_rate,
+            settings.duration_s,
+            settings.think_s,
+            together.crew,
+        )
+        return samples, {"users": users_over_time}
 
     def join(self, records: list[Record]) -> Record:
         return join_users(records)

@@ -24,7 +24,6 @@ from labtester.info import TargetInfo
 from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import (
-    SampleShape,
     SecondPoint,
     always,
     decode,
@@ -37,7 +36,7 @@ from labtester.scenarios.common import (
     per_second,
     steady,
 )
-from labtester.scenarios.step import one_step
+from labtester.scenarios.step import OneStepShape
 from labtester.scenarios.together import DROPPED, Together
 from labtester.traffic import Outgoing
 from labtester.views import Cell, ComparisonRow
@@ -118,30 +117,24 @@ async def open_loop(
     return samples, late
 
 
-class Rate(SampleShape[RateSettings, RateSummary]):
+class Rate(OneStepShape[RateSettings, RateSummary]):
     name = "rate"
     settings_model = RateSettings
     summary_model = RateSummary
 
-    async def measure(
-        self,
-        url: str,
-        settings: RateSettings,
-        timeout_s: float,
-        info: TargetInfo,
-        together: Together | None = None,
-    ) -> list[Record]:
+    async def send(
+        self, client: LoadClient, settings: RateSettings, together: Together
+    ) -> tuple[list[Sample], Record]:
         """Sends dealt round-robin across the clients, each at its planned time."""
-        async with one_step(url, timeout_s, together, "rate") as (client, together, load):
-            load.samples, late = await open_loop(
-                client,
-                always(settings.path),
-                settings.per_s,
-                settings.duration_s,
-                settings.max_outstanding,
-                together,
-            )
-        return [{"step": "rate", "params": settings.model_dump(), "late_sends": late, **load.fields()}]
+        samples, late = await open_loop(
+            client,
+            always(settings.path),
+            settings.per_s,
+            settings.duration_s,
+            settings.max_outstanding,
+            together,
+        )
+        return samples, {"late_sends": late}
 
     def join(self, records: list[Record]) -> Record:
         return {**join_samples(records), "late_sends": sum(r.get("late_sends", 0) for r in records)}

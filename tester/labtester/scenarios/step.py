@@ -1,16 +1,21 @@
 """One step of load by this client, with the many-clients preamble written once for every shape:
 the release (every client's connections ready; this client's clock starts there), the shape's own
-load, and the meeting after every client's last answer; then what every shape records of it."""
+load, and the meeting after every client's last answer; then what every shape records of it. A
+shape measured in one step (closed, ramp, rate) says only how it sends its load (OneStepShape)."""
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Generic
 
+from labtester.info import TargetInfo
 from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
-from labtester.scenarios.common import encode
+from labtester.scenarios.base import SettingsT, SummaryT
+from labtester.scenarios.common import SampleShape, encode
 from labtester.scenarios.together import Together
 
 
@@ -52,3 +57,25 @@ async def one_step(
         released(client, together, step) as load,
     ):
         yield client, together, load
+
+
+class OneStepShape(SampleShape[SettingsT, SummaryT], Generic[SettingsT, SummaryT]):
+    """A shape measured in one step named after it: it says only how this client sends its part."""
+
+    @abstractmethod
+    async def send(
+        self, client: LoadClient, settings: SettingsT, together: Together
+    ) -> tuple[list[Sample], Record]:
+        """This client's part of the step's load: its samples, and what the shape records beside them."""
+
+    async def measure(
+        self,
+        url: str,
+        settings: SettingsT,
+        timeout_s: float,
+        info: TargetInfo,
+        together: Together | None = None,
+    ) -> list[Record]:
+        async with one_step(url, timeout_s, together, self.name) as (client, together, load):
+            load.samples, recorded = await self.send(client, settings, together)
+        return [{"step": self.name, "params": settings.model_dump(), **recorded, **load.fields()}]
