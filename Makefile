@@ -57,7 +57,7 @@ $(UV):
 # services/ and tester/ themselves on the path, so a new package there imports without reinstalling.
 # A folder's requirements.txt (setup.py reads them all) changes the dependencies: reinstall then.
 # pip itself stays current for what still calls it (the images' wheelhouse).
-$(LAB_INSTALLED): pyproject.toml setup.py $(wildcard services/*/requirements.txt) | $(UV)
+$(LAB_INSTALLED): pyproject.toml setup.py $(wildcard services/*/requirements.txt services/*/*/requirements.txt) | $(UV)
 	$(PIP_INSTALL) --upgrade pip -e '.[tester]'
 	$(BIN)/python -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), \
 		"concurrency-lab-sources.pth").write_text("$(CURDIR)/services\n$(CURDIR)/tester\n")'
