@@ -4,7 +4,7 @@ yardstick that README's "Measure your own app" holds the lab's per-request CPU a
 
 `scripts/app_truth.py --app module:attr --paths /a,/b [--configurations uvicorn,gevent]`, run where
 the app imports (as `make lab`), starts each configuration of the app's interface from the chart's
-values, and per path sends N requests one after another (N sized to about 1.5 s of the processes'
+values, and per path sends N requests one after another (N sized to about 2 s of the processes'
 CPU). What one request used (`truth`) is the serving processes' CPU over them (their process tree,
 /test/resmon before and after, psutil), less the idle rate over the same time, less the server's
 own part: the same figure on the lab's empty /healthz less what those requests were charged
