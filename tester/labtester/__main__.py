@@ -4,7 +4,7 @@ lab      start the targets locally (from the chart's target list), run the lab, 
          with --app module:app --paths /a,/b (or --traffic FILE): a team's app in every server
          configuration
 run      run the lab against running targets (TESTER_* env vars: how the Job is configured)
-bench    the figures the lab's accuracy rests on (see bench.py)
+bench    the figures the lab's accuracy rests on (see bench/)
 report   rebuild a results folder's reports from its raw log
 serve-results  the chart's results server: the folder read-only, finished runs taken by PUT
 targets  start the measured targets locally until Ctrl-C
