@@ -40,3 +40,11 @@ def test_without_a_queue_measured_the_wait_is_the_apps_time_less_its_cpu() -> No
     records = [flow("gthread", [served(0.02, 0.1, None)] * 10, [served(0.02, 0.1, None)] * 6)]
     assert all(w == pytest.approx(0.08) for w in spread_of(records, "/p", ["gthread"]).wait_s)
     assert spread_of(records, "/other", ["gthread"]).cpu_s == ()  # nothing measured: no spread
+
+
+def test_cpu_under_load_holds_what_was_charged_after_the_headers() -> None:
+    # A streamed body: 10 ms in each header, and the processes charged 30 ms a request in all.
+    record = flow("gthread", [served(0.01, 0.1, None)] * 10, [served(0.01, 0.1, None)] * 6)
+    record["charged_cpu_s"] = 0.3
+    measured = spread_of([record], "/p", ["gthread"])
+    assert measured.cpu_s and all(c == pytest.approx(0.03) for c in measured.cpu_s)
