@@ -85,7 +85,7 @@ def test_info_describes_greenlets(gevent: RunningTarget) -> None:
 def test_gunicorn_patches_the_worker_before_the_app_loads(gevent: RunningTarget) -> None:
     report = httpx.get(f"{gevent.url}/info").json()["monkey_patch"]
     assert all(report["patched"][m] for m in ("socket", "time", "select", "ssl", "threading")), report
-    # Patching in the worker, after the arbiter imported gunicorn and gunicorn_conf, leaves no
+    # Patching in the worker, after the arbiter imported gunicorn and servers.gunicorn.conf, leaves no
     # copy of an original behind that patching first thing would not leave too.
     first = subprocess.run(
         [sys.executable, "-c", PATCHED_FIRST], capture_output=True, text=True, check=True, timeout=60
