@@ -23,7 +23,8 @@ from labtester.traffic import Outgoing, Traffic, read_traffic, traffic_of
 from labtester.yamlfile import read_mapping
 
 DEFAULT_SCENARIOS = ("bursts",)  # the quick default matrix; the others on request
-# A team's app: bursts and a flow against each path, then the sizing (labtester/sizing/).
+# A team's app: bursts and a flow against each path, then the sizing (labtester/proposal/ runs it,
+# labtester/sizing/ models it).
 DEFAULT_APP_SCENARIOS = ("bursts", "flow", "sizing")
 DEFAULT_ENDPOINTS = ("sync-cpubound", "badasync-cpubound", "offload-cpubound", "io-bound")
 
