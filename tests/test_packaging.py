@@ -72,3 +72,17 @@ def test_the_makefiles_editable_install_prints_nothing(tmp_path: Path) -> None:
     run = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout + run.stderr == ""
+
+
+def test_the_install_is_redone_when_any_folders_requirements_change() -> None:
+    """Every requirements.txt setup.py reads (a server's and an app's under services/servers/ and
+    services/apps/ too) is a prerequisite of `make install`'s rule, so changing one reinstalls."""
+    setup = load_script("setup.py")
+    run = subprocess.run(
+        ["make", "-pqn", ".venv/.lab-installed"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
+    )
+    rule = next(line for line in run.stdout.splitlines() if line.startswith(".venv/.lab-installed:"))
+    prerequisites = set(rule.partition(":")[2].partition("|")[0].split())
+    files = {str(path.relative_to(REPO_ROOT)) for path in setup.requirement_files()}
+    assert "services/servers/gunicorn/requirements.txt" in files
+    assert files <= prerequisites
