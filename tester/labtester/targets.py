@@ -134,7 +134,7 @@ def load_app_configurations(
     values_path: Path = DEFAULT_VALUES, interface: str | None = None
 ) -> list[TargetDefinition]:
     """The server configurations a team's app is compared in (`app.configurations`), those of
-    `interface` (asgi, wsgi) where it is given; each is the app target family with its settings."""
+    `interface` (asgi, wsgi) where it is given; each is the app `team` on its LAB_SERVER with its settings."""
     app = _values(values_path).get("app") or {}
     if not isinstance(app, dict) or not isinstance(app.get("configurations") or [], list):
         raise ValuesError(f"{values_path}: `app.configurations` must be a list of configurations")
