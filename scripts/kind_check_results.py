@@ -47,6 +47,11 @@ UP_QUERY = "up"
 
 Query = Callable[[str], dict[str, float]]
 
+# Shapes that start and load configurations of their own after the others, never a deployed
+# target's: on a cluster the tester creates no pods, so the sizing there records nothing per target
+# (its proposal is deployed by a second run-lab, PROPOSAL=..., and measured as a target).
+OWN_CONFIGURATIONS = {"sizing"}
+
 
 def app_configurations(values: dict[str, Any]) -> list[str] | None:
     """With `app.enabled`, the configurations the tester measures (those of the app's interface),
@@ -113,7 +118,11 @@ def result_problems(results: dict[str, Any], measured: list[str]) -> list[str]:
         problems += [f"{name}: {error['stage']}: {error['error']}" for error in target["errors"]]
         if target["calibration"] is None and needs_calibration(target):
             problems.append(f"{name}: not calibrated")
-        problems += [f"{name}: no {shape} results" for shape in planned if shape not in target["scenarios"]]
+        problems += [
+            f"{name}: no {shape} results"
+            for shape in planned
+            if shape not in target["scenarios"] and shape not in OWN_CONFIGURATIONS
+        ]
         runs = burst_runs(target)
         for path in dict.fromkeys(path for path, _ in runs):
             if not any(not run["failures"] for endpoint, run in runs if endpoint == path):

@@ -183,3 +183,16 @@ def test_a_teams_paths_need_no_calibration_the_labs_cpu_endpoints_do():
     assert check_results.result_problems(results, ["fastapi"]) == []
     app["scenarios"]["bursts"]["endpoints"][0]["work"] = "cpu"
     assert check_results.result_problems(results, ["fastapi"]) == ["fastapi: not calibrated"]
+
+
+def test_an_app_labs_sizing_records_nothing_per_target_on_a_cluster_its_other_shapes_do():
+    # The tester creates no pods: the sizing's own configurations are not run there, while every
+    # shape run on the deployed targets must still have its results.
+    results = copy.deepcopy(RESULTS)
+    results["run"]["settings"]["scenarios"] = ["bursts", "sizing"]
+    assert check_results.result_problems(results, MEASURED) == []
+    results["run"]["settings"]["scenarios"] = ["bursts", "flow", "sizing"]
+    assert check_results.result_problems(results, MEASURED) == [
+        "fastapi: no flow results",
+        "flask-1x: no flow results",
+    ]
