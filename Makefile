@@ -50,24 +50,24 @@ UV := $(BIN)/uv
 PIP_INSTALL = PYTHONWARNINGS="ignore:Editable installation" $(UV) pip install --quiet --python $(BIN)/python
 
 $(UV):
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check uv
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install --quiet --disable-pip-version-check uv
 
 # The editable install maps only the packages that exist when it runs; the sources' .pth puts
 # services/ and tester/ themselves on the path, so a new package there imports without reinstalling.
 # A folder's requirements.txt (setup.py reads them all) changes the dependencies: reinstall then.
 # pip itself stays current for what still calls it (the images' wheelhouse).
 $(LAB_INSTALLED): pyproject.toml setup.py $(wildcard services/*/requirements.txt services/*/*/requirements.txt) | $(UV)
-	$(PIP_INSTALL) --upgrade pip -e '.[tester]'
-	$(BIN)/python -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), \
+	@$(PIP_INSTALL) --upgrade pip -e '.[tester]'
+	@$(BIN)/python -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), \
 		"concurrency-lab-sources.pth").write_text("$(CURDIR)/services\n$(CURDIR)/tester\n")'
-	touch $@
+	@touch $@
 
 # The development tools (pytest, ruff, mypy, the browser driver, the chart checks) only where
 # `make test`, `make lint` and the checks need them: a first `make lab` does not wait for them.
 $(INSTALLED): $(LAB_INSTALLED)
-	$(PIP_INSTALL) -e '.[dev]'
-	touch $@
+	@$(PIP_INSTALL) -e '.[dev]'
+	@touch $@
 
 lint: install ## ruff check and format check; mypy --strict on the services, the tester and the scripts
 	$(BIN)/ruff check .
