@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
-from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, Role, SizedSummary
+from labtester.sizing.document import PROOF_S, Level, Role, SizedSummary
 from labtester.sizing.families import Family, families
-from labtester.sizing.model import RequestKind, ceiling_per_s, replicated
+from labtester.sizing.model import RequestKind, ceiling_per_s
 from labtester.sizing.search import (
     CONNECTION_BYTES,
     THREAD_BYTES,
@@ -66,29 +66,20 @@ def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list
     return found
 
 
-def _levels(search_state: Search, candidate: Candidate, sustainable: float, duration_s: float) -> list[Level]:
+def _levels(search_state: Search, candidate: Candidate, sustainable: float) -> list[Level]:
     levels = []
     for share in LEVELS:
         rate = sustainable * share
         if rate <= 0:
             continue
-        requests = int(min(MOST_PREDICTED, max(50, rate * duration_s)))
-        served, p99 = replicated(
-            search_state.kinds[candidate.family.name],
-            candidate.configuration,
-            search_state.pod.cores_left(rate),
-            rate,
-            requests,
-        )
+        served, p99 = search_state.proof_run(candidate, rate)
         levels.append(Level(offered_per_s=rate, predicted_per_s=served, predicted_p99_s=p99))
     return levels
 
 
-def _summary(
-    role: Role, sized: Sized, state: Search, found: Found, context: SizedSummary, duration_s: float
-) -> SizedSummary:
+def _summary(role: Role, sized: Sized, state: Search, found: Found, context: SizedSummary) -> SizedSummary:
     c = sized.candidate
-    levels = [] if sized.rate_per_s <= 0 else _levels(state, c, sized.rate_per_s, duration_s)
+    levels = [] if sized.rate_per_s <= 0 else _levels(state, c, sized.rate_per_s)
     return context.model_copy(
         update={
             "role": role,
@@ -151,17 +142,17 @@ def plan(
     )  # fmt: skip
     picked = conclusion.recommendation.target if conclusion.recommendation else None
     fixed = _fixed(results, picked, searched, memory, state)
-    return _needed(found, state, context, duration_s) + _planned(found, fixed, state, context, duration_s)
+    return _needed(found, state, context) + _planned(found, fixed, state, context)
 
 
-def _needed(found: Found, state: Search, context: SizedSummary, duration_s: float) -> list[Planned]:
+def _needed(found: Found, state: Search, context: SizedSummary) -> list[Planned]:
     """Where nothing in the pod serves the target rate: the smallest configuration on the pod it
     would need, predicted on that pod and not proved here (this machine is not that pod)."""
     if found.needed is None or found.needed_pod is None:
         return []
     pod = found.needed_pod
-    bigger = Search(state.kinds, pod, state.objective_s, duration_s)
-    summary = _summary("needed", found.needed, bigger, found, context, duration_s)
+    bigger = Search(state.kinds, pod, state.objective_s, state.duration_s)
+    summary = _summary("needed", found.needed, bigger, found, context)
     needs = context.pod.model_copy(update={"cores": pod.cores, "memory_bytes": pod.memory_bytes})
     why = f"sized for a pod of {pod.cores:g} cores, not proved on this one"
     return [
@@ -169,13 +160,11 @@ def _needed(found: Found, state: Search, context: SizedSummary, duration_s: floa
     ]
 
 
-def _planned(
-    found: Found, fixed: Sized | None, state: Search, context: SizedSummary, duration_s: float
-) -> list[Planned]:
+def _planned(found: Found, fixed: Sized | None, state: Search, context: SizedSummary) -> list[Planned]:
     """The proposal, the other families' best, then the flows' pick unless it is one of those."""
 
     def planned_as(role: Role, sized: Sized) -> Planned:
-        return Planned(_summary(role, sized, state, found, context, duration_s), sized.candidate.family)
+        return Planned(_summary(role, sized, state, found, context), sized.candidate.family)
 
     planned = []
     if found.proposed is not None:

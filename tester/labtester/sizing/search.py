@@ -108,6 +108,18 @@ class Search:
         )
         return run.p99_s
 
+    def proof_run(self, candidate: Candidate, rate_per_s: float) -> tuple[float, float]:
+        """The rate served and the p99 of runs as long as the proof's (at least 50 requests, at most
+        MOST_PREDICTED), the median over several seeds (`replicated`): what a proof is held to."""
+        requests = int(min(MOST_PREDICTED, max(50, rate_per_s * self.duration_s)))
+        return replicated(
+            self.kinds[candidate.family.name],
+            candidate.configuration,
+            self.pod.cores_left(rate_per_s),
+            rate_per_s,
+            requests,
+        )
+
     def refined(self, sized: Sized) -> Sized:
         """The rate the search found, stepped down until a run as long as the proof meets the
         objective over several seeds (`replicated`): the search's one seed per rate is one draw of
@@ -117,14 +129,7 @@ class Search:
             if rate <= 0:
                 break
             self.simulations += CHECKS
-            requests = int(min(MOST_PREDICTED, max(50, rate * self.duration_s)))
-            _, p99 = replicated(
-                self.kinds[candidate.family.name],
-                candidate.configuration,
-                self.pod.cores_left(rate),
-                rate,
-                requests,
-            )
+            _, p99 = self.proof_run(candidate, rate)
             if p99 <= self.objective_s:
                 return Sized(candidate, rate, p99)
             rate *= REFINE_STEP
