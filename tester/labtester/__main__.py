@@ -47,7 +47,7 @@ from labtester.results import Results
 from labtester.results_server import serve
 from labtester.scenarios import TesterSettings
 from labtester.settings import LabSettings
-from labtester.target_group import running_targets
+from labtester.target_group import running_targets, stop_all
 from labtester.targetref import TargetRef
 from labtester.targets import DEFAULT_VALUES
 
@@ -110,8 +110,7 @@ def run_local_lab(inputs: Inputs, console: Console, **knobs: Any) -> Results:
             settings = inputs.settings.with_targets(targets, census_only, **knobs)
 
             def stop_variants() -> None:
-                for variant in variants:
-                    variant.stop()
+                stop_all(variants)  # idempotent: the group's stop at the end repeats their verdicts
 
             results = _run_and_report(settings, console, stop_variants, inputs.earlier)
             started.keep_logs = bool(results.failed_checks)  # a failed run keeps the targets' logs

@@ -28,9 +28,10 @@ import tempfile
 import threading
 import time
 from contextlib import ExitStack, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import psutil
 
@@ -81,6 +82,14 @@ def port_in_use(port: int) -> bool:
         return sock.connect_ex((LOCALHOST, port)) == 0
 
 
+class _Stopping(NamedTuple):
+    """A stop signalled and not yet awaited: the tree to wait for, as it was when signalled."""
+
+    tree: list[psutil.Process]
+    running: bool  # whether it still ran when signalled (else it had exited by itself)
+    signalled_at: float  # time.monotonic()
+
+
 @dataclass
 class RunningTarget:
     definition: TargetDefinition
@@ -91,6 +100,7 @@ class RunningTarget:
     own_log_dir: Path | None = None  # made for this target alone: removed when it stops cleanly
     unclean: str = ""  # why its stop was not clean, in words
     stopped_cleanly: bool | None = None  # None until its first stop; later stops repeat the verdict
+    _stopping: _Stopping | None = field(default=None, repr=False)  # signalled, not yet awaited
 
     @property
     def name(self) -> str:
@@ -127,14 +137,32 @@ class RunningTarget:
         """SIGTERM the root; after `grace_s`, SIGKILL whatever of its tree is left. True when
         it was still running and its whole tree ended on the SIGTERM, as a server should.
         Stopped already: that stop's verdict, nothing sent."""
-        if self.stopped_cleanly is not None:
-            return self.stopped_cleanly
+        self.signal_stop()
+        return self.await_stop(time.monotonic() + grace_s)
+
+    def signal_stop(self) -> None:
+        """The stop's first half: SIGTERM to the root of a running target, nothing to a stopped
+        one; await_stop waits for it. A group signals every target before awaiting any, so
+        their graceful shutdowns overlap (target_group.stop_all)."""
+        if self.stopped_cleanly is not None or self._stopping is not None:
+            return
         tree = self.tree()
         running = self.process.poll() is None
         if running:
             self.note(f"stopping: SIGTERM to pid {self.process.pid}")
             self.process.send_signal(signal.SIGTERM)
-        _, alive = psutil.wait_procs(tree, timeout=grace_s)
+        self._stopping = _Stopping(tree, running, time.monotonic())
+
+    def await_stop(self, deadline: float) -> bool:
+        """The stop's second half: wait until `deadline` (time.monotonic()) for the tree signalled
+        by signal_stop, SIGKILL what is left, and judge the stop (its verdict, kept)."""
+        if self.stopped_cleanly is not None:
+            return self.stopped_cleanly
+        if self._stopping is None:
+            self.signal_stop()
+        assert self._stopping is not None
+        tree, running, signalled_at = self._stopping
+        _, alive = psutil.wait_procs(tree, timeout=max(0.0, deadline - time.monotonic()))
         outlived = []
         for process in alive:
             with suppress(psutil.Error):
@@ -146,7 +174,8 @@ class RunningTarget:
         if not running:
             self.unclean = f"it exited by itself (exit code {code}) before the lab stopped it"
         elif alive:
-            self.unclean = f"{'; '.join(outlived)} still ran {grace_s:g} s after SIGTERM and was killed"
+            waited_s = deadline - signalled_at
+            self.unclean = f"{'; '.join(outlived)} still ran {waited_s:.3g} s after SIGTERM and was killed"
         elif not clean:
             self.unclean = f"it ended with exit code {code} on SIGTERM, not a clean stop"
         self.note(f"stopped: exit code {code}" + ("" if clean else f" ({self.unclean})"))

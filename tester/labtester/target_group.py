@@ -1,9 +1,10 @@
 """A group of targets started together and stopped together (launcher.py starts each one).
 
 Every process starts at once and only then is each waited for, so their imports overlap; the
-downstream mock, if any, starts first and every target gets its URL. The group logs into one
-folder, removed when every target stopped cleanly and the caller kept nothing; otherwise one line
-says where it is and why, in words a newcomer can act on.
+downstream mock, if any, is spawned first, every target gets its URL, and it is the first waited
+for (a target only calls it when a request asks). They stop together too: SIGTERM to all, then
+each awaited. The group logs into one folder, removed when every target stopped cleanly and the
+caller kept nothing; otherwise one line says where it is and why, in words a newcomer can act on.
 """
 
 from __future__ import annotations
@@ -12,22 +13,42 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import psutil
 
-from labtester.launcher import LaunchError, RunningTarget, free_ports, ready_target, spawn_target
+from labtester.launcher import (
+    STOP_GRACE_S,
+    LaunchError,
+    RunningTarget,
+    free_ports,
+    ready_target,
+    spawn_target,
+)
 from labtester.targets import TargetDefinition
 
 
-def _stopped(server: RunningTarget) -> bool:
-    """Stop it; a stop that fails is no reason to leave the others running."""
-    try:
-        return server.stop()
-    except (subprocess.TimeoutExpired, psutil.Error, OSError):
-        return False
+def stop_all(servers: list[RunningTarget], grace_s: float = STOP_GRACE_S) -> list[RunningTarget]:
+    """Stop them together: SIGTERM to each, then each awaited against one deadline, so their
+    graceful shutdowns overlap (one by one, a group of nine took 12 to 16 s on 2 cores; together,
+    the slowest one's). Returns those that did not stop cleanly; a stop that fails is one of
+    them, and no reason to leave the others running."""
+    for server in servers:
+        with suppress(psutil.Error, OSError):
+            server.signal_stop()
+    deadline = time.monotonic() + grace_s
+    unclean = []
+    for server in servers:
+        try:
+            clean = server.await_stop(deadline)
+        except (subprocess.TimeoutExpired, psutil.Error, OSError):
+            clean = False
+        if not clean:
+            unclean.append(server)
+    return unclean
 
 
 class StartedTargets(list[RunningTarget]):
@@ -74,9 +95,7 @@ def running_targets(
         failed = False
     finally:
         unclean = [
-            f"{server.name}: {server.unclean or 'its stop failed'}"
-            for server in reversed(servers)
-            if not _stopped(server)
+            f"{server.name}: {server.unclean or 'its stop failed'}" for server in stop_all(servers[::-1])
         ]
         if log_dir is None:
             why = kept_logs_reason(failed, started.keep_logs, unclean)
@@ -106,12 +125,11 @@ def _start_all(
         servers.append(spawn_target(definition, port, env, started.log_dir))
         return servers[-1]
 
-    if downstream is not None:
-        mock = spawn(downstream, None)
-        extra_env = {**(extra_env or {}), "LAB_DOWNSTREAM_URL": mock.url}
-        ready_target(mock)
-    started.extra_env = dict(extra_env or {})
     spawned: list[RunningTarget] = []
+    mock = None if downstream is None else spawn(downstream, None)
+    if mock is not None:  # waited for with the others: its wait alone took 6 s of a loaded machine
+        extra_env = {**(extra_env or {}), "LAB_DOWNSTREAM_URL": mock.url}
+    started.extra_env = dict(extra_env or {})
     for definition in definitions:
         try:
             spawned.append(spawn(definition, extra_env))
@@ -119,6 +137,8 @@ def _start_all(
             if not keep_going:
                 raise
             started.failed[definition.name] = one_line(error)
+    if mock is not None:
+        ready_target(mock)  # the targets' requests may call it: no target is ready without it
     for target in spawned:
         try:
             started.append(ready_target(target))

@@ -109,19 +109,42 @@ def test_a_target_that_died_during_the_run_is_named_with_why(capfd: pytest.Captu
     shutil.rmtree(started.log_dir)
 
 
-def test_a_group_starts_every_process_before_it_waits_for_any(tmp_path: Path) -> None:
-    """Their imports overlap: each server's "started" line (the launcher's, in its log) comes
-    before any server's "ready" line."""
-    from labtester.target_group import running_targets
-
-    chosen = [d for d in load_definitions() if d.name in ("fastapi", "flask-1x", "granian-wsgi")]
-    with running_targets(chosen, log_dir=tmp_path) as started:
-        assert [t.name for t in started] == [d.name for d in chosen]
-    stamps: dict[str, list[str]] = {"started": [], "ready": []}
-    for definition in chosen:
-        for line in (tmp_path / f"{definition.name}.log").read_text().splitlines():
-            stamp, _, event = line.partition(f" INFO labtester: {definition.name} ")
+def _lifecycle(log_dir: Path, names: list[str]) -> dict[str, list[str]]:
+    """When each of the launcher's lifecycle lines was written, over every named server's log."""
+    stamps: dict[str, list[str]] = {"started": [], "ready": [], "stopping": [], "stopped": []}
+    for name in names:
+        for line in (log_dir / f"{name}.log").read_text().splitlines():
+            stamp, _, event = line.partition(f" INFO labtester: {name} ")
             if event.split(":")[0] in stamps:
                 stamps[event.split(":")[0]].append(stamp)
-    assert len(stamps["started"]) == len(stamps["ready"]) == len(chosen)
+    return stamps
+
+
+def test_a_group_starts_every_process_before_it_waits_for_any(tmp_path: Path) -> None:
+    """Their imports overlap, the downstream mock's too: each server's "started" line (the
+    launcher's, in its log) comes before any server's "ready" line."""
+    from labtester.target_group import running_targets
+    from labtester.targets import load_downstream
+
+    downstream = load_downstream()
+    assert downstream is not None
+    chosen = [d for d in load_definitions() if d.name in ("fastapi", "flask-1x", "granian-wsgi")]
+    with running_targets(chosen, log_dir=tmp_path, downstream=downstream) as started:
+        assert [t.name for t in started] == [d.name for d in chosen]
+    stamps = _lifecycle(tmp_path, [downstream.name, *(d.name for d in chosen)])
+    assert len(stamps["started"]) == len(stamps["ready"]) == len(chosen) + 1
     assert max(stamps["started"]) <= min(stamps["ready"])
+
+
+def test_a_group_stops_every_process_before_it_waits_for_any(tmp_path: Path) -> None:
+    """Their graceful shutdowns overlap: every "stopping" line (SIGTERM sent) comes before any
+    "stopped" line, and each stop is clean."""
+    from labtester.target_group import running_targets, stop_all
+
+    chosen = [d for d in load_definitions() if d.name in ("fastapi", "flask-2x", "granian-wsgi")]
+    with running_targets(chosen, log_dir=tmp_path) as started:
+        assert stop_all(list(started)) == []
+    assert all(target.stopped_cleanly for target in started)
+    stamps = _lifecycle(tmp_path, [d.name for d in chosen])
+    assert len(stamps["stopping"]) == len(stamps["stopped"]) == len(chosen)
+    assert max(stamps["stopping"]) <= min(stamps["stopped"])
