@@ -66,7 +66,10 @@ def _run_and_report(
     compare: EarlierRun | None = None,
     not_started: dict[str, str] | None = None,
     after_targets: Callable[[Path, RawLog, LabProgress], None] | None = None,
+    done_measuring: Callable[[], None] | None = None,
 ) -> Results:
+    """Run the lab into a new run folder, then write its reports; `done_measuring`: called once nothing
+    more is measured, before the reports (the local lab begins stopping its targets there)."""
     run_dir = settings.output_dir / time.strftime("%Y%m%d-%H%M%S")
     then = None if after_targets is None else functools.partial(after_targets, run_dir)
     if settings.clients > 1 and not settings.barrier:  # the other clients as processes here
@@ -79,6 +82,8 @@ def _run_and_report(
         with clients, LabProgress(console, 2 + len(settings.targets) + len(settings.census_only)) as progress:
             run_lab(settings, progress, run_dir, after_census, not_started, then)
     finally:
+        if done_measuring is not None:
+            done_measuring()
         results = write_reports(run_dir, console, compare)  # also after a crash: what was measured is kept
         if settings.results_url:
             publish(run_dir, settings.results_url, console)
@@ -112,7 +117,9 @@ def run_local_lab(inputs: Inputs, console: Console, **knobs: Any) -> Results:
             def stop_variants() -> None:
                 stop_all(variants)  # idempotent: the group's stop at the end repeats their verdicts
 
-            results = _run_and_report(settings, console, stop_variants, inputs.earlier)
+            results = _run_and_report(
+                settings, console, stop_variants, inputs.earlier, done_measuring=started.signal_stop
+            )
             started.keep_logs = bool(results.failed_checks)  # a failed run keeps the targets' logs
             return results
     except LaunchError as error:
@@ -137,7 +144,12 @@ def run_app_lab(inputs: Inputs, console: Console) -> Results:
                 size_and_prove(measured, run_dir, log, progress, values, {**started.extra_env, **env})
 
             results = _run_and_report(
-                measured, console, compare=inputs.earlier, not_started=started.failed, after_targets=sizing
+                measured,
+                console,
+                compare=inputs.earlier,
+                not_started=started.failed,
+                after_targets=sizing,
+                done_measuring=started.signal_stop,
             )
             started.keep_logs = bool(results.failed_checks)  # a failed run keeps the servers' logs
             return results

@@ -38,7 +38,7 @@ def stop_all(servers: list[RunningTarget], grace_s: float = STOP_GRACE_S) -> lis
     them, and no reason to leave the others running."""
     for server in servers:
         with suppress(psutil.Error, OSError):
-            server.signal_stop()
+            server.signal_stop()  # nothing sent to one signalled already (StartedTargets.signal_stop)
     deadline = time.monotonic() + grace_s
     unclean = []
     for server in servers:
@@ -61,6 +61,14 @@ class StartedTargets(list[RunningTarget]):
         self.keep_logs = False
         self.failed: dict[str, str] = {}
         self.extra_env: dict[str, str] = {}  # what every target was told besides its own env
+        self.processes: list[RunningTarget] = []  # every process started (the mock too), to stop
+
+    def signal_stop(self) -> None:
+        """Begin stopping every process once nothing more is measured: the report is written
+        while they shut down, and the group's stop at the end awaits them."""
+        for server in self.processes:
+            with suppress(psutil.Error, OSError):
+                server.signal_stop()
 
 
 def one_line(error: LaunchError, tail: int = 3) -> str:
@@ -87,7 +95,7 @@ def running_targets(
     With `keep_going`, a target that does not start is recorded in `failed` and the others start.
     """
     started = StartedTargets(log_dir or Path(tempfile.mkdtemp(prefix="lab-logs-")))
-    servers: list[RunningTarget] = []
+    servers = started.processes
     failed = True
     try:
         _start_all(started, servers, definitions, ports or {}, extra_env, downstream, keep_going)

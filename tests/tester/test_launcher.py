@@ -148,3 +148,19 @@ def test_a_group_stops_every_process_before_it_waits_for_any(tmp_path: Path) -> 
     stamps = _lifecycle(tmp_path, [d.name for d in chosen])
     assert len(stamps["stopping"]) == len(stamps["stopped"]) == len(chosen)
     assert max(stamps["stopping"]) <= min(stamps["stopped"])
+
+
+def test_a_group_signalled_once_measuring_ends_stops_clean(capfd: pytest.CaptureFixture[str]) -> None:
+    """The lab signals its targets before writing the report (they shut down meanwhile); the
+    group's stop at the end awaits them and judges each stop by the signal, so a target that
+    ended on it is clean, not one that "exited by itself", and no logs are kept."""
+    from labtester.target_group import running_targets
+
+    fastapi = [d for d in load_definitions() if d.name == "fastapi"]
+    with running_targets(fastapi) as started:
+        (target,) = started
+        started.signal_stop()
+        target.process.wait(timeout=30)  # ended on the signal before the group's stop
+    assert target.stopped_cleanly and target.unclean == ""
+    assert "kept" not in capfd.readouterr().err
+    assert not started.log_dir.exists()

@@ -19,7 +19,8 @@ from labtester.results import Results
 
 
 def write_reports(run_dir: Path, console: Console, compare: EarlierRun | None = None) -> Results:
-    """Build results.json, the CSVs, the plots and report.html from the raw log; print the summary.
+    """Build results.json and the CSVs from the raw log, print the summary, then draw the plots
+    and report.html (the summary waits for no plot: they took 6 of the report's 11 CPU seconds).
     With `compare` (an earlier run), every figure beside its earlier value."""
     logged = read_raw(run_dir)
     for number, reason in logged.skipped:
@@ -30,10 +31,10 @@ def write_reports(run_dir: Path, console: Console, compare: EarlierRun | None = 
     contents = gather(results, compare)
     if contents.compared:
         write_csv(contents.compared, run_dir / COMPARE_CSV)
-    write_plots(contents, raw, run_dir / "plots")
-    write_html(contents, run_dir / "report.html")
     print_summary(contents, console)
     with replacing(run_dir / "summary.txt") as file:
         print_summary(contents, Console(file=file, width=PLAIN_WIDTH, no_color=True, force_terminal=False))
+    write_plots(contents, raw, run_dir / "plots")
+    write_html(contents, run_dir / "report.html")
     console.print(f"Results: {run_dir}/ (results.json, requests.csv, plots/, report.html)", highlight=False)
     return results
