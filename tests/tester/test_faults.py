@@ -71,7 +71,7 @@ def test_a_target_killed_mid_burst(tmp_path: Path) -> None:
     dead, alive = results["targets"]
     # What was measured before the kill is kept...
     sync = next(e for e in bursts(dead) if e["name"] == "sync-cpubound")
-    assert sync["baseline"] and sync["points"][0]["n"] == 1 and sync["points"][0]["makespan"]
+    assert sync["single_s"] and sync["points"][0]["n"] == 1 and sync["points"][0]["makespan"]
     # ...the failures are recorded by type, and the target is marked as stopped...
     assert set(sync["failures"]) <= {"connection refused", "connection reset", "remote disconnected"}
     assert sync["failures"]

@@ -98,7 +98,7 @@ def test_an_answer_is_printed_once_its_figures_are_in(
     lines = lab_run[0].stdout.splitlines()
     settled = lines.index("Answer settled once fastapi was measured:")
     assert lines[settled + 1].startswith("* When does offloading pay?")
-    second = next(i for i, line in enumerate(lines) if "flask-1x: " in line and "baseline" in line)
+    second = next(i for i, line in enumerate(lines) if "flask-1x: " in line and "burst n=1" in line)
     assert settled < second < lines.index(next(line for line in lines if line.startswith("Answers (")))
 
 
@@ -219,4 +219,5 @@ def test_every_output_parses(
     html = (run_dir / "report.html").read_text()
     assert html.count("data:image/png;base64,") == len(plots) and "Findings" in html
     raw = (run_dir / "raw.jsonl").read_text()
-    assert raw.count('"kind": "burst"') == len(planned(results)) * (3 + 1)  # 3 burst sizes and a baseline
+    # 3 burst sizes, the bursts of one the requests alone: no baseline measures them again
+    assert raw.count('"kind": "burst"') == len(planned(results)) * 3 and '"phase": "baseline"' not in raw

@@ -34,7 +34,7 @@ def test_the_summary_is_printed_before_the_plots_are_drawn(
 ) -> None:
     shutil.copy(lab_run[1] / RAW_LOG, tmp_path / RAW_LOG)
     watching = Watching(tmp_path)
-    write_reports(tmp_path, Console(file=watching, width=120))  # type: ignore[arg-type]
+    write_reports(tmp_path, Console(file=watching, width=1000))  # type: ignore[arg-type]
     answers = [seen for seen in watching.lines if seen[0].startswith("Answers")]
     assert answers and answers[0][1:] == (False, False), "the answers waited for the plots"
     assert watching.lines[-1][0].startswith("Results:") and watching.lines[-1][1:] == (True, True)

@@ -39,7 +39,7 @@ class Bursts(LoadShape[BaseModel, BurstsSummary]):
         return any(info.endpoints[name].work == "cpu" for name in settings.planned_endpoints(info))
 
     def plan(self, info: TargetInfo, settings: LabSettings) -> list[str]:
-        per_endpoint = 1 + settings.burst_max * settings.repeats  # the baseline, then each burst
+        per_endpoint = settings.burst_max * settings.repeats  # each burst, n = 1 the requests alone
         return [f"{name} bursts" for name in settings.planned_endpoints(info) for _ in range(per_endpoint)]
 
     def run(self, ctx: ShapeContext) -> None:

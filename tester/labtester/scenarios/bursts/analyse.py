@@ -94,14 +94,14 @@ class EndpointBursts(BaseModel):
     slots: int | None
     capacity: CapacityView
     argument: int | None
-    single_s: float | None  # T: the median makespan of one request alone (the scale of reports)
-    baseline: list[BurstRun]
+    single_s: float | None  # T: the median makespan of one request alone (the bursts of one)
+    baseline: list[BurstRun]  # requests alone before the bursts: only in runs from before n = 1 served
     points: list[Point]
     metrics: MetricsCheck | None
     failures: dict[str, int]
     sent: int = 0  # requests sent, baseline included
     account: Source | None = None  # where the server's figures came from
-    cpu_s: float | None = None  # CPU of one request alone (median of the baseline)
+    cpu_s: float | None = None  # CPU of one request alone (median of the bursts of one)
     wait_s: float | None = None  # the wait the path showed alone (Server-Timing's app - cpu)
 
 
@@ -238,8 +238,9 @@ def endpoint_bursts(name: str, records: list[Record], info: TargetInfo) -> Endpo
     endpoint = info.endpoints[name]
     limits = capacity(endpoint, info)
     fired = [r for r in records if r["kind"] == "burst"]
-    baseline_records = [r for r in fired if r["phase"] == "baseline"]
-    singles = [r["requests"][0] for r in baseline_records if not r["requests"][0]["error"]]
+    # The requests alone: the bursts of one (a run before these kept a baseline of its own: that).
+    alone_records = [r for r in fired if r["phase"] == "baseline"] or [r for r in fired if r["n"] == 1]
+    singles = [r["requests"][0] for r in alone_records if r["requests"] and not r["requests"][0]["error"]]
     single_s = statistics.median(r["received_at"] - r["sent_at"] for r in singles) if singles else None
     alone = [a for a in map(served, singles) if a is not None]
     fallback = _median([a.app_s for a in alone])

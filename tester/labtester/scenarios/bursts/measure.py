@@ -1,5 +1,6 @@
-"""Bursts on one target: per endpoint, a baseline, then n = 1..K simultaneous requests, up to R
-times (fewer once a majority of the repeats agree: repeats.py).
+"""Bursts on one target: per endpoint, n = 1..K simultaneous requests, up to R times (fewer once a
+majority of the repeats agree: repeats.py). The bursts of one are the requests alone: T, the scale
+of every report, is theirs (a baseline of single requests before them measured the same again).
 
 Around each burst the machine's CPU accounting (/proc/stat, the tester's own CPU) and the target's
 (its census: CPU time of its process tree, its cgroup's throttling) are read, so the analysis can
@@ -66,13 +67,7 @@ def _measure_endpoint(
             control, metrics_url, endpoint.path, ctx.info.control.paths() if endpoint.work == "app" else None
         )
         before = counts.settled()
-    ctx.progress.step(f"{ctx.target.name}: {endpoint.name} baseline")
-    sent = _until_settled(
-        settings.repeats,
-        lambda repeat: _fire(
-            ctx, control, endpoint, url, request, argument, "baseline", 1, repeat, sample_census=False
-        ),
-    )
+    sent = 0
     for n in range(1, settings.burst_max + 1):
 
         def burst(repeat: int, n: int = n) -> tuple[int, float | None]:
