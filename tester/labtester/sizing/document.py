@@ -38,7 +38,7 @@ class KindCost(BaseModel):
 
     name: str
     weight: float
-    cpu_s: float
+    cpu_s: float  # the app's CPU per request, the mean alone (a rate follows the mean demand)
     wait_s: float
     overhead_s: float  # the server's own CPU per request (its family's, measured where it ran)
     cores_per_process: float
