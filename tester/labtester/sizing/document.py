@@ -47,6 +47,11 @@ class KindCost(BaseModel):
     cpu_spread_s: list[float] = []
     wait_spread_s: list[float] = []
 
+    @property
+    def mean_cpu_s(self) -> float:
+        """The app's CPU per request the simulation drew on average: its spread's mean, else cpu_s."""
+        return sum(self.cpu_spread_s) / len(self.cpu_spread_s) if self.cpu_spread_s else self.cpu_s
+
 
 class Level(BaseModel):
     """One open-loop run of the mix at an offered rate: predicted beside measured."""
