@@ -94,12 +94,12 @@ def test_make_bench_holds_the_model_to_the_apps_light_and_heavy_paths_side_by_si
         assert line is not None, printed
         light, heavy = float(line.group(1)), float(line.group(4))
         for ratio, measured, predicted in ((light, 2, 3), (heavy, 5, 6)):
-            shown = float(line.group(measured).replace(",", "")) / float(
-                line.group(predicted).replace(",", "")
-            )
-            # The ratio is of the rates shown: how far the model is off is make bench's to show
+            served, model = (float(line.group(i).replace(",", "")) for i in (measured, predicted))
+            # The ratio is of the rates shown, each rounded to 0.1/s (a heavy path's 2.0/s against
+            # 2.1/s is a ratio of 0.95 to 1.00): how far the model is off is make bench's to show
             # (it moves with the neighbours), not a bound this test could hold.
-            assert ratio > 0 and ratio == pytest.approx(shown, abs=0.01), printed
+            rounding = 0.01 + 0.1 / model
+            assert ratio > 0 and ratio == pytest.approx(served / model, abs=rounding), printed
     for kind, path in (("light", LIGHT_PATH), ("heavy", HEAVY_PATH)):
         assert (
             f"BENCH model error on the {kind} path {path} over 2 configurations: |measured/predicted"
