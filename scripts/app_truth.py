@@ -8,9 +8,11 @@ values, and per path sends N requests one after another (N sized to about 2 s of
 CPU). What one request used (`truth`) is the serving processes' CPU over them (their process tree,
 /test/resmon before and after, psutil), less the idle rate over the same time, less the server's
 own part: the same figure on the lab's empty /healthz less what those requests were charged
-themselves. Beside it, the lab's figure (`measured`): the median of the requests' `lab-cpu`
+themselves. Beside it, the lab's figure (`measured`): the mean of the requests' `lab-cpu`
 (Server-Timing) and what the processes charged to them beyond their headers, per request (their
-`lab_request_cpu_seconds_total`), as the flow adds it (accounting.late_cpu). One request at a time:
+`lab_request_cpu_seconds_total`), as the flow's model takes it (analyse._cpu_per_request,
+accounting.late_cpu): a rate follows the mean, and the truth is one. The headers' median is shown
+apart, as what a typical request used. One request at a time:
 nothing else runs in the processes, so their CPU is the requests' and the server's. It prints one
 TSV line per configuration and path: app, path, configuration, the header's median ms, measured ms,
 the mean charged to a request ms (the conservation's figure), truth ms, measured / truth.
@@ -96,7 +98,8 @@ def _count(client: httpx.Client, url: str, census: str) -> int:
 
 
 def truth_of(base: str, info: TargetInfo, paths: list[str]) -> list[tuple[str, float, float, float, float]]:
-    """Per path: (path, the median `lab-cpu`, that and what was charged after it, the mean charged,
+    """Per path: (path, the median `lab-cpu`, the mean `lab-cpu` and what was charged after it (the
+    model's), the mean charged,
     what a request used: the processes' CPU per request less the idle rate and the server's own
     part), in seconds."""
     census, health = base + info.control.census, base + info.control.health
@@ -117,7 +120,8 @@ def truth_of(base: str, info: TargetInfo, paths: list[str]) -> list[tuple[str, f
             server_each = (empty.cpu_s - idle_rate * empty.wall_s - empty.charged_s) / empty.count
             truth = (run.cpu_s - idle_rate * run.wall_s) / run.count - server_each
             median = statistics.median(run.headers) if run.headers else math.nan
-            found.append((path, median, median + run.late_s(), run.charged_s / run.count, truth))
+            mean = statistics.fmean(run.headers) if run.headers else math.nan
+            found.append((path, median, mean + run.late_s(), run.charged_s / run.count, truth))
     return found
 
 

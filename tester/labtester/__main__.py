@@ -164,7 +164,7 @@ def command_lab(args: argparse.Namespace, inputs: Inputs) -> int:
 
 
 def command_bench(args: argparse.Namespace, inputs: Inputs) -> int:
-    return run_bench(inputs, make_console(), run_local_lab)
+    return run_bench(inputs, make_console(), run_local_lab, run_app_lab)
 
 
 def command_report(args: argparse.Namespace, inputs: Inputs) -> int:

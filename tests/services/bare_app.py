@@ -6,6 +6,8 @@ thread's clock around each of its CPU parts (never across a wait), and its pid.
     /cpu?ms=N                burn N ms of CPU (a fraction allowed)
     /wait?ms=N               wait N ms (time.sleep; asyncio.sleep in the ASGI app)
     /mixed?cpu_ms=C&wait_ms=W  burn C/2, wait W, burn C/2
+    /skewed?ms=N&every=E&times=X  burn N ms, but X times N on every E-th request the process gets: a
+                             skewed spread, whose mean is above its median
     /offload?ms=N            answer at once; a thread the app started at import burns N ms for it
                              later (at most OFFLOADED requests queued, the rest dropped): CPU spent
                              for a request that no middleware can give it
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import queue
@@ -35,6 +38,14 @@ def burn(milliseconds: float) -> float:
         for _ in range(1000):
             state = (state * 1103515245 + 12345) & 0x7FFFFFFF
     return time.thread_time() - start
+
+
+_requests_seen = itertools.count(1)  # this process's /skewed requests
+
+
+def _skewed(query: dict[str, float]) -> float:
+    heavy = next(_requests_seen) % int(query["every"]) == 0
+    return burn(query["ms"] * (query["times"] if heavy else 1))
 
 
 OFFLOADED = 50
@@ -74,6 +85,8 @@ def wsgi(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterabl
         cpu_s = burn(query["cpu_ms"] / 2)
         time.sleep(query["wait_ms"] / 1000)
         cpu_s += burn(query["cpu_ms"] / 2)
+    elif path == "/skewed":
+        cpu_s = _skewed(query)
     elif path == "/offload":
         start_response("200 OK", [("Content-Type", "application/json")])
         return [_offload(query["ms"])]
@@ -103,6 +116,8 @@ async def asgi(scope: dict[str, Any], receive: Callable[..., Any], send: Callabl
         cpu_s = burn(query["cpu_ms"] / 2)
         await asyncio.sleep(query["wait_ms"] / 1000)
         body = _answer(cpu_s + burn(query["cpu_ms"] / 2))
+    elif path == "/skewed":
+        body = _answer(_skewed(query))
     elif path == "/offload":
         body = _offload(query["ms"])
     elif path == "/boom":

@@ -169,3 +169,30 @@ def wsgi_app() -> Iterator[RunningTarget]:
 def test_a_wsgi_bodys_many_chunks_and_their_writes_are_accounted_for(wsgi_app: RunningTarget) -> None:
     account = flow_account(wsgi_app, MANY_CHUNKS)
     assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
+
+
+def idle_rate_at_rest(target: RunningTarget, info: TargetInfo) -> float:
+    """The processes' CPU per second over the idle window's length, with nothing in it but the
+    census's own two reads."""
+
+    async def read() -> float:
+        async with httpx.AsyncClient(timeout=60) as client:
+            url = target.url + info.control.census
+            before, at = await census.cpu_seconds(client, url), time.monotonic()
+            await asyncio.sleep(accounting.IDLE_S)
+            after, end = await census.cpu_seconds(client, url), time.monotonic()
+        assert before is not None and after is not None
+        return (after - before) / (end - at)
+
+    return asyncio.run(read())
+
+
+def test_the_idle_rate_is_the_processes_at_rest(handover_app: RunningTarget) -> None:
+    # Each /metrics scrape is a request the processes charge like any, so the charged total never
+    # held still and its settling read (2 s of scrapes) inside the idle window made the idle rate
+    # several times what the processes spend at rest, and conservation shares above 100 %.
+    info = info_of(handover_app)
+    idle = cost_of(handover_app, info).idle_cpu_per_s
+    at_rest = [idle_rate_at_rest(handover_app, info) for _ in range(2)]
+    tick_per_s = 0.01 / accounting.IDLE_S  # CPU times tick in 10 ms per process
+    assert idle is not None and idle <= 2 * max(at_rest) + 2 * tick_per_s, (idle, at_rest)

@@ -7,7 +7,10 @@
    over every CPU burst (median and worst), departure findings, the release's offset and spread
    (by the servers' own start times) and the delivery lag.
 3. The same bursts with a deliberate CPU hog beside the targets: the lab must name interference.
-4. The sizing's own cost: the CPU seconds its search takes over every family on a mixed app.
+4. The sizing's own cost: the CPU seconds its search takes over every family on a mixed app, and
+   on the mix the app of 5 measured.
+5. The model's error on a team's app (the Flask shop): every configuration's flows on a light path
+   and a heavy one, measured rate over predicted side by side (modelerror.py).
 """
 
 from __future__ import annotations
@@ -18,14 +21,15 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from rich.console import Console
 
 from labtester.bench.clientcost import ClientCost, measure
+from labtester.bench.modelerror import print_model_error
 from labtester.inputs import Inputs
-from labtester.inputs.bench import capacity_target
+from labtester.inputs.bench import app_settings, capacity_target
 from labtester.launcher import dying_with_tester
 from labtester.load import LoadClient, Sample
 from labtester.report.clients import release_text
@@ -45,6 +49,7 @@ HOG_SETTINGS = {"burst_max": 4, "repeats": 1}
 HOG = "import time\nwhile True:\n    pass\n"  # one core, fully, until killed
 
 LocalLab = Callable[..., Results]
+AppLab = Callable[[Inputs, Console], Results]  # __main__'s app lab: every configuration of the app
 
 
 @dataclass(frozen=True)
@@ -252,10 +257,12 @@ def print_sizing_cost(console: Console) -> None:
     )
 
 
-def run_bench(inputs: Inputs, console: Console, local_lab: LocalLab) -> int:
+def run_bench(inputs: Inputs, console: Console, local_lab: LocalLab, app_lab: AppLab) -> int:
+    assert inputs.settings is not None and inputs.values is not None
     print_sizing_cost(console)
     print_middleware_overhead(console)
     print_capacity(console, inputs.targets)
+    shop = app_lab(replace(inputs, settings=app_settings(inputs.settings)), console)
     idle = local_lab(inputs, console)
     hog = subprocess.Popen(dying_with_tester([sys.executable, "-c", HOG]))
     try:
@@ -266,4 +273,5 @@ def run_bench(inputs: Inputs, console: Console, local_lab: LocalLab) -> int:
     console.rule("BENCH figures")
     print_accuracy(console, idle, "idle")
     print_accuracy(console, loaded, "with a CPU hog beside the targets")
-    return 1 if idle.failed_checks or loaded.failed_checks else 0
+    print_model_error(console, shop, inputs.values)
+    return 1 if idle.failed_checks or loaded.failed_checks or shop.failed_checks else 0

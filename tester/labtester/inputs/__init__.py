@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labtester.inputs.bench import check_bench
+from labtester.inputs.bench import app_settings, check_bench
 from labtester.inputs.errors import BadInput
 from labtester.inputs.paths import (
     read_app,
@@ -49,7 +49,8 @@ class Inputs:
     downstream: TargetDefinition | None = None
     ports: dict[str, int] = field(default_factory=dict)  # `targets`: every server's local port
     earlier: EarlierRun | None = None  # --compare's run
-    app_configurations: list[TargetDefinition] = field(default_factory=list)  # lab --app: the app's
+    # lab --app: the app's; bench: those of the app it holds the model to (inputs/bench.py)
+    app_configurations: list[TargetDefinition] = field(default_factory=list)
     values: Path | None = None  # --values (lab --app: where sizing finds the families)
 
 
@@ -72,8 +73,9 @@ def check(args: argparse.Namespace) -> Inputs:
         read_run_folder(args.run_dir)
     if getattr(args, "compare", None) is not None:
         inputs.earlier = read_earlier(args.compare)
-    if args.command == "bench":
+    if args.command == "bench" and inputs.settings is not None:
         _reword(check_bench, inputs.targets)
+        inputs.app_configurations = read_app(app_settings(inputs.settings), args.values, "bench's app")
     if inputs.settings is not None:
         writable_folder(inputs.settings.output_dir, sources.name(("output_dir",)))
     if "run_dir" in args:

@@ -116,7 +116,10 @@ def kinds_of(
     assumed = []
     kinds = []
     for path in conclusion.paths:
-        if path.cpu_s is None or path.wait_s is None:
+        # The mean alone: a rate follows the mean demand (a skewed path's median is below it);
+        # an older results document without it falls back to the median.
+        cpu_s = path.cpu_mean_s if path.cpu_mean_s is not None else path.cpu_s
+        if cpu_s is None or path.wait_s is None:
             assumed.append(f"{path.path}: no CPU or wait measured alone, left out of the mix")
             continue
         on_path = [(t, f) for t, f in family_flows if f.endpoint == path.path]
@@ -127,7 +130,7 @@ def kinds_of(
             RequestKind(
                 name=path.path,
                 weight=request.weight if traffic and (request := traffic.named(path.path)) else 1.0,
-                cpu_s=path.cpu_s,
+                cpu_s=cpu_s,
                 wait_s=path.wait_s,
                 overhead_s=statistics.median(overheads) if overheads else 0.0,
                 cores_per_process=max(1.0, max(parallel, default=1.0)),

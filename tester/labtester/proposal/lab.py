@@ -16,6 +16,7 @@ from labtester.scenarios.sizing import SHAPE
 
 if TYPE_CHECKING:
     from labtester.progress import LabProgress
+    from labtester.results import Results
     from labtester.settings import LabSettings
 
 
@@ -35,14 +36,7 @@ def size_and_prove(
         return
     records = read_raw(run_dir)
     results = build_results(records)
-    interface = next(
-        (
-            str(t.info.model_extra["app"]["interface"])
-            for t in results.targets
-            if t.info and t.info.model_extra and "app" in t.info.model_extra
-        ),
-        None,
-    )
+    interface = app_interface(results)
     if interface is None:
         progress.note("sizing: no configuration of the app answered, nothing to size")
         return
@@ -64,6 +58,18 @@ def size_and_prove(
     traffic = settings.app_traffic()
     requests = {r.label: r.outgoing() for r in traffic.requests} if traffic else {}
     prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note, requests)
+
+
+def app_interface(results: Results) -> str | None:
+    """The app's interface (asgi, wsgi), as its configurations' /info said; None: none answered."""
+    return next(
+        (
+            str(t.info.model_extra["app"]["interface"])
+            for t in results.targets
+            if t.info and t.info.model_extra and "app" in t.info.model_extra
+        ),
+        None,
+    )
 
 
 def _paths(settings: LabSettings) -> list[str]:

@@ -79,7 +79,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
         for s in proved
     )
     costs = ", ".join(
-        f"{k.name} {k.cpu_s * 1000:.1f} ms CPU + {k.overhead_s * 1000:.1f} ms server's "
+        f"{k.name} {k.mean_cpu_s * 1000:.1f} ms CPU (mean) + {k.overhead_s * 1000:.1f} ms server's "
         f"+ {k.wait_s * 1000:.0f} ms wait"
         for k in (conclusion.proposed.kinds if conclusion.proposed else [])
     )

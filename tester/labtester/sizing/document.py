@@ -38,7 +38,7 @@ class KindCost(BaseModel):
 
     name: str
     weight: float
-    cpu_s: float
+    cpu_s: float  # the app's CPU per request, the mean alone (a rate follows the mean demand)
     wait_s: float
     overhead_s: float  # the server's own CPU per request (its family's, measured where it ran)
     cores_per_process: float
@@ -46,6 +46,11 @@ class KindCost(BaseModel):
     # measured (CPU under load in the family's configurations, wait alone net of the run queue).
     cpu_spread_s: list[float] = []
     wait_spread_s: list[float] = []
+
+    @property
+    def mean_cpu_s(self) -> float:
+        """The app's CPU per request the simulation drew on average: its spread's mean, else cpu_s."""
+        return sum(self.cpu_spread_s) / len(self.cpu_spread_s) if self.cpu_spread_s else self.cpu_s
 
 
 class Level(BaseModel):

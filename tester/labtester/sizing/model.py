@@ -54,7 +54,7 @@ class RequestKind:
 
     name: str
     weight: float  # its share of the mix (any positive scale)
-    cpu_s: float  # the app's CPU per request (typical: the median alone)
+    cpu_s: float  # the app's CPU per request, the mean alone (a rate follows the mean demand)
     wait_s: float  # what it waits (needs no core)
     overhead_s: float = 0.0  # the server's and framework's own CPU per request
     cores_per_process: float = 1.0  # cores one process's CPU can use (> 1: work that releases the GIL)

@@ -7,7 +7,11 @@ middleware, so the serving processes' CPU per request there, less what the reque
 themselves, is the server's and the middleware's own cost (parsing, WSGI or ASGI, the headers),
 which no request's Server-Timing holds. A 404 of the app is not used: what an app does for a path
 it does not know is its own (Django logs it, a catch-all route may work). The processes' idle rate
-is read just before, and is what the lab counts as belonging to no request.
+is read just before, once what ran before has settled, over a window with nothing of the lab's in
+it but the census's own two reads, and is what the lab counts as belonging to no request. (The
+lab's scrapes of /metrics are requests the processes charge like any, so the charged total they
+read never holds still: polled until it does, inside the window, they made the idle rate 20 to 35
+ms/s where the processes spent 3 at rest, and conservation shares above 100 %.)
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from labtester.scenarios.common import decode, encode
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
 
 IDLE_S = 3.0  # the idle rate's window: CPU times tick in 10 ms per process, and idle is a few ms/s
+SETTLE_S = 1.0  # before it: the last request's work (a stability probe's, a start-up's) ends first
 EMPTY_S = 2.0  # how long the empty requests run: enough CPU that a census read's own cost is small
 COST_STEP = "flow serving cost"
 
@@ -49,11 +54,12 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
     empty requests in a closed loop; the tester's own CPU beside (machine snapshots)."""
     census_url, metrics_url = url + info.control.census, url + info.control.metrics
     async with httpx.AsyncClient(timeout=60) as control, LoadClient(url, timeout_s) as client:
+        await asyncio.sleep(SETTLE_S)
         idle_before, idle_at = await census.cpu_seconds(control, census_url), time.time()
         await asyncio.sleep(IDLE_S)
+        idle_after, idle_s = await census.cpu_seconds(control, census_url), time.time() - idle_at
         charged_before = await scrape.charged_settled(control, metrics_url)
         cpu_before, machine_before = await census.cpu_seconds(control, census_url), machine.snapshot()
-        idle_s = machine_before.at - idle_at
         samples: list[Sample] = []
 
         async def user() -> None:
@@ -66,7 +72,7 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
         charged_after = await scrape.charged_settled(control, metrics_url)
         cpu_after = await census.cpu_seconds(control, census_url)
     return {
-        "idle": {"cpu_before_s": idle_before, "cpu_after_s": cpu_before, "wall_s": idle_s},
+        "idle": {"cpu_before_s": idle_before, "cpu_after_s": idle_after, "wall_s": idle_s},
         "cpu_before_s": cpu_before,
         "cpu_after_s": cpu_after,
         "charged_cpu_s": _delta(charged_before, charged_after),
@@ -180,13 +186,15 @@ def late_cpu(record: Record, samples: list[Sample]) -> float:
 
 def alone_figures(baseline: list[Sample], late_s: float) -> dict[str, float | None]:
     """What one request of the path used alone: its CPU (its header's, and what the flow's requests
-    were charged after theirs, `late_s`) and the wait beside it (the header's, net of its time on a
-    run queue: a busy machine's delay for a core is not the path's wait)."""
+    were charged after theirs, `late_s`), the median (what a typical request used, as shown) and the
+    mean (what a rate depends on: a skewed spread's median is below it), and the wait beside it (the
+    header's, net of its time on a run queue: a busy machine's delay for a core is not the path's)."""
     measured = [(s.cpu_s, s.own_s) for s in baseline if s.ok and s.cpu_s is not None and s.own_s is not None]
     if not measured:
-        return {"cpu_s": None, "wait_s": None}
+        return {"cpu_s": None, "cpu_mean_s": None, "wait_s": None}
     return {
         "cpu_s": statistics.median(cpu for cpu, _ in measured) + late_s,
+        "cpu_mean_s": statistics.fmean(cpu for cpu, _ in measured) + late_s,
         "wait_s": max(0.0, statistics.median(app - cpu for cpu, app in measured)),
     }
 

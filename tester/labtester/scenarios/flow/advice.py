@@ -23,11 +23,19 @@ def _s(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds:.2f} s"
 
 
+SKEWED = 0.1  # a mean this far from the median is shown beside it: the rates follow the mean
+
+
 def cost(path: PathServed) -> str:
-    """`/search used 38 ms of CPU and waited 120 ms`: one request alone, as the server measured it."""
+    """`/search used 38 ms of CPU and waited 120 ms`: one request alone, as the server measured it
+    (the median), with the mean beside it where a skewed spread puts it apart."""
     if path.cpu_s is None or path.wait_s is None:
         return f"{path.path} (its CPU unmeasured: no Server-Timing header)"
-    return f"{path.path} used {milliseconds(path.cpu_s)} of CPU and waited {milliseconds(path.wait_s)}"
+    used = milliseconds(path.cpu_s)
+    mean = path.cpu_mean_s
+    if mean is not None and path.cpu_s > 0 and abs(mean / path.cpu_s - 1) > SKEWED:
+        used = f"{used} (median; mean {milliseconds(mean)}, which the rates follow)"
+    return f"{path.path} used {used} of CPU and waited {milliseconds(path.wait_s)}"
 
 
 def _agrees(served: Configuration) -> bool:

@@ -150,7 +150,8 @@ class PathFlow(BaseModel):
     prediction: Prediction
     over_time: list[FlowSecond]
     loaded: bool = True  # False: every request alone erred, so no users were ramped against it
-    cpu_s: float | None = None  # CPU of one request alone (its header; median of the baseline)
+    cpu_s: float | None = None  # CPU of one request alone (its header; median of the baseline): as shown
+    cpu_mean_s: float | None = None  # the same, the baseline's mean: the demand a rate depends on
     wait_s: float | None = None  # what it waited alone: the app's time less its CPU (median)
     account: PathAccount | None = None  # where the serving processes' CPU went (conservation)
     server_cpu_s: float | None = None  # the server's processes' CPU over the run (census), for sizing

@@ -61,7 +61,10 @@ class Configuration(BaseModel):
 
 class PathServed(BaseModel):
     path: str
-    cpu_s: float | None  # CPU one request used alone (median over the configurations)
+    cpu_s: float | None  # CPU one request used alone, typical: the median over the configurations' medians
+    # Its mean alone, over the configurations' means: the demand the sizing's model takes (a rate
+    # follows the mean; a skewed spread's median is below it). None where unmeasured.
+    cpu_mean_s: float | None = None
     wait_s: float | None  # what it waited alone: the app's time less its CPU (least over configurations)
     best_p99_s: float | None
     configurations: list[Configuration]  # by rate, highest first
@@ -139,10 +142,12 @@ def _path(path: str, pairs: list[tuple[TargetResult, PathFlow]], within: float) 
         s.acceptable = s.p99_s is not None and s.p99_s <= within * best_p99 and not s.failed
         s.acceptable = s.acceptable and not s.error_answers
     cpu = [f.cpu_s for _, f in pairs if f.cpu_s is not None]
+    cpu_mean = [f.cpu_mean_s for _, f in pairs if f.cpu_mean_s is not None]
     wait = [f.wait_s for _, f in pairs if f.wait_s is not None]
     return PathServed(
         path=path,
         cpu_s=statistics.median(cpu) if cpu else None,
+        cpu_mean_s=statistics.fmean(cpu_mean) if cpu_mean else None,
         wait_s=min(wait) if wait else None,  # a busy machine only adds to a wait: the least is the path's
         best_p99_s=best_p99,
         configurations=served,

@@ -30,8 +30,9 @@ class ServingCost(BaseModel):
         "127.0.0.1); None where it runs elsewhere."
     )
     idle_cpu_per_s: float | None = Field(
-        description="The serving processes' CPU per second with no request, measured just before: no "
-        "request's (the loop, heartbeats, the census read itself)."
+        description="The serving processes' CPU per second with no request, measured just before once "
+        "the processes settled, with nothing of the lab's in the window but the census's own reads: no "
+        "request's (the loop, heartbeats)."
     )
     processes: int = Field(description="Processes that serve requests (the workers, or the root).")
 
