@@ -4,9 +4,10 @@ them (`conclusions.sizing`) and reports; on the fixed configurations it runs not
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field, FilePath
+from pydantic import BaseModel, Field
 from rich.table import Table
 
 from labtester.info import TargetInfo
@@ -31,11 +32,12 @@ class SizingSettings(BaseModel):
 
     model_config = {"extra": "forbid"}
     proof_s: float = Field(PROOF_S, gt=0, le=3600, description="Seconds of each proof run.")
-    values: FilePath | None = Field(
+    values: Path | None = Field(
         None,
         description="`run` against deployed configurations (the cluster's tester): the chart's values "
         "as installed (the app, its configurations and their pod), which the chart mounts; the sizing "
-        "writes its proposal from them, or proves the one `app.predicted` carries. `lab` reads --values.",
+        "writes its proposal from them, or proves the one `app.predicted` carries. `lab` reads --values. "
+        "Checked where the run starts (a report rebuilt elsewhere does not read it).",
     )
 
 
