@@ -50,10 +50,13 @@ def deploy(workdir: Path, name: str, env: dict[str, str]) -> RunningTarget:
     return start_target(TargetDefinition(name, TEAM_APP, 0, env=env), extra_env=app, log_dir=workdir / "logs")
 
 
-def job(workdir: Path, values: Path, url: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """The tester Job the chart renders for these values, run here: its environment, its mounted
-    values, against `url` (the one configuration deployed); the run's folder."""
-    manifests = render_chart(CHART / "ci" / "two-cpu-values.yaml", values)
+def job(
+    workdir: Path, values: Path, url: str, *settings: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """The tester Job the chart renders for these values (and `--set` settings), run here: its
+    environment, its mounted values, against `url` (the one configuration deployed); the run's
+    folder. Its clients beyond the first run here as processes, released at a barrier here."""
+    manifests = render_chart(CHART / "ci" / "two-cpu-values.yaml", values, set_values=settings)
     mounted = find(manifests, "ConfigMap", f"{PREFIX}-tester-values")["data"]["values.yaml"]
     (workdir / "mounted.yaml").write_text(mounted)
     container = find(manifests, "Job", f"{PREFIX}-tester")["spec"]["template"]["spec"]["containers"][0]
@@ -68,7 +71,8 @@ def job(workdir: Path, values: Path, url: str) -> tuple[subprocess.CompletedProc
         "TESTER_OUTPUT_DIR": str(output),
         "TESTER_BURST_MAX": "2",
     }
-    env.pop("TESTER_RESULTS_URL"), env.pop("TESTER_PROMETHEUS_URL", None)
+    for elsewhere in ("TESTER_RESULTS_URL", "TESTER_PROMETHEUS_URL", "TESTER_BARRIER"):
+        env.pop(elsewhere, None)
     flows = {k: v for k, v in QUICK_FLOW.items() if k != "TESTER_SCENARIOS"}
     scenarios = {"TESTER_SCENARIOS": "flow,sizing"}  # as an app's default, without the bursts
     completed = subprocess.run(
@@ -91,7 +95,8 @@ def sized(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
     (workdir / "overlay.yaml").write_text(yaml.safe_dump(OVERLAY))
     target = deploy(workdir, "app-gthread", GTHREAD)
     try:
-        completed, run_dir = job(workdir, workdir / "overlay.yaml", target.url)
+        # Two clients, as kind-check runs it: the sizing reads every client's rows joined.
+        completed, run_dir = job(workdir, workdir / "overlay.yaml", target.url, "tester.parallelism=2")
     finally:
         target.stop()
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]

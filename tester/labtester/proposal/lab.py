@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from labtester.assembly import build_results
+from labtester.assembly import build_results, merged
 from labtester.proposal.plan import Planned, plan
 from labtester.proposal.prove import prove, write_proposal
 from labtester.rawlog import RecordSink, read_raw
@@ -56,7 +56,7 @@ def sized(
     """Search from what the run measured and write the proposal beside its results; the planned
     configurations, the proposal first. `deployed` and `resources`: the pod the configurations
     ran in, and its resources as the chart wrote them (a cluster's: the proposal keeps them)."""
-    records = read_raw(run_dir)
+    records = merged(read_raw(run_dir))  # every client's rows of a step joined, as the report does
     results = build_results(records)
     interface = next(
         (
