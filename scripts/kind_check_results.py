@@ -15,6 +15,9 @@ Reads results.json of schema version SCHEMA_VERSION (tester/labtester/results.sc
   it ran without error, Prometheus's count of each route equals the server's, and the server's
   count of each load window equals the sum of every client's sends.
 - With P clients (the tester Job's parallelism), every burst of n >= 2 was sent by min(n, P) of them.
+- An app lab sized (`conclusions.sizing` proposes a configuration with its predicted rate and p99;
+  the run wrote it as proposal-values.yaml, which kind-check checks beside results.json); a
+  deployed proposal (`app.predicted` in the values) was proved: each predicted level measured.
 - Seen from outside the tester too: Prometheus scraped every target (up == 1), and for each
   measured target it counted at least as many answered requests on the work routes (every route
   but the control paths) as the tester's bursts recorded: Prometheus counts every request a
@@ -157,6 +160,24 @@ def tester_cross_check(results: dict[str, Any], measured: list[str]) -> list[str
     return problems
 
 
+def sizing_problems(results: dict[str, Any], values: dict[str, Any]) -> list[str]:
+    """An app lab's sizing: a proposal, predicted; with a deployed proposal, each level measured."""
+    app = values.get("app") or {}
+    if not app.get("enabled") or "sizing" not in results["run"]["settings"]["scenarios"]:
+        return []
+    proposed = (results["conclusions"].get("sizing") or {}).get("proposed")
+    if proposed is None:
+        return ["the app lab proposed no configuration (conclusions.sizing.proposed)"]
+    problems = [] if proposed["levels"] else [f"{proposed['label']}: no predicted level"]
+    for level in proposed["levels"]:
+        at = f"{proposed['label']} at {level['offered_per_s']:.1f}/s"
+        if not level["predicted_per_s"] > 0:
+            problems.append(f"{at}: predicted {level['predicted_per_s']}/s")
+        if app.get("predicted") and (level["measured_per_s"] is None or not level["requests"]):
+            problems.append(f"{at}: the deployed proposal was not measured")
+    return problems
+
+
 def client_problems(results: dict[str, Any]) -> list[str]:
     """With P clients, each burst of n is split across min(n, P) of them, every one measured."""
     clients = results["run"]["settings"].get("clients", 1)
@@ -209,7 +230,9 @@ def main() -> None:
     results = json.loads(results_path.read_text())
     values = yaml.safe_load(values_path.read_text())
     measured = measured_targets(values)
-    problems = result_problems(results, measured) + client_problems(results)
+    problems = (
+        result_problems(results, measured) + client_problems(results) + sizing_problems(results, values)
+    )
     if values.get("prometheus", {}).get("enabled"):
         problems += tester_cross_check(results, measured)
         query, deadline = prometheus_query(url), time.monotonic() + PROMETHEUS_WAIT_S
@@ -230,6 +253,9 @@ def main() -> None:
         f"{results_path}: every measured target measured by {clients} client(s); answered requests "
         f"the tester recorded: {counts}"
     )
+    sizing = results["conclusions"].get("sizing")
+    if sizing:
+        print(f"sizing: {sizing['headline']}")
 
 
 if __name__ == "__main__":

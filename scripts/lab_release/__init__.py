@@ -13,6 +13,7 @@ Settings come from the Makefile as environment variables (see `cluster.Settings`
    pod to run; on a timeout, each waiting pod's reason. Where Grafana's image cannot be pulled, the
    lab is installed without it, and that is said in one line (main.py).
 4. Follow the tester's log (tester_job.py; its summary ends it), poll the Job until it ends or its
-   activeDeadlineSeconds passes, copy the reports out (reports.py), exit 0 only if the Job completed.
+   activeDeadlineSeconds passes, copy the reports out (reports.py; an app lab's proposal named with
+   the command that proves it), exit 0 only if the Job completed.
 Ctrl-C at any step stops every process this started.
 """

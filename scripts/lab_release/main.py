@@ -7,6 +7,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 
 from . import timing
@@ -14,7 +15,7 @@ from .cluster import Cluster, Settings, run, say
 from .demand import Manifest
 from .install import image_tag_args, install
 from .preflight import preflight
-from .reports import copy_reports
+from .reports import copy_reports, proposal_written
 from .tester_job import follow_log, wait_job
 from .waiting import wait_ready
 
@@ -31,6 +32,7 @@ def rendered(manifests: Sequence[Manifest], kind: str, component: str) -> list[M
 
 def main(env: dict[str, str]) -> int:
     settings = Settings.from_env(env)
+    started = time.time()
     cluster = Cluster(settings)
     extra_args = image_tag_args(settings.image_tags)
     helm_args = [*preflight(cluster, extra_args), *settings.helm_args, *extra_args]
@@ -65,6 +67,9 @@ def main(env: dict[str, str]) -> int:
     outcome = run_tester(cluster, job, state.tester_pod)
     copy_reports(cluster)
     say(f"\nReports:    {settings.results_dir}/ (also http://127.0.0.1:8090/)")
+    proposal = proposal_written(settings.results_dir, started)
+    if proposal is not None:  # an app lab's sizing: the next step deploys and proves it
+        say(f"Proposal:   {proposal}; deploy and prove it: make run-lab PROPOSAL={proposal}")
     if grafana:
         say(
             f"Grafana:    {settings.grafana_url} (anonymous read-only; `make grafana` for the admin password)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import tarfile
+from pathlib import Path
 
 from .cluster import Cluster, run
 
@@ -30,3 +31,13 @@ def copy_reports(cluster: Cluster) -> None:
         if process.poll() is None:
             process.terminate()
         process.wait()
+
+
+# What an app lab's sizing writes beside its results (the tester's proposal/prove.py names it).
+PROPOSAL_FILE = "proposal-values.yaml"
+
+
+def proposal_written(results_dir: Path, since: float) -> Path | None:
+    """The proposal a run copied out now wrote (modified after `since`), if it wrote one."""
+    written = [p for p in results_dir.glob(f"*/{PROPOSAL_FILE}") if p.stat().st_mtime >= since]
+    return max(written, key=lambda p: p.stat().st_mtime, default=None)

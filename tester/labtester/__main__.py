@@ -37,6 +37,7 @@ from labtester.inputs import APP_FLAGS, LAB_FLAGS, BadInput, Inputs, check
 from labtester.lab import run_lab, terminate
 from labtester.launcher import LaunchError, free_port
 from labtester.progress import LabProgress
+from labtester.proposal.cluster import cluster_sizing
 from labtester.proposal.lab import size_and_prove
 from labtester.rawlog import RawLog
 from labtester.report import write_reports
@@ -99,7 +100,9 @@ def command_run(args: argparse.Namespace, inputs: Inputs) -> int:
     if inputs.settings.client_index > 0:  # client 0's plan, and its part of each step
         with LabProgress(make_console(), 0) as progress:
             return run_follower(inputs.settings, progress)
-    return _exit_code(_run_and_report(inputs.settings, make_console(), compare=inputs.earlier))
+    settings = inputs.settings
+    sizing = functools.partial(cluster_sizing, settings)  # from the chart's values, where it mounts them
+    return _exit_code(_run_and_report(settings, make_console(), compare=inputs.earlier, after_targets=sizing))
 
 
 def run_local_lab(inputs: Inputs, console: Console, **knobs: Any) -> Results:

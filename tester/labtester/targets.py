@@ -28,6 +28,8 @@ TESTER_DOCKERFILE = "tester/Dockerfile"
 ENTRYPOINT = "serve"
 TEAM_APP = "team"
 SERVER_ENV = "LAB_SERVER"
+# The chart deploys each of app.configurations as the target app-<name> (concurrency-lab.appServers).
+DEPLOYED_APP_PREFIX = "app-"
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,15 @@ from typing import Any
 import pytest
 import yaml
 
-from labtester.targets import DEFAULT_VALUES
+from labtester.proposal.cluster import deployed_pod
+from labtester.proposal.prove import write_proposal
+from labtester.settings import DEFAULT_APP_SCENARIOS
+from labtester.sizing.document import KindCost, Level, Objective, PodSize, SizedSummary
+from labtester.sizing.families import families
+from labtester.targets import DEFAULT_VALUES, DEPLOYED_APP_PREFIX
 from tests.chart.conftest import CHART, PREFIX, Manifest, Render, find, helm_template
 from tests.chart.test_targets import container_env, target_container
+from tests.chart.test_tester import config_maps_in, settings_in_job
 
 MODULE = "examples.shop.flask_app:app"
 PATHS = ("/products", "/search?q=lamp")
@@ -149,3 +155,65 @@ def test_an_app_lab_deploys_the_app_and_none_of_the_labs_own_targets(render: Ren
     measured = [ref.partition("=")[0] for ref in env["TESTER_TARGETS"].split(",")]
     assert measured == [f"app-{c['name']}" for c in configurations() if c["interface"] == interface]
     assert env["TESTER_CENSUS_ONLY"] == ""
+
+
+# A proposal as the sizing itself writes it (proposal/prove.py's write_proposal): its one
+# configuration on the pod the configurations were measured in, and what it predicted.
+PREDICTED = SizedSummary(
+    role="proposed", family="gthread", server="gunicorn", label="gunicorn gthread, 3 workers x 12 threads",
+    processes=3, threads=12, per_process_unit="threads", memory_bytes=300 << 20,
+    env={"LAB_SERVER": "gunicorn", "LAB_WORKER_CLASS": "gthread", "LAB_WORKERS": "3", "LAB_THREADS": "12"},
+    sustainable_per_s=50.0, predicted_p99_s=0.3,
+    levels=[Level(offered_per_s=40.0, predicted_per_s=40.1, predicted_p99_s=0.2),
+            Level(offered_per_s=50.0, predicted_per_s=49.6, predicted_p99_s=0.3)],
+    pod=PodSize(cores=1, memory_bytes=768 << 20, source="its configurations' pod (the chart's resources)"),
+    objective=Objective(p99_s=0.5, why="P99="),
+    kinds=[KindCost(name="/report", weight=1.0, cpu_s=0.01, wait_s=0.05, overhead_s=0.001,
+                    cores_per_process=1.0)],
+)  # fmt: skip
+POD = {"cpu": "1", "cpuRequest": "200m", "memory": "768Mi"}
+
+
+def test_a_written_proposal_deploys_its_configuration_and_its_run_proves_the_prediction(
+    render: Render, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make run-lab PROPOSAL=<run>/proposal-values.yaml` over the two-CPU profile: the one
+    configuration, its pod's requests and limits as written, and a tester whose run is the proof
+    (the sizing shape alone) of the prediction the file carries, read from the mounted values."""
+    written = write_proposal(tmp_path, PREDICTED, MODULE, "wsgi", list(PATHS), POD)
+    manifests = render(CHART / "ci" / "two-cpu-values.yaml", written)
+    assert app_deployments(manifests) == {"app-proposed"}
+    container = target_container(manifests, "app-proposed")
+    assert container_env(container).items() >= PREDICTED.env.items()
+    assert container["resources"] == {
+        "requests": {"cpu": "200m", "memory": "768Mi"},
+        "limits": {"cpu": "1", "memory": "768Mi"},
+    }
+    job = find(manifests, "Job", f"{PREFIX}-tester")
+    settings = settings_in_job(job, monkeypatch, mounted=config_maps_in(job, manifests, tmp_path / "pod"))
+    assert settings.scenarios == ["sizing"] and settings.app == MODULE
+    assert settings.sizing.values is not None
+    mounted = yaml.safe_load(settings.sizing.values.read_text())
+    assert SizedSummary.model_validate(mounted["app"]["predicted"]) == PREDICTED
+
+
+def test_an_app_labs_tester_reads_the_families_and_pod_from_the_values_as_installed(
+    render: Render, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the cluster's sizing searches: the configurations deployed (by the names the tester
+    measures them as) and the pod they got, from the one file the chart mounts; no prediction, so
+    the run measures and proposes. The tester still gets no right to the Kubernetes API."""
+    manifests = render(CHART / "ci" / "two-cpu-values.yaml", set_values=enabled("wsgi"))
+    job = find(manifests, "Job", f"{PREFIX}-tester")
+    settings = settings_in_job(job, monkeypatch, mounted=config_maps_in(job, manifests, tmp_path))
+    assert settings.scenarios == list(DEFAULT_APP_SCENARIOS) and settings.sizing.values is not None
+    searched, unknown = families("wsgi", settings.sizing.values, DEPLOYED_APP_PREFIX)
+    assert unknown == []
+    measured = {name for family in searched for name in family.fixed_targets}
+    assert measured == {t.name for t in settings.targets}
+    pod, resources = deployed_pod(yaml.safe_load(settings.sizing.values.read_text()))
+    assert resources == {"cpu": "1", "cpuRequest": "100m", "memory": "384Mi"}  # the profile's
+    assert (pod.cores, pod.memory_bytes) == (1.0, 384 << 20)
+    assert job["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
+    granting = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "ServiceAccount"}
+    assert not [m["kind"] for m in manifests if m["kind"] in granting]

@@ -22,11 +22,17 @@ COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-ind
 
 
 def settings_in_job(
-    job: Manifest, monkeypatch: pytest.MonkeyPatch, index: int = 0, secrets: list[Manifest] | None = None
+    job: Manifest,
+    monkeypatch: pytest.MonkeyPatch,
+    index: int = 0,
+    secrets: list[Manifest] | None = None,
+    mounted: Path | None = None,
 ) -> TesterSettings:
     """What the tester's own settings class reads from the environment of the Job's pod `index`
-    (a Secret's key from `secrets`, the rendered ones)."""
+    (a Secret's key from `secrets`, the rendered ones). `mounted`: where the pod's mounted
+    ConfigMaps were written (config_maps_in), read where the pod would read its mount paths."""
     (container,) = job["spec"]["template"]["spec"]["containers"]
+    mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
     for item in container["env"]:
         if "secretKeyRef" in item.get("valueFrom", {}):
             ref = item["valueFrom"]["secretKeyRef"]
@@ -36,8 +42,23 @@ def settings_in_job(
             assert item["valueFrom"]["fieldRef"]["fieldPath"] == COMPLETION_INDEX
             monkeypatch.setenv(item["name"], str(index))
         else:
-            monkeypatch.setenv(item["name"], item["value"])
+            value = item["value"]
+            for name, path in mounts.items():
+                if mounted is not None and value.startswith(path + "/"):
+                    value = str(mounted / name / value.removeprefix(path + "/"))
+            monkeypatch.setenv(item["name"], value)
     return TesterSettings()
+
+
+def config_maps_in(job: Manifest, manifests: list[Manifest], directory: Path) -> Path:
+    """Each ConfigMap the Job's pod mounts, written as its volume would show it: directory/<volume>/<key>."""
+    for volume in job["spec"]["template"]["spec"]["volumes"]:
+        if "configMap" in volume:
+            folder = directory / volume["name"]
+            folder.mkdir(parents=True)
+            for key, text in find(manifests, "ConfigMap", volume["configMap"]["name"])["data"].items():
+                (folder / key).write_text(text)
+    return directory
 
 
 def service_url(manifests: list[Manifest], name: str) -> str:
@@ -183,10 +204,11 @@ APP = ("app.enabled=true", "app.module=examples.shop.flask_app:app", "app.interf
 
 
 def test_with_an_app_the_job_measures_its_configurations_on_its_paths(
-    render: Render, monkeypatch: pytest.MonkeyPatch
+    render: Render, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     manifests = render(set_values=(*APP, "app.paths={/report,/checkout?product=7}"))
-    settings = settings_in_job(find(manifests, "Job", f"{PREFIX}-tester"), monkeypatch)
+    job = find(manifests, "Job", f"{PREFIX}-tester")
+    settings = settings_in_job(job, monkeypatch, mounted=config_maps_in(job, manifests, tmp_path))
     wsgi = [d.name for d in load_app_configurations(DEFAULT_VALUES, "wsgi")]
     assert wsgi and {t.name: t.url for t in settings.targets} == {
         f"app-{name}": service_url(manifests, f"app-{name}") for name in wsgi

@@ -196,3 +196,30 @@ def test_an_app_labs_sizing_records_nothing_per_target_on_a_cluster_its_other_sh
         "fastapi: no flow results",
         "flask-1x: no flow results",
     ]
+
+
+def sized(measured: float | None) -> dict:
+    """A run's results with an app lab's proposal, its one level predicted (and measured)."""
+    level = {"offered_per_s": 40.0, "predicted_per_s": 41.0, "measured_per_s": measured, "requests": 0}
+    level["requests"] = 800 if measured is not None else 0
+    results = copy.deepcopy(RESULTS)
+    results["run"]["settings"]["scenarios"] = ["bursts", "flow", "sizing"]
+    proposed = {"label": "gunicorn gthread, 1 worker x 8 threads", "levels": [level]}
+    results["conclusions"] = {"sizing": {"proposed": proposed, "headline": "Serve the app with ..."}}
+    return results
+
+
+def test_an_app_lab_on_a_cluster_proposes_and_a_deployed_proposal_is_measured():
+    assert check_results.sizing_problems(sized(None), APP_VALUES) == []  # predicted, written, not proved
+    nothing = sized(None)
+    nothing["conclusions"] = {}
+    assert check_results.sizing_problems(nothing, APP_VALUES) == [
+        "the app lab proposed no configuration (conclusions.sizing.proposed)"
+    ]
+    deployed = copy.deepcopy(APP_VALUES)
+    deployed["app"]["predicted"] = {"role": "proposed"}
+    assert check_results.sizing_problems(sized(38.5), deployed) == []
+    assert check_results.sizing_problems(sized(None), deployed) == [
+        "gunicorn gthread, 1 worker x 8 threads at 40.0/s: the deployed proposal was not measured"
+    ]
+    assert check_results.sizing_problems(sized(None), VALUES) == []  # the lab's own targets: no sizing

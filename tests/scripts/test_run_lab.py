@@ -360,3 +360,18 @@ def test_proposal_is_the_same_overlay_and_a_missing_one_is_refused_in_one_line(
     missing = run_main(lab, monkeypatch, capsys, PROPOSAL=str(tmp_path / "absent.yaml"))
     assert missing.code == 2 and missing.calls == run.calls, missing  # nothing more was called
     assert missing.out.strip().startswith(f"run-lab: PROPOSAL={tmp_path / 'absent.yaml'}: no such file")
+
+
+def test_a_proposal_the_run_wrote_is_named_with_the_command_that_proves_it(
+    lab: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario(lab, [NODE_16], [{"*": "ready", "tester": "running"}], job=["Complete"])
+    run = run_main(lab, monkeypatch, capsys)
+    assert "Proposal:" not in run.out  # no sizing in this run
+    written = Path(lab["FAKE_RESULTS"]) / "run-1" / "proposal-values.yaml"
+    written.write_text("app: {}\n")
+    later = time.time() + 60  # as the tester writes it: during the run
+    os.utime(written, (later, later))
+    run = run_main(lab, monkeypatch, capsys)
+    copied = run.results / "run-1" / "proposal-values.yaml"
+    assert f"Proposal:   {copied}; deploy and prove it: make run-lab PROPOSAL={copied}" in run.out

@@ -113,6 +113,7 @@ CASES = [
     (["run", "--scenarios", ","], {}, "--scenarios: no load shape named"),
     (["run", "--config", "typo.yaml"], {}, "work_second in typo.yaml"),
     (["run"], {"TESTER_TARGETS": "nourl"}, "TESTER_TARGETS: target 'nourl' is not NAME=URL"),
+    (["run"], {"TESTER_SIZING__VALUES": "absent.yaml"}, "TESTER_SIZING__VALUES: absent.yaml: cannot be read"),
 ]
 
 

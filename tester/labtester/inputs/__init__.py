@@ -31,8 +31,10 @@ from labtester.inputs.paths import (
 )
 from labtester.inputs.settings import APP_FLAGS, LAB_FLAGS, read_settings
 from labtester.inputs.traffic import check_environment
+from labtester.scenarios.sizing import SHAPE as SIZING
 from labtester.settings import LabSettings
 from labtester.targets import TargetDefinition
+from labtester.yamlfile import read_mapping
 
 if TYPE_CHECKING:
     from labtester.report.compare import EarlierRun
@@ -65,6 +67,11 @@ def check(args: argparse.Namespace) -> Inputs:
         inputs.settings, sources = read_settings(args, local="values" in args)
     if inputs.settings is not None and inputs.settings.traffic is not None:
         check_environment(inputs.settings.traffic, sources.name(("traffic",)))
+    if inputs.settings is not None and (values := SIZING.settings(inputs.settings).values) is not None:
+        try:  # the chart's values, mounted: read once every configuration was measured
+            read_mapping(values)
+        except ValueError as error:
+            raise BadInput(f"{sources.name(('sizing', 'values'))}: {error}") from None
     if args.command == "lab" and inputs.settings is not None and inputs.settings.app:
         inputs.app_configurations = read_app(inputs.settings, args.values, sources.name(("app",)))
     if "port" in args:

@@ -1,18 +1,21 @@
 """The app lab's sizing step: once every fixed configuration was measured, read what the flows
 measured back from the raw log, search, write the proposal as a values overlay, then prove it
 and the best of each other family on this machine. Client 0 alone, with one client: the proof
-loads from here."""
+loads from here. On a cluster, where the tester starts nothing, the same search and proposal
+(`sized`), and the proof of a deployed proposal, are proposal/cluster.py's."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from labtester.assembly import build_results
-from labtester.proposal.plan import plan
+from labtester.assembly import build_results, merged
+from labtester.proposal.plan import Planned, plan
 from labtester.proposal.prove import prove, write_proposal
 from labtester.rawlog import RecordSink, read_raw
 from labtester.scenarios.sizing import SHAPE
+from labtester.sizing.document import PodSize
+from labtester.traffic import Outgoing
 
 if TYPE_CHECKING:
     from labtester.progress import LabProgress
@@ -28,36 +31,60 @@ def size_and_prove(
     values: Path,
     extra_env: dict[str, str],
 ) -> None:
-    duration_s = SHAPE.settings(settings).proof_s
     if "sizing" not in settings.scenarios or not settings.app:
         return
     if settings.clients > 1:
         progress.note("sizing: not run with more than one client (the proof loads from client 0 alone)")
         return
-    records = read_raw(run_dir)
+    planned = sized(settings, run_dir, progress, values)
+    if not planned:
+        return
+    logs = run_dir / "sizing-logs"  # the proved servers' logs, kept beside the results
+    logs.mkdir(exist_ok=True)
+    duration_s = SHAPE.settings(settings).proof_s
+    timeout_s = proof_timeout_s(settings, planned[0].summary.objective.p99_s)
+    prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note, team_requests(settings))
+
+
+def sized(
+    settings: LabSettings,
+    run_dir: Path,
+    progress: LabProgress,
+    values: Path,
+    deployed: PodSize | None = None,
+    resources: dict[str, str] | None = None,
+) -> list[Planned]:
+    """Search from what the run measured and write the proposal beside its results; the planned
+    configurations, the proposal first. `deployed` and `resources`: the pod the configurations
+    ran in, and its resources as the chart wrote them (a cluster's: the proposal keeps them)."""
+    records = merged(read_raw(run_dir))  # every client's rows of a step joined, as the report does
     results = build_results(records)
     interface = app_interface(results)
-    if interface is None:
+    if interface is None or settings.app is None:
         progress.note("sizing: no configuration of the app answered, nothing to size")
-        return
+        return []
     progress.step("sizing: searching each family's knobs")
-    planned = plan(results, interface, values, duration_s, records)
+    planned = plan(results, interface, values, SHAPE.settings(settings).proof_s, records, deployed)
     if not planned:
         progress.note("sizing: the flows measured no path's costs, nothing to size")
-        return
+        return []
     first = planned[0].summary
     if first.role == "proposed":
-        written = write_proposal(run_dir, first, settings.app, interface, _paths(settings))
+        written = write_proposal(run_dir, first, settings.app, interface, _paths(settings), resources)
         progress.note(
             f"sizing: {first.label}, predicted {first.sustainable_per_s:.1f}/s; values in {written}"
         )
-    logs = run_dir / "sizing-logs"  # the proved servers' logs, kept beside the results
-    logs.mkdir(exist_ok=True)
-    # A request 10 x the objective late has failed it: no proof waits the lab's 600 s on one.
-    timeout_s = min(settings.request_timeout_s, max(10.0, 10 * first.objective.p99_s))
+    return planned
+
+
+def proof_timeout_s(settings: LabSettings, objective_p99_s: float) -> float:
+    """A request 10 x the objective late has failed it: no proof waits the lab's 600 s on one."""
+    return min(settings.request_timeout_s, max(10.0, 10 * objective_p99_s))
+
+
+def team_requests(settings: LabSettings) -> dict[str, Outgoing]:
     traffic = settings.app_traffic()
-    requests = {r.label: r.outgoing() for r in traffic.requests} if traffic else {}
-    prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note, requests)
+    return {r.label: r.outgoing() for r in traffic.requests} if traffic else {}
 
 
 def app_interface(results: Results) -> str | None:

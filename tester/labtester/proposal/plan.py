@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
-from labtester.sizing.document import PROOF_S, Level, Role, SizedSummary
+from labtester.sizing.document import PROOF_S, Level, PodSize, Role, SizedSummary
 from labtester.sizing.families import Family, families
 from labtester.sizing.model import RequestKind, ceiling_per_s
 from labtester.sizing.search import (
@@ -26,6 +26,7 @@ from labtester.sizing.search import (
     Sized,
     search,
 )
+from labtester.targets import DEPLOYED_APP_PREFIX
 
 if TYPE_CHECKING:
     from labtester.results import Results
@@ -111,18 +112,22 @@ def plan(
     values: Path,
     duration_s: float = PROOF_S,
     records: Sequence[Record] = (),
+    deployed: PodSize | None = None,
 ) -> list[Planned]:
     """The configurations to prove, the proposal first; none where the flows measured no costs.
-    `records`: the raw log, whose flows give each request's measured spread."""
+    `records`: the raw log, whose flows give each request's measured spread. `deployed`: the pod
+    the values' configurations were deployed in and measured as, app-<name> (a cluster's); None:
+    started here by their names, on the pod CORES= and MEMORY= or this machine give."""
     conclusion = app_conclusion(results)
     settings = results.lab_settings()
     if conclusion is None or not conclusion.paths:
         return []
-    searched, kinds, memory, assumed = _inputs(results, conclusion, interface, values, records)
+    prefix = DEPLOYED_APP_PREFIX if deployed else ""
+    searched, kinds, memory, assumed = _inputs(results, conclusion, interface, values, records, prefix)
     if not searched:
         return []
     mix = kinds[searched[0].name]
-    pod_size = costs.pod_size(settings, conclusion, costs.client_cpu(results))
+    pod_size = deployed or costs.pod_size(settings, conclusion, costs.client_cpu(results))
     goal = costs.objective(settings, mix)
     pod = Pod(pod_size.cores, pod_size.memory_bytes, pod_size.client_cpu_s)
     found = search(searched, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
@@ -182,11 +187,16 @@ def _planned(found: Found, fixed: Sized | None, state: Search, context: SizedSum
 
 
 def _inputs(
-    results: Results, conclusion: AppConclusion, interface: str, values: Path, records: Sequence[Record]
+    results: Results,
+    conclusion: AppConclusion,
+    interface: str,
+    values: Path,
+    records: Sequence[Record],
+    prefix: str,
 ) -> tuple[list[Family], dict[str, list[RequestKind]], dict[str, Memory], list[str]]:
     """The families of the values that have measured costs, each one's mix and memory, and what
     had to be assumed."""
-    searched, unknown = families(interface, values)
+    searched, unknown = families(interface, values, prefix)
     kinds: dict[str, list[RequestKind]] = {}
     memory: dict[str, Memory] = {}
     assumed: list[str] = list(unknown)

@@ -15,7 +15,7 @@ import contextlib
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import httpx
@@ -122,38 +122,65 @@ def _prove_one(
     requests: dict[str, Outgoing],
 ) -> None:
     name = definition.name
-    plan = {
-        "target": name,
-        "scenario": SHAPE,
-        "kind": "plan",
-        "client": 0,
-        "plan": summary.model_dump(mode="json"),
-    }
     if summary.needs_pod is not None:  # sized for a bigger pod than this machine: predicted only
-        log.write("target", target=name, url="", measure=False, ready=False, error=None)
-        log.write("scenario", **plan)
+        unproved(name, summary, log)
         return
     try:
         target = start_target(definition, extra_env=extra_env, log_dir=log_dir)
     except LaunchError as error:
         started = {"url": "", "ready": False, "stage": "start", "error": one_line(error)}
         log.write("target", target=name, measure=False, **started)
-        log.write("scenario", **plan)
+        log.write("scenario", **_plan(name, summary))
         return
     try:
         info = httpx.get(f"{target.url}/info", timeout=30).json()
         log.write("target", target=name, url=target.url, measure=False, ready=True, error=None, info=info)
-        log.write("scenario", **plan)
-        for level in summary.levels:
-            _drained(target.url, timeout_s)
-            run = _run(target, summary, level.offered_per_s, (duration_s, timeout_s), requests)
-            log.write("scenario", target=name, scenario=SHAPE, kind="run", client=0, **run)
+        offer_levels(
+            name, target.url, summary, log, (duration_s, timeout_s), requests, lambda: _server_cpu(target)
+        )
     finally:
         target.stop()
 
 
+def _plan(name: str, summary: SizedSummary) -> dict[str, object]:
+    return {
+        "target": name,
+        "scenario": SHAPE,
+        "kind": "plan",
+        "client": 0,
+        "plan": summary.model_dump(mode="json"),
+    }
+
+
+def unproved(name: str, summary: SizedSummary, log: RecordSink) -> None:
+    """A configuration predicted and not run here (a bigger pod; a cluster, where the tester
+    starts nothing): a target of the run that never started, with its plan."""
+    log.write("target", target=name, url="", measure=False, ready=False, error=None)
+    log.write("scenario", **_plan(name, summary))
+
+
+def offer_levels(
+    name: str,
+    url: str,
+    summary: SizedSummary,
+    log: RecordSink,
+    times: tuple[float, float],
+    requests: dict[str, Outgoing],
+    server_cpu: Callable[[], float | None],
+) -> None:
+    """The plan, then each of its levels offered to the running configuration at `url` and
+    recorded: the proof, wherever the configuration runs (started here, or deployed).
+    `server_cpu`: its processes' CPU seconds where they can be read from here, else None."""
+    log.write("scenario", **_plan(name, summary))
+    for level in summary.levels:
+        _drained(url, times[1])
+        run = _run(url, server_cpu, summary, level.offered_per_s, times, requests)
+        log.write("scenario", target=name, scenario=SHAPE, kind="run", client=0, **run)
+
+
 def _run(
-    target: RunningTarget,
+    url: str,
+    server_cpu: Callable[[], float | None],
     summary: SizedSummary,
     rate_per_s: float,
     times: tuple[float, float],
@@ -162,11 +189,9 @@ def _run(
     """One proof run, with the machine's and the server's CPU around it: what the rest of the
     machine left the server."""
     (duration_s, timeout_s), mix = times, [_Kind(k.name, k.weight) for k in summary.kinds]
-    machine_before, cpu_before = machine.snapshot(), _server_cpu(target)
-    samples, wall_s = asyncio.run(
-        offer(target.url, mix, rate_per_s, duration_s, timeout_s, requests=requests)
-    )
-    machine_after, cpu_after = machine.snapshot(), _server_cpu(target)
+    machine_before, cpu_before = machine.snapshot(), server_cpu()
+    samples, wall_s = asyncio.run(offer(url, mix, rate_per_s, duration_s, timeout_s, requests=requests))
+    machine_after, cpu_after = machine.snapshot(), server_cpu()
     return {
         "step": f"sizing {rate_per_s:.3f}",
         "offered_per_s": rate_per_s,
@@ -211,10 +236,17 @@ class _Kind:
         self.name, self.weight = name, weight
 
 
-def proposal_values(summary: SizedSummary, app: str, interface: str, paths: list[str]) -> dict[str, object]:
+def pod_resources(summary: SizedSummary) -> dict[str, str]:
+    """The chart's resources of the pod sized for: `cpu` its requests and limits alike, `memory` too."""
+    return {"cpu": f"{summary.pod.cores:g}", "memory": f"{max(1, summary.pod.memory_bytes >> 20)}Mi"}
+
+
+def proposal_values(
+    summary: SizedSummary, app: str, interface: str, paths: list[str], resources: dict[str, str] | None = None
+) -> dict[str, object]:
     """A chart values overlay: the app with one configuration, `proposed`, on the pod's resources
-    (the chart's form: cpu and memory are its requests and limits alike)."""
-    resources = {"cpu": f"{summary.pod.cores:g}", "memory": f"{max(1, summary.pod.memory_bytes >> 20)}Mi"}
+    (`resources`: as the measured configurations' pods had them, else `pod_resources`), and what
+    the sizing predicted for it (`predicted`), which the run that deploys it proves."""
     return {
         "app": {
             "enabled": True,
@@ -226,16 +258,25 @@ def proposal_values(summary: SizedSummary, app: str, interface: str, paths: list
                     "name": "proposed",
                     "interface": interface,
                     "env": dict(summary.env),
-                    "resources": resources,
+                    "resources": resources or pod_resources(summary),
                 }
             ],
+            "predicted": summary.model_dump(mode="json"),
         }
     }
 
 
-def write_proposal(run_dir: Path, summary: SizedSummary, app: str, interface: str, paths: list[str]) -> Path:
+def write_proposal(
+    run_dir: Path,
+    summary: SizedSummary,
+    app: str,
+    interface: str,
+    paths: list[str],
+    resources: dict[str, str] | None = None,
+) -> Path:
     path = run_dir / PROPOSAL_FILE
     predicted = f"{summary.sustainable_per_s:.1f}/s at p99 {summary.predicted_p99_s:.3f} s"
     header = f"# {summary.label}: predicted {predicted}\n"
-    path.write_text(header + yaml.safe_dump(proposal_values(summary, app, interface, paths), sort_keys=False))
+    values = proposal_values(summary, app, interface, paths, resources)
+    path.write_text(header + yaml.safe_dump(values, sort_keys=False))
     return path

@@ -4,6 +4,7 @@ them (`conclusions.sizing`) and reports; on the fixed configurations it runs not
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
@@ -27,10 +28,17 @@ if TYPE_CHECKING:
 
 
 class SizingSettings(BaseModel):
-    """How long the proof offers the mix at each rate."""
+    """How long the proof offers the mix at each rate, and (on a cluster) the values it sizes from."""
 
     model_config = {"extra": "forbid"}
     proof_s: float = Field(PROOF_S, gt=0, le=3600, description="Seconds of each proof run.")
+    values: Path | None = Field(
+        None,
+        description="`run` against deployed configurations (the cluster's tester): the chart's values "
+        "as installed (the app, its configurations and their pod), which the chart mounts; the sizing "
+        "writes its proposal from them, or proves the one `app.predicted` carries. `lab` reads --values. "
+        "Checked where the run starts (a report rebuilt elsewhere does not read it).",
+    )
 
 
 class Sizing(LoadShape[SizingSettings, SizedSummary]):

@@ -47,6 +47,8 @@ def headline(conclusion: SizingConclusion) -> str:
     departs = level.departures() if level else []
     if departs:
         text += f" ({', '.join(departs)})"
+    if (level is None or level.measured_per_s is None) and proposed.error:
+        text += f" ({proposed.error})"
     fixed = conclusion.fixed
     fixed_level = fixed.at_sustainable() if fixed else None
     if fixed is not None and fixed.label == proposed.label:

@@ -90,9 +90,12 @@ def family_key(entry_env: dict[str, str], interface: str) -> tuple[str, str]:
     return server, interface
 
 
-def families(interface: str, values: Path = DEFAULT_VALUES) -> tuple[list[Family], list[str]]:
+def families(
+    interface: str, values: Path = DEFAULT_VALUES, prefix: str = ""
+) -> tuple[list[Family], list[str]]:
     """The families of the interface's configurations in the values, and those sizing cannot
-    search (no knobs known for them), named."""
+    search (no knobs known for them), named. `prefix`: before each configuration's name, the
+    target it was measured as (a cluster's `app-`)."""
     found: dict[tuple[str, str], Family] = {}
     unknown = []
     for definition in load_app_configurations(values, interface):
@@ -105,7 +108,7 @@ def families(interface: str, values: Path = DEFAULT_VALUES) -> tuple[list[Family
             previous = found[key]
             found[key] = Family(
                 previous.name, previous.server, interface, rule, previous.env,
-                (*previous.fixed_targets, definition.name),
+                (*previous.fixed_targets, prefix + definition.name),
             )  # fmt: skip
             continue
         server, kind = key
@@ -113,5 +116,5 @@ def families(interface: str, values: Path = DEFAULT_VALUES) -> tuple[list[Family
             kind if server == "gunicorn" else server if server == SERVERS[interface] else f"{server}-{kind}"
         )
         env = {k: v for k, v in definition.env.items() if k not in KNOBS}
-        found[key] = Family(name, server, interface, rule, env, (definition.name,))
+        found[key] = Family(name, server, interface, rule, env, (prefix + definition.name,))
     return list(found.values()), unknown
