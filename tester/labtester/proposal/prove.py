@@ -29,7 +29,7 @@ from labtester.proposal.plan import Planned
 from labtester.rawlog import RecordSink
 from labtester.scenarios.common import encode
 from labtester.sizing.document import PROOF_S, SizedSummary
-from labtester.sizing.model import SEED, MixItem
+from labtester.sizing.model import SEED, MixItem, proof_arrivals
 from labtester.target_group import one_line
 from labtester.targets import TargetDefinition
 from labtester.traffic import Outgoing
@@ -56,10 +56,11 @@ async def offer(
     seed: int = SEED,
     requests: dict[str, Outgoing] | None = None,
 ) -> tuple[list[Sample], float]:
-    """Poisson arrivals of the mix's kinds in their weights; each latency from its scheduled send.
-    `requests`: each kind's request as the team's traffic writes it (method, headers, body); a kind
-    without one is a GET of its name."""
-    rng = random.Random(seed)
+    """Poisson arrivals of the mix's kinds in their weights, exactly rate x duration of them
+    (`proof_arrivals`: the rate a proof offers is the rate it was asked for); each latency from its
+    scheduled send. `requests`: each kind's request as the team's traffic writes it (method,
+    headers, body); a kind without one is a GET of its name."""
+    kinds = random.Random(seed + 1)  # a stream apart from the send times' (proof_arrivals: seed)
     total = sum(item.weight for item in mix)
     bounds = [sum(item.weight for item in mix[: i + 1]) / total for i in range(len(mix))]
     samples: list[Sample] = []
@@ -74,9 +75,8 @@ async def offer(
             outstanding -= 1
 
         tasks = []
-        scheduled_s = rng.expovariate(rate_per_s)
-        while scheduled_s < duration_s:
-            path = mix[min(bisect.bisect_right(bounds, rng.random()), len(mix) - 1)].name
+        for scheduled_s in proof_arrivals(rate_per_s, duration_s, seed):
+            path = mix[min(bisect.bisect_right(bounds, kinds.random()), len(mix) - 1)].name
             delay = scheduled_s - client.now()
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -85,7 +85,6 @@ async def offer(
             else:
                 outstanding += 1
                 tasks.append(asyncio.create_task(send(path, scheduled_s)))
-            scheduled_s += rng.expovariate(rate_per_s)
         await asyncio.gather(*tasks)
         return samples, client.now()
 

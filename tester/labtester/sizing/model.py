@@ -161,6 +161,15 @@ def poisson_arrivals(rate_per_s: float, requests: int, seed: int = SEED) -> list
     return times
 
 
+def proof_arrivals(rate_per_s: float, duration_s: float, seed: int = SEED) -> list[float]:
+    """A proof run's send times: exactly rate x duration arrivals, each uniform over the run, sorted
+    (a Poisson process's arrivals given their count). Drawn gap by gap, one seed's count strays
+    from rate x duration by its own chance, the same way in every run it paces: 440 sends where
+    23.6/s for 20 s offers 471, and each proof of one run measured 5 to 13 % under its prediction."""
+    rng = random.Random(seed)
+    return sorted(rng.uniform(0.0, duration_s) for _ in range(round(rate_per_s * duration_s)))
+
+
 def simulate(
     kinds: Sequence[RequestKind],
     config: Configuration,
