@@ -27,6 +27,11 @@ def check_app_path(path: str) -> str:
 MEMORY_UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30}
 
 
+def parse_cpu(text: str) -> float:
+    """A Kubernetes CPU quantity in cores: "250m" -> 0.25, "2" -> 2.0."""
+    return int(text[:-1]) / 1000 if text.endswith("m") else float(text)
+
+
 def parse_memory(text: str) -> int:
     """`1Gi`, `512Mi`, `2G`, `1GiB` or bytes, as Kubernetes writes a quantity."""
     found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMgG]i?)?[bB]?\s*", text)

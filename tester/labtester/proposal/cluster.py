@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labtester.appinputs import parse_memory
+from labtester.appinputs import parse_cpu, parse_memory
 from labtester.proposal.lab import proof_timeout_s, sized, team_requests
 from labtester.proposal.prove import PROPOSAL_FILE, offer_levels, target_name, unproved
 from labtester.rawlog import RecordSink
@@ -81,7 +81,6 @@ def deployed_pod(installed: dict[str, Any]) -> tuple[PodSize, dict[str, str]]:
     )
     resources = first.get("resources") or (installed.get("targetDefaults") or {}).get("resources") or {}
     kept = {key: str(value) for key, value in resources.items() if key in ("cpu", "cpuRequest", "memory")}
-    cpu = kept["cpu"]
-    cores = int(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)
+    cores = parse_cpu(kept["cpu"])
     where = "its configurations' pod (the chart's resources)"
     return PodSize(cores=cores, memory_bytes=parse_memory(kept["memory"]), source=where), kept
