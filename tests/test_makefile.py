@@ -73,3 +73,12 @@ def test_a_knob_only_in_the_environment_leaves_make_lab_its_own(exported: dict[s
     # A plain lab's first refusal is the earlier run to compare with; an app lab's would be the app.
     line = refused(make("lab", "COMPARE=/no/such/run", env=exported))
     assert "--compare /no/such/run" in line and "app" not in line
+
+
+def test_what_make_runs_keeps_pythons_bytecode_cache_even_where_the_environment_says_not_to() -> None:
+    # An environment that forbids the cache (this project's machines do) would make every server a
+    # test or lab starts compile the lab and its libraries again: about 0.8 s of CPU each.
+    probe = "probe: ; @python3 -c 'import sys; print(sys.dont_write_bytecode)'"
+    result = make("--eval", probe, "probe", env={"PYTHONDONTWRITEBYTECODE": "1"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
