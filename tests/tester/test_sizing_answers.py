@@ -4,8 +4,12 @@ the best of the fixed configurations, measured in the same run."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import yaml
+
+from labtester.proposal.prove import proved_proposal, write_proposal
 from labtester.sizing.answers import answer, headline
 from labtester.sizing.document import Level, Objective, PodSize, SizedSummary, SizingConclusion
 
@@ -35,7 +39,11 @@ OBJECTIVE = Objective(p99_s=0.4, why="P99=")
 
 def conclusion(**fields: Any) -> SizingConclusion:
     return SizingConclusion(
-        pod=POD, objective=fields.pop("objective", OBJECTIVE), families=[], headline="", **fields
+        pod=POD,
+        objective=fields.pop("objective", OBJECTIVE),
+        families=fields.pop("families", []),
+        headline="",
+        **fields,
     )
 
 
@@ -72,3 +80,60 @@ def test_a_target_rate_beyond_the_pod_names_the_pod_it_would_need() -> None:
     assert "the pod it would need has 16 cores and 8 GiB: uvicorn, 19 workers, predicted 500.0/s" in text
     found.headline = text
     assert answer(found).answer == text
+
+
+def proved(role: str, label: str, *runs: tuple[float, float, float, float]) -> SizedSummary:
+    """A configuration and its proof runs: (offered, predicted, measured, measured p99) each."""
+    levels = [
+        Level(offered_per_s=o, predicted_per_s=p, predicted_p99_s=0.59, measured_per_s=m, measured_p99_s=p99)
+        for o, p, m, p99 in runs
+    ]
+    return sized(role, label, runs[-1][0], runs[-1][2]).model_copy(update={"levels": levels})
+
+
+def test_where_the_proposals_proof_misses_the_objective_the_proof_decides(tmp_path: Path) -> None:
+    # The Flask shop's proof (2026-11-26, objective p99 0.60 s): gevent, proposed, missed it at
+    # both its levels; sync x 4 kept it at 80 % of its predicted rate.
+    goal = Objective(p99_s=0.6, why="4x the mix's mean time alone")
+    gevent = proved(
+        "proposed",
+        "gunicorn gevent, 2 workers x 100 connections",
+        (14.5, 14.7, 14.4, 0.82),
+        (18.1, 18.1, 17.0, 6.1),
+    )
+    sync = proved("family", "gunicorn sync, 4 workers", (16.0, 16.3, 15.9, 0.41), (20.0, 20.0, 19.0, 1.01))
+    granian = proved(
+        "family", "granian-wsgi, 4 workers x 4 threads", (11.7, 11.9, 11.6, 0.65), (14.6, 14.8, 14.2, 0.56)
+    )
+    found = conclusion(proposed=gevent, families=[sync, granian], objective=goal)
+    text = headline(found)
+    assert text.startswith(
+        "Serve the app with gunicorn sync, 4 workers, on 2 cores and 1 GiB: its proof kept p99 0.60 s"
+    )
+    assert "at 16.0/s offered, measured 15.9/s at p99 0.41 s" in text
+    assert "the model's pick, gunicorn gevent, 2 workers x 100 connections, predicted 18.1/s" in text
+    assert "missed it in its proof: measured 17.0/s at p99 6.10 s" in text
+    assert found.proved_best() == (sync, sync.levels[0])
+    # The proposal file `make run-lab PROPOSAL=` deploys names it too, at the rate it was proved at.
+    kept = proved_proposal(found)
+    assert kept is not None and (kept.label, kept.role, kept.sustainable_per_s) == (
+        sync.label,
+        "proposed",
+        16.0,
+    )
+    written = yaml.safe_load(write_proposal(tmp_path, kept, "shop:app", "wsgi", ["/report"]).read_text())
+    assert written["app"]["predicted"]["label"] == "gunicorn sync, 4 workers"
+    # Its own lower level met it: the proposal stands, at that rate.
+    steady = proved(
+        "proposed", "gunicorn sync, 4 workers", (16.0, 16.3, 15.9, 0.41), (20.0, 20.0, 19.0, 1.01)
+    )
+    text = headline(conclusion(proposed=steady, objective=goal))
+    assert text.startswith(
+        "Serve the app with gunicorn sync, 4 workers, on 2 cores and 1 GiB, at up to 16.0/s"
+    )
+    # A proof that kept it: the model's proposal is the answer, and its file stays.
+    kept_by_model = conclusion(proposed=granian.model_copy(update={"role": "proposed"}), objective=goal)
+    assert kept_by_model.proved_best() is None and proved_proposal(kept_by_model) is None
+    # Nothing kept it: the proposal, and that said.
+    text = headline(conclusion(proposed=gevent, objective=goal))
+    assert text.startswith("Serve the app with gunicorn gevent") and "no configuration proved met it" in text

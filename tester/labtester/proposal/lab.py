@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from labtester.assembly import build_results, merged
 from labtester.proposal.plan import Planned, plan
-from labtester.proposal.prove import prove, write_proposal
+from labtester.proposal.prove import prove, proved_proposal, write_proposal
 from labtester.rawlog import RecordSink, read_raw
 from labtester.scenarios.sizing import SHAPE
-from labtester.sizing.document import PodSize
+from labtester.sizing.document import PodSize, SizingConclusion
 from labtester.traffic import Outgoing
 
 if TYPE_CHECKING:
@@ -44,6 +44,23 @@ def size_and_prove(
     duration_s = SHAPE.settings(settings).proof_s
     timeout_s = proof_timeout_s(settings, planned[0].summary.objective.p99_s)
     prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note, team_requests(settings))
+    decided_by_proof(settings, run_dir, progress)
+
+
+def decided_by_proof(settings: LabSettings, run_dir: Path, progress: LabProgress) -> None:
+    """Where the proof decided against the model's pick, the proposal file becomes what the answer
+    names: the file `make run-lab PROPOSAL=` deploys says what the answer says."""
+    results = build_results(merged(read_raw(run_dir)))
+    conclusion = results.conclusions.get(SHAPE.name)
+    kept = proved_proposal(conclusion) if isinstance(conclusion, SizingConclusion) else None
+    interface = app_interface(results)
+    if kept is None or interface is None or settings.app is None:
+        return
+    written = write_proposal(run_dir, kept, settings.app, interface, _paths(settings))
+    progress.note(
+        f"sizing: the proposal's proof missed p99 {kept.objective.p99_s:.2f} s; {kept.label} kept it "
+        f"at {kept.sustainable_per_s:.1f}/s: values in {written}"
+    )
 
 
 def sized(

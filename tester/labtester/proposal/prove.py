@@ -28,7 +28,7 @@ from labtester.load import LoadClient, Sample
 from labtester.proposal.plan import Planned
 from labtester.rawlog import RecordSink
 from labtester.scenarios.common import encode
-from labtester.sizing.document import PROOF_S, SizedSummary
+from labtester.sizing.document import PROOF_S, SizedSummary, SizingConclusion
 from labtester.sizing.model import SEED, MixItem, proof_arrivals
 from labtester.target_group import one_line
 from labtester.targets import TargetDefinition
@@ -263,6 +263,17 @@ def proposal_values(
             "predicted": summary.model_dump(mode="json"),
         }
     }
+
+
+def proved_proposal(conclusion: SizingConclusion) -> SizedSummary | None:
+    """Where the proposal's proof missed the objective and another proof run kept it: that run's
+    configuration, at the rate it was proved at (its prediction there), to propose instead."""
+    best = conclusion.proved_best()
+    if best is None:
+        return None
+    chosen, met = best
+    at_met = {"sustainable_per_s": met.offered_per_s, "predicted_p99_s": met.predicted_p99_s}
+    return chosen.model_copy(update={"role": "proposed", **at_met})
 
 
 def write_proposal(

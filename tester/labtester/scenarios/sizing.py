@@ -90,6 +90,8 @@ class Sizing(LoadShape[SizingSettings, SizedSummary]):
             headline="",
         )
         conclusion.headline = answers.headline(conclusion)
+        best = conclusion.proved_best()
+        conclusion.chosen = best[0].label if best else proposed.label if proposed else None
         return conclusion
 
     def answers(self, results: Results) -> list[Answer]:

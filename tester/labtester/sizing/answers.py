@@ -40,18 +40,26 @@ def headline(conclusion: SizingConclusion) -> str:
     serves = (
         f"{rate:g}/s with the smallest configuration that does, " if rate is not None else "the app with "
     )
-    text = (
-        f"Serve {serves}{proposed.label}, on {pod}: predicted {proposed.sustainable_per_s:.1f}/s at p99 "
-        f"{proposed.predicted_p99_s:.2f} s, {_measured(level)}"
-    )
-    departs = level.departures() if level else []
-    if departs:
-        text += f" ({', '.join(departs)})"
-    if (level is None or level.measured_per_s is None) and proposed.error:
-        text += f" ({proposed.error})"
+    best = conclusion.proved_best()
+    if best is not None:
+        text = _decided_by_proof(serves, pod, goal, proposed, *best)
+        chosen = best[0].label
+    else:
+        text = (
+            f"Serve {serves}{proposed.label}, on {pod}: predicted {proposed.sustainable_per_s:.1f}/s at p99 "
+            f"{proposed.predicted_p99_s:.2f} s, {_measured(level)}"
+        )
+        departs = level.departures() if level else []
+        if departs:
+            text += f" ({', '.join(departs)})"
+        if (level is None or level.measured_per_s is None) and proposed.error:
+            text += f" ({proposed.error})"
+        if level is not None and level.measured_per_s is not None and not level.met(conclusion.objective):
+            text += f"; its proof missed {goal}, and no configuration proved met it"
+        chosen = proposed.label
     fixed = conclusion.fixed
     fixed_level = fixed.at_sustainable() if fixed else None
-    if fixed is not None and fixed.label == proposed.label:
+    if fixed is not None and fixed.label == chosen:
         text += "; the best of the fixed configurations is this one already"
     elif fixed is not None and fixed_level is not None and fixed_level.measured_per_s is not None:
         text += (
@@ -62,6 +70,29 @@ def headline(conclusion: SizingConclusion) -> str:
         served = conclusion.fixed_best.flows_per_s
         text += f"; the best of the fixed configurations served {served:.1f}/s in the flows"
     return text + "."
+
+
+def _decided_by_proof(
+    serves: str, pod: str, goal: str, proposed: SizedSummary, chosen: SizedSummary, met: Level
+) -> str:
+    """The answer where the proposal's proof missed the objective and a proof run met it: that
+    run's configuration, at the rate it was proved at (the proof decides, not the model)."""
+    missed = proposed.at_sustainable()
+    kept = (
+        f"its proof kept {goal} at {met.offered_per_s:.1f}/s offered, {_measured(met)} (predicted "
+        f"{met.predicted_per_s:.1f}/s at p99 {met.predicted_p99_s:.2f} s)"
+    )
+    if chosen.label == proposed.label:
+        return (
+            f"Serve {serves}{chosen.label}, on {pod}, at up to {met.offered_per_s:.1f}/s: {kept}; at the "
+            f"{proposed.sustainable_per_s:.1f}/s the model predicted for it, the proof missed it: "
+            f"{_measured(missed)}"
+        )
+    return (
+        f"Serve {serves}{chosen.label}, on {pod}: {kept}; the model's pick, {proposed.label}, predicted "
+        f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, missed it in its "
+        f"proof: {_measured(missed)}"
+    )
 
 
 def answer(conclusion: SizingConclusion) -> Answer:

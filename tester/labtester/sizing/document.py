@@ -90,6 +90,14 @@ class Level(BaseModel):
             found.append(f"load average {self.load_average:.1f}")
         return found
 
+    def met(self, objective: Objective) -> bool:
+        """The run served what was offered, none failed, and its p99 kept the objective: each within
+        DEPARTS, the bar the predictions are held to (a p99 over one short run is that noisy)."""
+        if self.measured_per_s is None or self.measured_p99_s is None or self.failed:
+            return False
+        served = self.measured_per_s >= self.offered_per_s * (1 - DEPARTS)
+        return served and self.measured_p99_s <= objective.p99_s * (1 + DEPARTS)
+
 
 class SizedSummary(BaseModel):
     """A configuration sizing started: its plan and its proof runs."""
@@ -145,3 +153,22 @@ class SizingConclusion(BaseModel):
     search_cpu_s: float = 0.0
     simulations: int = 0
     headline: str  # the answer, first: "Serve X with ..."
+    # The configuration the answer names: the proposal, unless its proof missed the objective where
+    # another's met it (the proof decides); None where nothing was proposed.
+    chosen: str | None = None
+
+    def proved_best(self) -> tuple[SizedSummary, Level] | None:
+        """Where the proposal's proof missed the objective at its predicted rate: the proof run of any
+        configuration that met it (and served RATE=, if asked) at the highest measured rate."""
+        proposed = self.proposed.at_sustainable() if self.proposed else None
+        if proposed is None or proposed.measured_per_s is None or proposed.met(self.objective):
+            return None
+        rate = self.objective.rate_per_s
+        held = [
+            (summary, level)
+            for summary in [self.proposed, *self.families, self.fixed]
+            if summary is not None
+            for level in summary.levels
+            if level.met(self.objective) and (rate is None or level.offered_per_s >= rate)
+        ]
+        return max(held, key=lambda held: held[1].measured_per_s or 0.0, default=None)
