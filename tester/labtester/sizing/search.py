@@ -108,9 +108,10 @@ class Search:
         )
         return run.p99_s
 
-    def proof_run(self, candidate: Candidate, rate_per_s: float) -> tuple[float, float]:
+    def typical_run(self, candidate: Candidate, rate_per_s: float) -> tuple[float, float]:
         """The rate served and the p99 of runs as long as the proof's (at least 50 requests, at most
-        MOST_PREDICTED), the median over several seeds (`replicated`): what a proof is held to."""
+        MOST_PREDICTED) on Poisson arrivals, the median over several seeds (`replicated`): what the
+        configuration sustains on any such run, not on one draw of its arrivals."""
         requests = int(min(MOST_PREDICTED, max(50, rate_per_s * self.duration_s)))
         return replicated(
             self.kinds[candidate.family.name],
@@ -129,7 +130,7 @@ class Search:
             if rate <= 0:
                 break
             self.simulations += CHECKS
-            _, p99 = self.proof_run(candidate, rate)
+            _, p99 = self.typical_run(candidate, rate)
             if p99 <= self.objective_s:
                 return Sized(candidate, rate, p99)
             rate *= REFINE_STEP
