@@ -187,8 +187,8 @@ def predict(
 ) -> Prediction:
     """Little's law for one path: `cpu`, the CPU per request measured and where it came from;
     `whole`, what else a request costs (else the request's own CPU alone, one core per process);
-    `wait_s`, what a request waited alone where the server measured it (its slot's hold is then its
-    CPU, the server's own and that wait; else R)."""
+    `wait_s`, what a request holds its slot beyond its CPU where the server measured it (its hold
+    is then its CPU, the server's own and that; else R)."""
     endpoint = info.endpoints[endpoint_name]
     cpu_per_request_s = cpu[0] if cpu else None
     limits = capacity(endpoint, info)
@@ -265,9 +265,10 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
             cores_per_process=account.cores_per_process if account else None,
             cores_free_of_others=cores_free(record, server_cpu, tester=False),
         )
-    prediction = predict(
-        settings, per_request, info, cpu, cores_free(record, server_cpu), name, whole, alone_costs["wait_s"]
-    )
+    # Its slot, beyond its CPU: its wait alone and its threads' time on a run queue under load.
+    wait, queued = alone_costs["wait_s"], [s.queued_s or 0.0 for s in samples if s.ok] or [0.0]
+    held = None if wait is None else wait + statistics.fmean(queued)
+    prediction = predict(settings, per_request, info, cpu, cores_free(record, server_cpu), name, whole, held)
     return PathFlow(
         endpoint=name,
         path=info.endpoints[name].path,
