@@ -265,10 +265,8 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
             cores_per_process=account.cores_per_process if account else None,
             cores_free_of_others=cores_free(record, server_cpu, tester=False),
         )
-    # Its slot, beyond its CPU: its wait alone and its threads' time on a run queue under load.
-    wait, queued = alone_costs["wait_s"], [s.queued_s or 0.0 for s in samples if s.ok] or [0.0]
-    held = None if wait is None else wait + statistics.fmean(queued)
-    prediction = predict(settings, per_request, info, cpu, cores_free(record, server_cpu), name, whole, held)
+    free, wait = cores_free(record, server_cpu), alone_costs["wait_s"]
+    prediction = predict(settings, per_request, info, cpu, free, name, whole, wait)
     return PathFlow(
         endpoint=name,
         path=info.endpoints[name].path,
