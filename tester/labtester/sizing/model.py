@@ -237,8 +237,8 @@ def proof_run(
     """A proof run predicted on the very requests it sends (`proof_arrivals`, `proof_kinds`: the
     same times, kinds and count, from an idle server, as it measures them), to its first `most`.
     At the edge of an objective a 20 s run's p99 is its 6th slowest of 600, set by its burstiest
-    second: Poisson draws of other seeds put it anywhere in 0.35-0.65 s where the run measured
-    (see the README), a spread no model error explains."""
+    seconds: on the Flask shop's proposal at its rate, ten seeds' Poisson arrivals put it anywhere
+    in 0.36-1.03 s, and the run's own sends, drawing only each request's CPU, in 0.36-0.40 s."""
     times = proof_arrivals(rate_per_s, duration_s)[:most]
     picked = proof_kinds([k.weight for k in kinds], len(times))
     return replicated(kinds, config, cores, rate_per_s, len(times), schedule=(times, picked))
