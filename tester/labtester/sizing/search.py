@@ -28,7 +28,7 @@ BETTER = 1.03  # a neighbour is better when it sustains this much more
 BISECTIONS = 6
 REFINEMENTS = 5  # steps down from the search's rate to one a proof's run meets over several seeds
 REFINE_STEP = 0.9
-CHECKS = 3  # seeds behind each refinement's p99 (the proof's own prediction takes REPLICATIONS)
+CHECKS = 3  # seeds behind each refinement's p99 (a proof run's prediction draws REPLICATIONS)
 MOST_DOUBLINGS = 5  # a target rate beyond 32 x the pod's cores is not sized
 SEARCH_REQUESTS = (400, 1200)  # fewest and most simulated requests per run during the search
 MIB = 1 << 20
@@ -119,6 +119,7 @@ class Search:
             self.pod.cores_left(rate_per_s),
             rate_per_s,
             requests,
+            CHECKS,
         )
 
     def refined(self, sized: Sized) -> Sized:
