@@ -49,3 +49,19 @@ def test_the_cpu_term_counts_the_servers_and_the_local_clients_cost() -> None:
     # The census's CPU per request already holds the server's own: it is not added again.
     census = predict(settings, 0.001, info(2), (0.0005, "census"), 1.8, PATH, whole)
     assert census.server_cpu_per_request_s is None and census.per_s == pytest.approx(2 / 0.0007)
+
+
+def test_a_slot_is_held_for_the_servers_time_where_it_was_measured() -> None:
+    settings = FlowSettings(users=50)
+    whole = WholeCost(server_cpu_s=0.0002, client_cpu_s=0.0003, cores_free_of_others=2.0)
+    one_worker = info(1, execution="workers")
+    one_worker.endpoints[PATH] = one_worker.endpoints[PATH].model_copy(update={"slots": 1})
+    # 0.5 ms of the request's CPU, 0.2 ms of the server's and 1.3 ms of wait: a slot held 2 ms,
+    # 500/s, though the client saw 3.7 ms alone (its round trip, a new connection each time).
+    measured = predict(settings, 0.0037, one_worker, (0.0005, "server-timing"), 2.0, PATH, whole, 0.0013)
+    assert measured.hold_s == pytest.approx(0.002)
+    assert measured.binding == "slots" and measured.per_s == pytest.approx(500)
+    assert measured.ceiling() == (pytest.approx(500), "slots")
+    # The census's CPU says nothing of a request's time on the server: the time alone stands for it.
+    census = predict(settings, 0.0037, one_worker, (0.0007, "census"), 2.0, PATH, whole, 0.0013)
+    assert census.hold_s is None and census.per_s == pytest.approx(1 / 0.0037)

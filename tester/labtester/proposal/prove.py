@@ -10,10 +10,8 @@ no other load shape counts it as missing); its plan and its runs are its raw rec
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
 import os
-import random
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,7 +27,7 @@ from labtester.proposal.plan import Planned
 from labtester.rawlog import RecordSink
 from labtester.scenarios.common import encode
 from labtester.sizing.document import PROOF_S, SizedSummary, SizingConclusion
-from labtester.sizing.model import SEED, MixItem, proof_arrivals
+from labtester.sizing.model import SEED, MixItem, proof_arrivals, proof_kinds
 from labtester.target_group import one_line
 from labtester.targets import TargetDefinition
 from labtester.traffic import Outgoing
@@ -57,12 +55,12 @@ async def offer(
     requests: dict[str, Outgoing] | None = None,
 ) -> tuple[list[Sample], float]:
     """Poisson arrivals of the mix's kinds in their weights, exactly rate x duration of them
-    (`proof_arrivals`: the rate a proof offers is the rate it was asked for); each latency from its
-    scheduled send. `requests`: each kind's request as the team's traffic writes it (method,
-    headers, body); a kind without one is a GET of its name."""
-    kinds = random.Random(seed + 1)  # a stream apart from the send times' (proof_arrivals: seed)
-    total = sum(item.weight for item in mix)
-    bounds = [sum(item.weight for item in mix[: i + 1]) / total for i in range(len(mix))]
+    (`proof_arrivals`: the rate a proof offers is the rate it was asked for; `proof_kinds`: the
+    kinds its prediction serves); each latency from its scheduled send. `requests`: each kind's
+    request as the team's traffic writes it (method, headers, body); a kind without one is a GET of
+    its name."""
+    times = proof_arrivals(rate_per_s, duration_s, seed)
+    kinds = proof_kinds([item.weight for item in mix], len(times), seed)
     samples: list[Sample] = []
     outstanding = 0
     async with LoadClient(url, timeout_s) as client:
@@ -75,8 +73,8 @@ async def offer(
             outstanding -= 1
 
         tasks = []
-        for scheduled_s in proof_arrivals(rate_per_s, duration_s, seed):
-            path = mix[min(bisect.bisect_right(bounds, kinds.random()), len(mix) - 1)].name
+        for scheduled_s, kind in zip(times, kinds, strict=True):
+            path = mix[kind].name
             delay = scheduled_s - client.now()
             if delay > 0:
                 await asyncio.sleep(delay)

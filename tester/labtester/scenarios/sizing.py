@@ -18,7 +18,7 @@ from labtester.scenarios.flow.accounting import cores_free  # the flow's reading
 from labtester.sizing import answers
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, SizedSummary, SizingConclusion
-from labtester.sizing.model import RequestKind, replicated
+from labtester.sizing.model import RequestKind, proof_run
 from labtester.stats import percentiles
 from labtester.views import Answer
 
@@ -113,7 +113,8 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
         else None
     )
     free = cores_free(run, run.get("server_cpu_s"))
-    explained = _explained(summary, level, min(free, summary.pod.cores)) if free else None
+    duration_s = run.get("duration_s", PROOF_S)
+    explained = _explained(summary, level, min(free, summary.pod.cores), duration_s) if free else None
     return level.model_copy(
         update={
             "cores_free": free,
@@ -128,9 +129,9 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
     )
 
 
-def _explained(summary: SizedSummary, level: Level, cores: float) -> tuple[float, float]:
+def _explained(summary: SizedSummary, level: Level, cores: float, duration_s: float) -> tuple[float, float]:
     """The model on the cores the machine left the server during the run (the client's CPU is
-    already out of them)."""
+    already out of them), on the run's own sends."""
     kinds = [
         RequestKind(
             k.name,
@@ -147,8 +148,7 @@ def _explained(summary: SizedSummary, level: Level, cores: float) -> tuple[float
     config = Configuration(
         summary.family, summary.processes, summary.threads, summary.accept, summary.preemptive
     )
-    requests = max(50, min(MOST_PREDICTED, level.requests))
-    return replicated(kinds, config, cores, level.offered_per_s, requests)
+    return proof_run(kinds, config, cores, level.offered_per_s, duration_s, MOST_PREDICTED)
 
 
 SHAPE = Sizing()

@@ -28,7 +28,7 @@ BETTER = 1.03  # a neighbour is better when it sustains this much more
 BISECTIONS = 6
 REFINEMENTS = 5  # steps down from the search's rate to one a proof's run meets over several seeds
 REFINE_STEP = 0.9
-CHECKS = 3  # seeds behind each refinement's p99 (the proof's own prediction takes REPLICATIONS)
+CHECKS = 3  # seeds behind each refinement's p99 (a proof run's prediction draws REPLICATIONS)
 MOST_DOUBLINGS = 5  # a target rate beyond 32 x the pod's cores is not sized
 SEARCH_REQUESTS = (400, 1200)  # fewest and most simulated requests per run during the search
 MIB = 1 << 20
@@ -108,9 +108,10 @@ class Search:
         )
         return run.p99_s
 
-    def proof_run(self, candidate: Candidate, rate_per_s: float) -> tuple[float, float]:
+    def typical_run(self, candidate: Candidate, rate_per_s: float) -> tuple[float, float]:
         """The rate served and the p99 of runs as long as the proof's (at least 50 requests, at most
-        MOST_PREDICTED), the median over several seeds (`replicated`): what a proof is held to."""
+        MOST_PREDICTED) on Poisson arrivals, the median over several seeds (`replicated`): what the
+        configuration sustains on any such run, not on one draw of its arrivals."""
         requests = int(min(MOST_PREDICTED, max(50, rate_per_s * self.duration_s)))
         return replicated(
             self.kinds[candidate.family.name],
@@ -118,6 +119,7 @@ class Search:
             self.pod.cores_left(rate_per_s),
             rate_per_s,
             requests,
+            CHECKS,
         )
 
     def refined(self, sized: Sized) -> Sized:
@@ -129,7 +131,7 @@ class Search:
             if rate <= 0:
                 break
             self.simulations += CHECKS
-            _, p99 = self.proof_run(candidate, rate)
+            _, p99 = self.typical_run(candidate, rate)
             if p99 <= self.objective_s:
                 return Sized(candidate, rate, p99)
             rate *= REFINE_STEP

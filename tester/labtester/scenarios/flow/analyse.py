@@ -1,13 +1,16 @@
 """The flow's summary, and the lab's own prediction of it (Little's law).
 
 A flow runs against the seed study's fan-out, or against each path of a team's app (endpoints of
-work "app" in /info). A server holding at most `slots` requests at once, each for R seconds,
-completes at most slots / R requests a second; U users who send again as soon as they are
-answered ask for U / R. The prediction is the smaller of the two, and of what the CPU allows,
-named by which one binds. The CPU a request costs is the whole of it: its own (each request's
-Server-Timing header and what the processes charged to it after, else the server's whole CPU over
-the run), the server's own cost per request
-(measured on empty requests in the same configuration, accounting.py) and, where the load client
+work "app" in /info). A server holding at most `slots` requests at once, each for H seconds,
+completes at most slots / H requests a second; U users who send again as soon as they are
+answered (R seconds alone, as they saw it) ask for U / R. H is the request's CPU, the server's own
+and its wait, not the client's round trip: a worker takes the next queued connection as it ends
+one (a sync worker's 0.7 ms of CPU was 3.7 ms alone as the client saw it; held for R, it served
+10 to 27 % more than the slot term allowed). The prediction is the smaller of the two, and of what
+the CPU allows, named by which one binds. The CPU a request costs is the whole of it: its own (each
+request's Server-Timing header and what the processes charged to it after, else the server's whole
+CPU over the run), the server's own cost per request (measured on empty requests in the same
+configuration, accounting.py) and, where the load client
 runs on the same machine, the client's (its own CPU over the flow, per request). The target's
 processes use one core each where Python runs on one thread per process, or more where they
 measured more over the flow (work that releases the GIL: SQLite, compression, hashing), never more
@@ -84,7 +87,11 @@ class WholeCost:
 
 
 class Prediction(BaseModel):
-    per_request_s: float  # R: one request alone
+    per_request_s: float  # R: one request alone, as its client saw it (a user waits all of it)
+    # H: what a request holds a slot for, measured where it ran: its CPU (under load, as the CPU
+    # term takes it), the server's own and its wait alone. None where the server measured none (no
+    # Server-Timing; a document from before it): R stands for it.
+    hold_s: float | None = None
     slots: float | None  # None: no limit
     cpu_per_request_s: float | None  # the request's own CPU, measured over the run
     cpu_source: CpuSource | None = None  # each request's header, or the server's CPU over the run
@@ -100,6 +107,10 @@ class Prediction(BaseModel):
     # The same law as the lab predicted before it counted the whole cost: the request's own CPU on
     # one core per process, the tester's CPU taken off the free cores. Kept to show the difference.
     app_only_per_s: float | None = None
+
+    @property
+    def slot_hold_s(self) -> float:
+        return self.hold_s if self.hold_s else self.per_request_s
 
     @property
     def served_cpu_s(self) -> float | None:
@@ -124,8 +135,8 @@ class Prediction(BaseModel):
         """What the configuration allows whatever the load: the fewer of its slots over the time a
         request holds one and its cores over a request's CPU; None where neither binds."""
         limits: dict[Binding, float] = {}
-        if self.slots is not None and self.per_request_s > 0:
-            limits["slots"] = self.slots / self.per_request_s
+        if self.slots is not None and self.slot_hold_s > 0:
+            limits["slots"] = self.slots / self.slot_hold_s
         cpu = self.cpu_limit(None)
         if cpu is not None:
             limits["cpu"] = cpu
@@ -172,20 +183,27 @@ def predict(
     cores_free: float | None = None,
     endpoint_name: str = FAN_OUT,
     whole: WholeCost | None = None,
+    wait_s: float | None = None,
 ) -> Prediction:
     """Little's law for one path: `cpu`, the CPU per request measured and where it came from;
-    `whole`, what else a request costs (else the request's own CPU alone, one core per process)."""
+    `whole`, what else a request costs (else the request's own CPU alone, one core per process);
+    `wait_s`, what a request holds its slot beyond its CPU where the server measured it (its hold
+    is then its CPU, the server's own and that; else R)."""
     endpoint = info.endpoints[endpoint_name]
     cpu_per_request_s = cpu[0] if cpu else None
     limits = capacity(endpoint, info)
     slots = None if math.isinf(limits.slots) else limits.slots
     whole = whole or WholeCost()
+    measured = cpu[0] if cpu and cpu[1] == "server-timing" else None
+    server_cpu_s = whole.server_cpu_s if measured is not None else None
+    hold_s = None if measured is None or wait_s is None else measured + (server_cpu_s or 0.0) + wait_s
     candidates: dict[Binding, float] = {"users": settings.users / (per_request_s + settings.think_s)}
     if slots is not None:
-        candidates["slots"] = slots / per_request_s
+        candidates["slots"] = slots / (hold_s or per_request_s)
     app_only = dict(candidates)
     prediction = Prediction(
         per_request_s=per_request_s,
+        hold_s=hold_s,
         slots=slots,
         cpu_per_request_s=cpu_per_request_s,
         cpu_source=cpu[1] if cpu else None,
@@ -193,8 +211,7 @@ def predict(
         cores_free=cores_free if whole.client_cpu_s is None else whole.cores_free_of_others,
         per_s=0.0,
         binding="users",
-        # The census's CPU per request holds the server's own cost already.
-        server_cpu_per_request_s=whole.server_cpu_s if cpu and cpu[1] == "server-timing" else None,
+        server_cpu_per_request_s=server_cpu_s,  # None on the census's CPU: it holds the server's own
         client_cpu_per_request_s=whole.client_cpu_s,
         cores_per_process=whole.cores_per_process,
     )
@@ -239,6 +256,7 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
     server_cpu = record.get("server_cpu_s")
     cpu = _cpu_per_request([s for s in samples if s.ok], server_cpu, late := late_cpu(record, samples))
     account = path_account(record, cost, samples) if not record.get("unloaded") else None
+    alone_costs = alone_figures(alone, late)
     whole = None
     if cost is not None:
         whole = WholeCost(
@@ -247,7 +265,8 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
             cores_per_process=account.cores_per_process if account else None,
             cores_free_of_others=cores_free(record, server_cpu, tester=False),
         )
-    prediction = predict(settings, per_request, info, cpu, cores_free(record, server_cpu), name, whole)
+    free, wait = cores_free(record, server_cpu), alone_costs["wait_s"]
+    prediction = predict(settings, per_request, info, cpu, free, name, whole, wait)
     return PathFlow(
         endpoint=name,
         path=info.endpoints[name].path,
@@ -263,7 +282,7 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
         loaded=not record.get("unloaded", False),
         account=account,
         server_cpu_s=server_cpu,
-        **alone_figures(alone, late),
+        **alone_costs,
     )
 
 

@@ -123,7 +123,7 @@ def _why(prediction: Prediction, binding: Binding | None) -> str:
     """`its 16 slots, each held 160 ms a request`: what limits the configuration, and by how much."""
     p = prediction
     if binding == "slots" and p.slots is not None:
-        return f"its {plural(p.slots, 'slot')}, each held {milliseconds(p.per_request_s)} a request"
+        return f"its {plural(p.slots, 'slot')}, each held {milliseconds(p.slot_hold_s)} a request"
     if binding == "cpu" and p.served_cpu_s:
         server = p.server_cpu_per_request_s
         whose = f" ({milliseconds(server)} of it the server's own)" if server else ""
