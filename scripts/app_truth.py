@@ -8,11 +8,12 @@ values, and per path sends N requests one after another (N sized to about 2 s of
 CPU). What one request used (`truth`) is the serving processes' CPU over them (their process tree,
 /test/resmon before and after, psutil), less the idle rate over the same time, less the server's
 own part: the same figure on the lab's empty /healthz less what those requests were charged
-themselves. Beside it, the lab's figure (`measured`): the mean of the requests' `lab-cpu`
-(Server-Timing) and what the processes charged to them beyond their headers, per request (their
-`lab_request_cpu_seconds_total`), as the flow's model takes it (analyse._cpu_per_request,
-accounting.late_cpu): a rate follows the mean, and the truth is one. The headers' median is shown
-apart, as what a typical request used. One request at a time:
+themselves (`lab_control_cpu_seconds_total`: /healthz is one of the lab's control paths). Beside
+it, the lab's figure (`measured`): the mean of the requests' `lab-cpu` (Server-Timing) and what
+the processes charged to them beyond their headers, per request (their
+`lab_request_cpu_seconds_total`, which holds none of the lab's own reads), as the flow's model
+takes it (analyse._cpu_per_request, accounting.late_cpu): a rate follows the mean, and the truth
+is one. The headers' median is shown apart, as what a typical request used. One request at a time:
 nothing else runs in the processes, so their CPU is the requests' and the server's. It prints one
 TSV line per configuration and path: app, path, configuration, the header's median ms, measured ms,
 the mean charged to a request ms (the conservation's figure), truth ms, measured / truth.
@@ -69,13 +70,16 @@ def _cpu(client: httpx.Client, url: str) -> float:
     return float(client.get(url).json()["cpu_seconds"])
 
 
-def _charged(client: httpx.Client, url: str) -> float:
-    return scrape.parse(client.get(url).text).charged_cpu_s or 0.0
+def _charged(client: httpx.Client, url: str, control: bool) -> float:
+    """What the processes charged so far to the lab's control requests (`control`), or to requests."""
+    found = scrape.parse(client.get(url).text)
+    return (found.control_cpu_s if control else found.charged_cpu_s) or 0.0
 
 
 def _sequential(client: httpx.Client, url: str, info: TargetInfo, base: str, count: int) -> Run:
     census, metrics = base + info.control.census, base + info.control.metrics
-    charged, before, started = _charged(client, metrics), _cpu(client, census), time.monotonic()
+    control = url == base + info.control.health  # the empty requests: charged to the lab's reads
+    charged, before, started = _charged(client, metrics, control), _cpu(client, census), time.monotonic()
     headers = []
     for _ in range(count):
         response = client.get(url)
@@ -85,7 +89,7 @@ def _sequential(client: httpx.Client, url: str, info: TargetInfo, base: str, cou
     wall = time.monotonic() - started
     time.sleep(scrape.SETTLE_POLL_S)  # a streamed body's end is charged just after its last byte
     cpu = _cpu(client, census) - before  # before /metrics is rendered: that is no request's
-    return Run(count, cpu, _charged(client, metrics) - charged, wall, headers)
+    return Run(count, cpu, _charged(client, metrics, control) - charged, wall, headers)
 
 
 def _count(client: httpx.Client, url: str, census: str) -> int:
