@@ -5,14 +5,16 @@ yardstick that README's "Measure your own app" holds the lab's per-request CPU a
 `scripts/app_truth.py --app module:attr --paths /a,/b [--configurations uvicorn,gevent]`, run where
 the app imports (as `make lab`), starts each configuration of the app's interface from the chart's
 values, and per path sends N requests one after another (N sized to about 2 s of the processes'
-CPU). What one request used (`truth`) is the serving processes' CPU over them (their process tree,
-/test/resmon before and after, psutil), less the idle rate over the same time, less the server's
+CPU). What one request used (`truth`) is the serving processes' CPU over them (every process of
+the tree but the metrics process, read with psutil before and after, so that no read of this
+script's is in it), less the idle rate over the same time, less the server's
 own part: the same figure on the lab's empty /healthz less what those requests were charged
-themselves. Beside it, the lab's figure (`measured`): the mean of the requests' `lab-cpu`
-(Server-Timing) and what the processes charged to them beyond their headers, per request (their
-`lab_request_cpu_seconds_total`), as the flow's model takes it (analyse._cpu_per_request,
-accounting.late_cpu): a rate follows the mean, and the truth is one. The headers' median is shown
-apart, as what a typical request used. One request at a time:
+themselves (`lab_control_cpu_seconds_total`: /healthz is one of the lab's control paths). Beside
+it, the lab's figure (`measured`): the mean of the requests' `lab-cpu` (Server-Timing) and what
+the processes charged to them beyond their headers, per request (their
+`lab_request_cpu_seconds_total`, which holds none of the lab's own reads), as the flow's model
+takes it (analyse._cpu_per_request, accounting.late_cpu): a rate follows the mean, and the truth
+is one. The headers' median is shown apart, as what a typical request used. One request at a time:
 nothing else runs in the processes, so their CPU is the requests' and the server's. It prints one
 TSV line per configuration and path: app, path, configuration, the header's median ms, measured ms,
 the mean charged to a request ms (the conservation's figure), truth ms, measured / truth.
@@ -28,6 +30,7 @@ import time
 from dataclasses import dataclass
 
 import httpx
+import psutil
 
 from labtester import applab, launcher, scrape, servertiming, targets
 from labtester.info import TargetInfo
@@ -65,17 +68,32 @@ class Run:
         return max(0.0, self.charged_s - sum(self.headers)) / self.count
 
 
-def _cpu(client: httpx.Client, url: str) -> float:
-    return float(client.get(url).json()["cpu_seconds"])
+class Serving:
+    """The serving processes, read with nothing of this script's in their CPU: their CPU from the
+    kernel (psutil, every process of the tree but the metrics process), their charged totals from
+    the metrics process (which answers /metrics and serves no request). Read through the serving
+    port, each block's scrape and two census reads were requests of theirs, in the truth's window
+    and (before the lab's reads had a total of their own) in the lab's figure: on httpbin under
+    sync-2x they put the lab's figure 0.15 to 0.54 ms a request above its own, and lab / truth
+    read 0.67 to 1.04 where read so it was 0.85 to 0.98."""
+
+    def __init__(self, client: httpx.Client, base: str, info: TargetInfo, metrics_url: str) -> None:
+        census = client.get(base + info.control.census).json()
+        self.processes = [psutil.Process(p["pid"]) for p in census["processes"] if p["role"] != "metrics"]
+        self.client, self.metrics_url = client, metrics_url
+
+    def cpu_s(self) -> float:
+        return sum(times.user + times.system for times in (p.cpu_times() for p in self.processes))
+
+    def charged_s(self, control: bool) -> float:
+        """What the processes charged so far to the lab's control requests (`control`), or to requests."""
+        found = scrape.parse(self.client.get(self.metrics_url).text)
+        return (found.control_cpu_s if control else found.charged_cpu_s) or 0.0
 
 
-def _charged(client: httpx.Client, url: str) -> float:
-    return scrape.parse(client.get(url).text).charged_cpu_s or 0.0
-
-
-def _sequential(client: httpx.Client, url: str, info: TargetInfo, base: str, count: int) -> Run:
-    census, metrics = base + info.control.census, base + info.control.metrics
-    charged, before, started = _charged(client, metrics), _cpu(client, census), time.monotonic()
+def _sequential(client: httpx.Client, url: str, serving: Serving, control: bool, count: int) -> Run:
+    """`count` requests of `url` in turn; `control`: the lab's empty ones, charged to its reads."""
+    charged, before, started = serving.charged_s(control), serving.cpu_s(), time.monotonic()
     headers = []
     for _ in range(count):
         response = client.get(url)
@@ -84,38 +102,41 @@ def _sequential(client: httpx.Client, url: str, info: TargetInfo, base: str, cou
             headers.append(cpu)
     wall = time.monotonic() - started
     time.sleep(scrape.SETTLE_POLL_S)  # a streamed body's end is charged just after its last byte
-    cpu = _cpu(client, census) - before  # before /metrics is rendered: that is no request's
-    return Run(count, cpu, _charged(client, metrics) - charged, wall, headers)
+    cpu = serving.cpu_s() - before
+    return Run(count, cpu, serving.charged_s(control) - charged, wall, headers)
 
 
-def _count(client: httpx.Client, url: str, census: str) -> int:
+def _count(client: httpx.Client, url: str, serving: Serving) -> int:
     """As many requests as use about TARGET_CPU_S, from the warm-up's CPU each."""
-    before = _cpu(client, census)
+    before = serving.cpu_s()
     for _ in range(WARM_UP):
         client.get(url)
-    each = (_cpu(client, census) - before) / WARM_UP
+    each = (serving.cpu_s() - before) / WARM_UP
     return max(MIN_REQUESTS, min(MAX_REQUESTS, int(TARGET_CPU_S / max(each, 1e-5))))
 
 
-def truth_of(base: str, info: TargetInfo, paths: list[str]) -> list[tuple[str, float, float, float, float]]:
+def truth_of(
+    base: str, info: TargetInfo, paths: list[str], metrics_url: str
+) -> list[tuple[str, float, float, float, float]]:
     """Per path: (path, the median `lab-cpu`, the mean `lab-cpu` and what was charged after it (the
     model's), the mean charged,
     what a request used: the processes' CPU per request less the idle rate and the server's own
     part), in seconds."""
-    census, health = base + info.control.census, base + info.control.health
+    health = base + info.control.health
     found = []
     with httpx.Client(timeout=120) as client:
-        counts = {path: _count(client, base + path, census) for path in [*paths, info.control.health]}
-        idle_before = _cpu(client, census)
+        serving = Serving(client, base, info, metrics_url)
+        counts = {path: _count(client, base + path, serving) for path in [*paths, info.control.health]}
+        idle_before = serving.cpu_s()
         time.sleep(IDLE_S)
-        idle_rate = (_cpu(client, census) - idle_before) / IDLE_S
+        idle_rate = (serving.cpu_s() - idle_before) / IDLE_S
         for path in paths:
             # Blocks of empty requests and of the path's in turn: the machine's drift (a busy
             # neighbour makes the same work cost more CPU) weighs on both alike.
             empty, run = Run(0, 0.0, 0.0, 0.0, []), Run(0, 0.0, 0.0, 0.0, [])
             for _ in range(BLOCKS):
-                empty += _sequential(client, health, info, base, counts[info.control.health] // BLOCKS)
-                run += _sequential(client, base + path, info, base, max(1, counts[path] // BLOCKS))
+                empty += _sequential(client, health, serving, True, counts[info.control.health] // BLOCKS)
+                run += _sequential(client, base + path, serving, False, max(1, counts[path] // BLOCKS))
             # The server's own part of a request: an empty one's CPU less what it was charged itself.
             server_each = (empty.cpu_s - idle_rate * empty.wall_s - empty.charged_s) / empty.count
             truth = (run.cpu_s - idle_rate * run.wall_s) / run.count - server_each
@@ -151,7 +172,8 @@ def main() -> None:
         target = launcher.start_target(definition, extra_env=applab.app_env(args.app, paths))
         try:
             info = TargetInfo.model_validate(httpx.get(target.url + "/info", timeout=60).json())
-            for path, header, measured, mean, truth in truth_of(target.url, info, paths):
+            metrics_url = target.metrics_url or target.url + info.control.metrics
+            for path, header, measured, mean, truth in truth_of(target.url, info, paths, metrics_url):
                 ratio = measured / truth if truth > 0 else math.nan
                 figures = "\t".join(f"{seconds * 1000:.3f}" for seconds in (header, measured, mean, truth))
                 print(f"{args.app}\t{path}\t{definition.name}\t{figures}\t{ratio:.2f}", flush=True)

@@ -5,7 +5,8 @@ same figures in /metrics.
 The response's `http.response.start` is held until the first body message, so the header holds
 everything the request did up to then; /metrics gets the same figures at that moment, before the
 client can have the response. What the request uses after (a streamed body's later chunks) is in
-the process's total of CPU charged to requests, when the app returns. An app that raises before
+the process's total of CPU charged to requests, when the app returns (the lab's own control
+requests' into a total of their own, measure.requestcpu). An app that raises before
 its headers went out gets a 500 here, with the header, counted like any response; the error is
 logged, the server goes on.
 """
@@ -21,7 +22,7 @@ from typing import Any
 
 from measure.asynccpu import Metered, meter_loop
 from measure.observers import request_answered, request_ended, request_started
-from measure.requestcpu import ACCOUNT, RequestAccount, queued_since, run_queue_s
+from measure.requestcpu import ACCOUNT, RequestAccount, is_control, queued_since, run_queue_s
 from measure.servertiming import HEADER, RouteLabels, asgi_template, timing_value, with_timing
 
 Scope = dict[str, Any]
@@ -112,6 +113,7 @@ class AsgiCpuMiddleware:
             return
         scope[_MEASURED] = True
         account = RequestAccount()
+        account.control = is_control(scope["path"])
         token = ACCOUNT.set(account)
         exchange = _Exchange(scope, send, account, self.routes)
         request_started()

@@ -15,7 +15,10 @@ the end of its body) and closed after: a task, greenlet or thread the request cr
 lives on is charged to it only while it is open; a call it handed over before its end is its own in
 full, also the part that runs after it (added to the process's total, not to the header). Each
 closed account's total goes to the process's total of CPU charged to requests (`charged_sink`,
-the /metrics counter), which the process's own CPU can be held against.
+the /metrics counter), which the process's own CPU can be held against. The lab's own control
+requests (its /metrics scrapes, census, health and /info reads: `control_paths`) are accounted the
+same way but go to a total of their own (`control_sink`): they are the lab's reads, not the app's
+requests, and a flow's accounting names them apart.
 
 Beside its CPU, a request's time waiting on a run queue for a core (`run_queue_s`, the kernel's
 schedstat of the thread): the part of its wall time that is neither its work nor its own wait,
@@ -28,7 +31,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import TypeVar
 
@@ -54,9 +57,10 @@ class RequestAccount:
     ended; what is charged after goes to the process's total only.
     """
 
-    __slots__ = ("added", "children", "closed", "cpu_s", "queued_s", "running_since")
+    __slots__ = ("added", "children", "closed", "control", "cpu_s", "queued_s", "running_since")
 
     def __init__(self, running_since: float | None = None) -> None:
+        self.control = False  # a request of the lab's control paths: its total goes to `control_sink`
         self.cpu_s = 0.0
         self.running_since = running_since
         self.added: list[float] = []
@@ -80,7 +84,11 @@ class RequestAccount:
             if not self.closed:
                 self.added.append(seconds)
                 return
-        charged_sink(seconds)
+        self.book(seconds)
+
+    def book(self, seconds: float) -> None:
+        """Into the process's total this request's CPU belongs to: the requests', or the lab's reads'."""
+        (control_sink if self.control else charged_sink)(seconds)
 
     def close(self) -> float:
         """The request ended (on its own thread): its total, also into the process's total. Threads
@@ -90,7 +98,7 @@ class RequestAccount:
                 child.cut()
             self.closed = True
         total = self.total_s()
-        charged_sink(total)
+        self.book(total)
         return total
 
 
@@ -122,7 +130,7 @@ class ChildThread:
             if not self.account.closed:
                 self.account.added.append(seconds)
                 return
-        charged_sink(seconds)
+        self.account.book(seconds)
 
     def so_far(self) -> float:
         """Its CPU not yet charged (the lock held)."""
@@ -138,13 +146,24 @@ class ChildThread:
 
 ACCOUNT: ContextVar[RequestAccount | None] = ContextVar("lab_request_account", default=None)
 
-# Where the CPU charged to requests goes as it becomes final: workload.metrics sets the counter.
+# Where the CPU charged to requests goes as it becomes final, and that of the lab's control paths'
+# requests: workload.metrics sets both counters, and the control paths.
 charged_sink: Callable[[float], None] = _discard
+control_sink: Callable[[float], None] = _discard
+control_paths: frozenset[str] = frozenset()
 
 
-def set_charged_sink(sink: Callable[[float], None]) -> None:
-    global charged_sink
-    charged_sink = sink
+def set_charged_sinks(
+    requests: Callable[[float], None], control: Callable[[float], None], control_path_set: Iterable[str]
+) -> None:
+    """Where closed accounts' CPU goes: `control` for a request to one of `control_path_set`."""
+    global charged_sink, control_sink, control_paths
+    charged_sink, control_sink, control_paths = requests, control, frozenset(control_path_set)
+
+
+def is_control(path: str) -> bool:
+    """A request of the lab's own (its control paths), not of the app's."""
+    return path in control_paths
 
 
 def add_cpu_elsewhere(seconds: float) -> None:

@@ -7,7 +7,8 @@ The app's start_response is held until the app has returned (or yielded its firs
 so the header holds everything the request did up to then; /metrics gets the same figures at that
 moment, before the client can have the response. The body's sending (the app's steps producing
 its later chunks, and the server's writes of every chunk: work the request causes, in proportion to
-its body) and its close are counted into the process's total of CPU charged to requests. A file
+its body) and its close are counted into the process's total of CPU charged to requests (a lab
+control request's into the lab's own, measure.requestcpu). A file
 the app answers with `wsgi.file_wrapper` stays the server's file wrapper, so gunicorn still sends
 it with sendfile. An app that raises before its headers went out gets a 500 here, with the header,
 counted like any response; the error is logged, the worker goes on. One that raises a
@@ -29,7 +30,7 @@ from typing import Any, Protocol
 from measure.greencpu import GreenletMeter
 from measure.handover import meter_handovers
 from measure.observers import request_answered, request_ended, request_started
-from measure.requestcpu import ACCOUNT, RequestAccount, queued_since, run_queue_s
+from measure.requestcpu import ACCOUNT, RequestAccount, is_control, queued_since, run_queue_s
 from measure.servertiming import HEADER, ROUTE_KEY, RouteLabels, timing_value, with_timing
 from measure.waits import waits_yield
 
@@ -228,6 +229,7 @@ class WsgiCpuMiddleware:
         meter = self._meter or self._first_meter()
         started = time.perf_counter()  # before the CPU clock starts: the app's time holds its CPU
         account = meter.begin()
+        account.control = is_control(environ.get("PATH_INFO", ""))
         request = _Request(meter, account, ACCOUNT.set(account))
         response = _Response(environ, start_response, account, self.routes, started)
         request_started()

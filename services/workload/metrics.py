@@ -13,7 +13,8 @@ import os
 from prometheus_client import Counter, Gauge, Histogram
 
 from measure.observers import install_request_sink
-from measure.requestcpu import set_charged_sink
+from measure.requestcpu import set_charged_sinks
+from workload import paths
 from workload.kernel import WorkResult, calibration
 
 # The methods a label names (RFC 9110's and PATCH); any other is "other": a client's made-up
@@ -41,12 +42,19 @@ REQUEST_CPU = Histogram(
 IN_FLIGHT = Gauge(
     "lab_http_requests_in_flight", "Requests being handled right now.", multiprocess_mode="livesum"
 )
-# Per process: its own CPU (lab_server_*, the census) less this is the CPU that was no request's.
+# Per process: its own CPU (lab_server_*, the census) less these two is the CPU that was no request's.
 REQUEST_CPU_TOTAL = Counter(
     "lab_request_cpu_seconds",
     "CPU charged to requests in this process so far (measure.requestcpu): each request's whole "
     "account when it ends, a streamed body's later chunks included, and calls it handed over that "
-    "ended after it.",
+    "ended after it. The lab's own control requests are not in it (lab_control_cpu_seconds_total).",
+    ["pid"],
+)
+CONTROL_CPU_TOTAL = Counter(
+    "lab_control_cpu_seconds",
+    "CPU charged to the lab's own control requests in this process so far (its /metrics scrapes, "
+    "census, health, /info and calibration reads), counted as lab_request_cpu_seconds_total counts "
+    "a request's.",
     ["pid"],
 )
 KERNEL_ITERATIONS = Counter("lab_kernel_iterations_total", "CPU kernel iterations completed.")
@@ -74,11 +82,12 @@ class _RequestSeries:
         observe_request(method, route, status, duration_s, cpu_s)
 
 
-class _ChargedToRequests:
-    """This process's series of REQUEST_CPU_TOTAL, looked up once per process (a lookup by label
-    costs as much as the increment)."""
+class _ChargedInProcess:
+    """This process's series of a counter of charged CPU (by pid), looked up once per process (a
+    lookup by label costs as much as the increment)."""
 
-    def __init__(self) -> None:
+    def __init__(self, counter: Counter) -> None:
+        self._counter = counter
         self._series: Counter | None = None
         os.register_at_fork(after_in_child=self._forget)
 
@@ -87,12 +96,14 @@ class _ChargedToRequests:
 
     def __call__(self, seconds: float) -> None:
         if self._series is None:
-            self._series = REQUEST_CPU_TOTAL.labels(str(os.getpid()))
+            self._series = self._counter.labels(str(os.getpid()))
         self._series.inc(seconds)
 
 
 # Installed where the metrics are first imported: every app's control paths import them.
-set_charged_sink(_ChargedToRequests())
+set_charged_sinks(
+    _ChargedInProcess(REQUEST_CPU_TOTAL), _ChargedInProcess(CONTROL_CPU_TOTAL), paths.CONTROL.values()
+)
 install_request_sink(_RequestSeries())
 
 

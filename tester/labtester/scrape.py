@@ -1,5 +1,6 @@
 """Prometheus /metrics scraped with prometheus_client's parser, and deltas between scrapes: the
-requests a server counted, and the CPU it charged to requests (`charged_cpu_s`)."""
+requests a server counted, the CPU it charged to requests (`charged_cpu_s`) and to the lab's own
+control requests (`control_cpu_s`: the scrapes themselves, the census, health polls)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ KERNEL_ITERATIONS = "lab_kernel_iterations_total"
 # Each serving process's total of CPU charged to requests (measure.requestcpu), by pid: what the
 # headers hold, and also a streamed body's later chunks and handed-over work that ended late.
 CHARGED = "lab_request_cpu_seconds_total"
+# The same for the lab's own control requests, which CHARGED leaves out (measure.requestcpu).
+CONTROL_CHARGED = "lab_control_cpu_seconds_total"
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class Scrape:
     requests: dict[tuple[str, str], float] = field(default_factory=dict)  # (route, status) -> count
     kernel_iterations: float = 0.0
     charged_cpu_s: float | None = None  # CHARGED over every process; None: the server has none
+    control_cpu_s: float | None = None  # CONTROL_CHARGED likewise
 
     def requests_for(self, route: str, others_than: frozenset[str] | None = None) -> dict[str, float]:
         """Counts by status of `route`; with `others_than`, of every route but those (a team's
@@ -40,11 +44,16 @@ class Scrape:
                 counts[status] += count
         return dict(counts)
 
+    def requests_to(self, routes: frozenset[str]) -> float:
+        """Requests counted on any of `routes`, every status."""
+        return sum(count for (route, _), count in self.requests.items() if route in routes)
+
 
 def parse(text: str) -> Scrape:
     requests: dict[tuple[str, str], float] = defaultdict(float)
     iterations = 0.0
     charged: float | None = None
+    control: float | None = None
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == REQUESTS:
@@ -53,7 +62,9 @@ def parse(text: str) -> Scrape:
                 iterations += sample.value
             elif sample.name == CHARGED:
                 charged = (charged or 0.0) + sample.value
-    return Scrape(dict(requests), iterations, charged)
+            elif sample.name == CONTROL_CHARGED:
+                control = (control or 0.0) + sample.value
+    return Scrape(dict(requests), iterations, charged, control)
 
 
 def scrape(client: httpx.Client, metrics_url: str) -> Scrape:
@@ -65,27 +76,46 @@ def scrape(client: httpx.Client, metrics_url: str) -> Scrape:
     return parse(response.text)
 
 
-async def charged_settled(client: httpx.AsyncClient, metrics_url: str) -> float | None:
-    """The CPU the server charged to requests so far, read again until it holds still for a poll
-    (a streamed body or a handed-over call is charged when it ends, just after its last byte) or
-    SETTLE_S is up; None where the server does not say (or did not answer)."""
-    deadline, last = time.monotonic() + SETTLE_S, await _charged(client, metrics_url)
+@dataclass(frozen=True)
+class Charged:
+    """What a server's processes charged so far: to requests, to the lab's own control requests
+    (None: a server without that counter, whose requests' total holds them), and how many of those
+    it answered."""
+
+    requests_s: float
+    control_s: float | None
+    control_requests: float
+
+
+async def charged_settled(
+    client: httpx.AsyncClient, metrics_url: str, control_routes: frozenset[str]
+) -> Charged | None:
+    """The CPU the server charged so far, read again until the requests' total holds still for a
+    poll (a streamed body or a handed-over call is charged when it ends, just after its last byte)
+    or SETTLE_S is up; None where the server does not say (or did not answer). `control_routes`:
+    the lab's control paths, whose requests (each scrape here among them) are counted apart."""
+    deadline, last = time.monotonic() + SETTLE_S, await _charged(client, metrics_url, control_routes)
     while last is not None and time.monotonic() < deadline:
         await asyncio.sleep(SETTLE_POLL_S)
-        now = await _charged(client, metrics_url)
-        if now == last:
-            break
+        now = await _charged(client, metrics_url, control_routes)
+        if now is not None and now.requests_s == last.requests_s:
+            return now
         last = now
     return last
 
 
-async def _charged(client: httpx.AsyncClient, metrics_url: str) -> float | None:
+async def _charged(
+    client: httpx.AsyncClient, metrics_url: str, control_routes: frozenset[str]
+) -> Charged | None:
     try:
         response = await client.get(metrics_url)
         response.raise_for_status()
-        return parse(response.text).charged_cpu_s
+        found = parse(response.text)
     except (httpx.HTTPError, ValueError):
         return None
+    if found.charged_cpu_s is None:
+        return None
+    return Charged(found.charged_cpu_s, found.control_cpu_s, found.requests_to(control_routes))
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 request's Server-Timing `lab-cpu` within 15 % of what its work measured for itself; a pool thread
 one request started is not charged to it for the next one's work; a pipelined request on uvicorn
 gets its own figures; a streamed body's later chunks are in the process's total of CPU charged to
-requests; the app's own Server-Timing entries stay its own; gunicorn still sends a
-`wsgi.file_wrapper` file with sendfile."""
+requests, and the lab's own control reads are not; the app's own Server-Timing entries stay its
+own; gunicorn still sends a `wsgi.file_wrapper` file with sendfile."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ from tests.services.servertiming import Reply, burst, fetch, parse
 AGREEMENT = 0.15
 WORK_MS = 50
 PATHS = ["/asgiref", "/pool", "/anyio", "/cpu", "/stream", "/own-timing", "/thread", "/file"]
+# The lab's own control reads, served by the same processes as the app's requests.
+LAB_READS = ["/metrics", "/test/resmon", "/healthz", "/info"]
 ASGI_HANDOVERS = [
     *("/asgiref?mode=django", "/asgiref?mode=global", "/asgiref?mode=free"),
     *("/pool?name=shared", "/anyio"),
@@ -48,29 +50,29 @@ def with_query(url: str, **query: object) -> str:
     return f"{url}{'&' if '?' in url else '?'}{extra}"
 
 
-def charged_to_requests_s(target: RunningTarget) -> float:
-    """lab_request_cpu_seconds_total over the target's processes, from its metrics process (which
-    serves no request of its own)."""
+def charged_total_s(target: RunningTarget, counter: str = "lab_request_cpu_seconds") -> float:
+    """A counter of charged CPU (by default the requests', lab_request_cpu_seconds_total) over the
+    target's processes, from its metrics process (which serves no request of its own)."""
     text = httpx.get(target.metrics_url or "", timeout=30).text
     return sum(
         sample.value
         for family in text_string_to_metric_families(text)
-        if family.name == "lab_request_cpu_seconds"
+        if family.name == counter
         for sample in family.samples
-        if sample.name == "lab_request_cpu_seconds_total"
+        if sample.name == f"{counter}_total"
     )
 
 
 def streamed_cpu(target: RunningTarget, url: str) -> tuple[float, float, float]:
     """A streamed request's header CPU, the CPU its body's work measured, and what the process's
     total of CPU charged to requests grew by (counted when the request ends: polled)."""
-    before = charged_to_requests_s(target)
+    before = charged_total_s(target)
     response = httpx.get(url, timeout=60)
     timing = parse(response.headers.get("server-timing"))
     assert response.status_code == 200 and timing is not None, response.headers
     used = json.loads(response.text.splitlines()[-1])["cpu_s"]
     deadline = time.monotonic() + 10
-    while (grown := charged_to_requests_s(target) - before) == 0 and time.monotonic() < deadline:
+    while (grown := charged_total_s(target) - before) == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     return timing.cpu_s, used, grown
 
@@ -204,6 +206,35 @@ def test_a_generator_bodys_later_chunks_are_charged_to_requests(wsgi_target: Run
     header_cpu, used, charged = streamed_cpu(wsgi_target, f"{wsgi_target.url}/stream?ms=120&chunks=4")
     assert header_cpu < used / 4
     assert agrees(charged, used), (charged, used)
+
+
+def held_still(target: RunningTarget) -> tuple[float, float]:
+    """The CPU charged to requests and to the lab's own reads, once neither moved over a poll (the
+    last read's account closes just after its response)."""
+    last = (-1.0, -1.0)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        now = (charged_total_s(target), charged_total_s(target, "lab_control_cpu_seconds"))
+        if now == last:
+            break
+        last = now
+        time.sleep(0.2)
+    return last
+
+
+@pytest.mark.parametrize("served", ["asgi_target", "wsgi_target"])
+def test_the_labs_own_reads_are_not_charged_to_requests(served: str, request: pytest.FixtureRequest) -> None:
+    # The lab's scrapes, census and health polls are requests the processes serve, but no app's:
+    # counted into the requests' total, a flow's accounting took about 0.1 s of scrapes as its requests'.
+    target: RunningTarget = request.getfixturevalue(served)
+    requests_before, reads_before = held_still(target)
+    with httpx.Client(timeout=30) as client:
+        for _ in range(10):
+            for path in LAB_READS:
+                assert client.get(target.url + path).status_code == 200
+    requests_after, reads_after = held_still(target)
+    assert requests_after == requests_before
+    assert reads_after > reads_before
 
 
 def test_a_file_wrapper_is_still_sent_with_sendfile(wsgi_target: RunningTarget) -> None:

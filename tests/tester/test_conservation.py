@@ -1,11 +1,12 @@
 """Conservation on real servers where a request's CPU runs away from its own task: the serving
 processes' CPU over a flow (their process tree, read from the processes), against what the lab
 accounts for (the CPU the processes charged to requests, the configuration's own cost measured on
-empty requests, the idle rate), at least 90 %: on a Django app served as ASGI (its views in
-asgiref's thread), an app's own thread pool, a streamed body whose work runs after the header (on
-uvicorn, and a WSGI generator of many chunks under gthread, whose writes are the request's), and
-requests pipelined on one uvicorn connection. Every figure is CPU seconds the processes measured,
-held as a ratio; none is a wall time.
+empty requests, the idle rate, the lab's own reads), at least 90 %: on a Django app served as ASGI
+(its views in asgiref's thread), an app's own thread pool, a streamed body whose work runs after
+the header (on uvicorn, and a WSGI generator of many chunks under gthread, whose writes are the
+request's), and requests pipelined on one uvicorn connection; the lab's own reads (its scrapes) are
+named apart from the requests'. Every figure is CPU seconds the processes measured, held as a
+ratio; none is a wall time.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ def flow_of(target: RunningTarget, path: str) -> PathFlow:
     flow = path_flow({**record, "endpoint": endpoint.name}, info, cost)
     assert flow.account is not None, record.keys()
     assert flow.account.charged_by == "counter"
+    assert flow.account.lab_reads_cpu_per_request_s > 0  # its scrapes and census, named apart
     return flow
 
 
@@ -116,20 +118,25 @@ def pipelined_batch(target: RunningTarget, count: int) -> list[Sample]:
     return samples
 
 
-async def _around(target: RunningTarget, info: TargetInfo, batches: int) -> dict[str, object]:
-    """The processes' CPU and the CPU charged to requests around `batches` pipelined batches."""
+async def _around(
+    target: RunningTarget, info: TargetInfo, batches: int, scrapes: int = 0
+) -> dict[str, object]:
+    """The processes' CPU and the CPU charged to requests and to the lab's reads around `batches`
+    pipelined batches, and `scrapes` of /metrics after them (as the lab's settling reads)."""
     async with httpx.AsyncClient(timeout=60) as control:
         metrics, census_url = target.url + info.control.metrics, target.url + info.control.census
-        charged_before = await charged_settled(control, metrics)
+        charged_before = await charged_settled(control, metrics, info.control.paths())
         cpu_before, started = await census.cpu_seconds(control, census_url), time.monotonic()
         samples = [s for _ in range(batches) for s in await asyncio.to_thread(pipelined_batch, target, 3)]
         wall = time.monotonic() - started
-        charged_after = await charged_settled(control, metrics)
+        for _ in range(scrapes):
+            (await control.get(metrics)).raise_for_status()
+        charged_after = await charged_settled(control, metrics, info.control.paths())
         cpu_after = await census.cpu_seconds(control, census_url)
     assert None not in (charged_before, charged_after, cpu_before, cpu_after)
     return {
         "server_cpu_s": cpu_after - cpu_before,  # type: ignore[operator]
-        "charged_cpu_s": charged_after - charged_before,  # type: ignore[operator]
+        **accounting.charged_between(charged_before, charged_after),
         "wall_s": wall,
         "samples": samples,
     }
@@ -143,6 +150,21 @@ def test_requests_pipelined_on_one_connection_are_accounted_for(handover_app: Ru
     assert isinstance(samples, list) and len(samples) == 45
     account = accounting.path_account(measured, cost, samples)
     assert account is not None
+    assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
+
+
+def test_the_labs_own_reads_are_accounted_apart_from_the_requests(handover_app: RunningTarget) -> None:
+    # 3 requests of 20 ms, then 60 scrapes of /metrics (a few ms each) in the same window: counted
+    # as requests, the scrapes made the requests' own term several times what they measured.
+    info = info_of(handover_app)
+    cost = cost_of(handover_app, info)
+    measured = asyncio.run(_around(handover_app, info, batches=1, scrapes=60))
+    samples = measured.pop("samples")
+    assert isinstance(samples, list) and len(samples) == 3
+    account = accounting.path_account(measured, cost, samples)
+    assert account is not None and account.header_cpu_per_request_s is not None
+    assert account.request_cpu_per_request_s <= 1.5 * account.header_cpu_per_request_s, account
+    assert account.lab_reads_cpu_per_request_s > account.request_cpu_per_request_s, account
     assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
 
 

@@ -1,3 +1,6 @@
+"""The tester's reading of /metrics: requests counted by route and status, and the CPU the
+processes charged to requests and, apart, to the lab's own control reads."""
+
 from __future__ import annotations
 
 from labtester.scrape import delta, parse
@@ -41,3 +44,24 @@ def test_the_cpu_charged_to_requests_is_summed_over_the_processes() -> None:
     assert parse(CHARGED_TEXT).charged_cpu_s == 1.75
     # A server without the counter says nothing: not zero CPU.
     assert parse(BEFORE).charged_cpu_s is None
+
+
+LAB_READS_TEXT = """# TYPE lab_request_cpu_seconds_total counter
+lab_request_cpu_seconds_total{pid="101"} 1.5
+# TYPE lab_control_cpu_seconds_total counter
+lab_control_cpu_seconds_total{pid="101"} 0.5
+lab_control_cpu_seconds_total{pid="102"} 0.125
+# TYPE lab_http_requests_total counter
+lab_http_requests_total{method="GET",route="/metrics",status="200"} 40.0
+lab_http_requests_total{method="GET",route="/test/resmon",status="200"} 2.0
+lab_http_requests_total{method="GET",route="/items/{id}",status="200"} 900.0
+"""
+
+
+def test_the_labs_own_reads_are_summed_apart_from_the_requests() -> None:
+    found = parse(LAB_READS_TEXT)
+    assert found.charged_cpu_s == 1.5
+    assert found.control_cpu_s == 0.625
+    assert found.requests_to(frozenset({"/metrics", "/test/resmon", "/healthz"})) == 42.0
+    # A server from before the lab's reads had a total of their own: its requests' holds them.
+    assert parse(CHARGED_TEXT).control_cpu_s is None

@@ -83,7 +83,12 @@ def _family_flows(results: Results, family: Family) -> list[tuple[TargetResult, 
 def _overhead(flow: PathFlow) -> float | None:
     """The serving processes' CPU per request beyond the requests' own measured CPU."""
     if (a := flow.account) is not None:
-        unseen = a.process_cpu_per_request_s - a.request_cpu_per_request_s - a.no_request_cpu_per_request_s
+        unseen = (
+            a.process_cpu_per_request_s
+            - a.request_cpu_per_request_s
+            - a.no_request_cpu_per_request_s
+            - a.lab_reads_cpu_per_request_s  # the lab's own scrapes and census: not the server's
+        )
         return max(a.server_cpu_per_request_s, unseen)
     answered = flow.requests - sum(flow.failures.values())
     cpu = flow.prediction.cpu_per_request_s

@@ -8,10 +8,13 @@ themselves, is the server's and the middleware's own cost (parsing, WSGI or ASGI
 which no request's Server-Timing holds. A 404 of the app is not used: what an app does for a path
 it does not know is its own (Django logs it, a catch-all route may work). The processes' idle rate
 is read just before, once what ran before has settled, over a window with nothing of the lab's in
-it but the census's own two reads, and is what the lab counts as belonging to no request. (The
-lab's scrapes of /metrics are requests the processes charge like any, so the charged total they
-read never holds still: polled until it does, inside the window, they made the idle rate 20 to 35
-ms/s where the processes spent 3 at rest, and conservation shares above 100 %.)
+it but the census's own two reads, and is what the lab counts as belonging to no request. (Polled
+inside it, the lab's /metrics scrapes made the idle rate 20 to 35 ms/s where the processes spent 3
+at rest, and conservation shares above 100 %.)
+
+The lab's own reads around a flow (its /metrics scrapes, the census) are requests the processes
+serve too: their CPU is charged to a total of its own (`lab_control_cpu_seconds_total`, not the
+requests'), and conservation names it as a fourth term, with the server's own cost of each.
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
         idle_before, idle_at = await census.cpu_seconds(control, census_url), time.time()
         await asyncio.sleep(IDLE_S)
         idle_after, idle_s = await census.cpu_seconds(control, census_url), time.time() - idle_at
-        charged_before = await scrape.charged_settled(control, metrics_url)
+        routes = info.control.paths()
+        charged_before = await scrape.charged_settled(control, metrics_url, routes)
         cpu_before, machine_before = await census.cpu_seconds(control, census_url), machine.snapshot()
         samples: list[Sample] = []
 
@@ -69,13 +73,14 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
         client.restart_clock()
         await asyncio.gather(*(user() for _ in range(users)))
         machine_after = machine.snapshot()
-        charged_after = await scrape.charged_settled(control, metrics_url)
+        charged_after = await scrape.charged_settled(control, metrics_url, routes)
         cpu_after = await census.cpu_seconds(control, census_url)
     return {
         "idle": {"cpu_before_s": idle_before, "cpu_after_s": idle_after, "wall_s": idle_s},
         "cpu_before_s": cpu_before,
         "cpu_after_s": cpu_after,
-        "charged_cpu_s": _delta(charged_before, charged_after),
+        # The empty requests are the lab's /healthz: charged to its reads, not to requests.
+        **charged_between(charged_before, charged_after),
         "machine": machine.recorded(machine_before, machine_after),
         "local": local(url),
         # Not `samples`: these are the lab's own requests, kept out of the run's request tables.
@@ -84,8 +89,8 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
 
 
 class Around:
-    """The serving processes, read by client 0 around a flow: the CPU they charged to requests,
-    their own CPU (census) and the machine's."""
+    """The serving processes, read by client 0 around a flow: the CPU they charged to requests and
+    to the lab's own reads, their own CPU (census) and the machine's."""
 
     def __init__(self, control: httpx.AsyncClient, url: str, info: TargetInfo) -> None:
         self.control, self.census_url, self.metrics_url = (
@@ -93,27 +98,42 @@ class Around:
             url + info.control.census,
             url + info.control.metrics,
         )
-        self.charged: float | None = None
+        self.routes = info.control.paths()
+        self.charged: scrape.Charged | None = None
         self.cpu: float | None = None
         self.machine = machine.snapshot()
 
     async def start(self) -> None:
-        self.charged = await scrape.charged_settled(self.control, self.metrics_url)
+        self.charged = await scrape.charged_settled(self.control, self.metrics_url, self.routes)
         self.cpu = await census.cpu_seconds(self.control, self.census_url)
         self.machine = machine.snapshot()
 
     async def end(self) -> Record:
-        """`machine`, `charged_cpu_s` and `server_cpu_s` over the flow (None where unread)."""
+        """`machine`, `server_cpu_s` and `charged_between`'s figures over the flow (None where unread)."""
         recorded = machine.recorded(self.machine, machine.snapshot())
         # What was charged after the responses (a streamed body's end, calls that end after their
         # request) is in before the processes' CPU is read.
-        charged = await scrape.charged_settled(self.control, self.metrics_url)
+        charged = await scrape.charged_settled(self.control, self.metrics_url, self.routes)
         cpu = await census.cpu_seconds(self.control, self.census_url)
         return {
             "machine": recorded,
-            "charged_cpu_s": _delta(self.charged, charged),
+            **charged_between(self.charged, charged),
             "server_cpu_s": _delta(self.cpu, cpu),
         }
+
+
+def charged_between(before: scrape.Charged | None, after: scrape.Charged | None) -> Record:
+    """What the processes charged between two reads: to requests (`charged_cpu_s`), to the lab's
+    own control requests (`lab_reads_cpu_s`), and how many of those they answered (`lab_reads`);
+    None where unread, or where the server has no total of the lab's reads (its requests' holds them)."""
+    if before is None or after is None:
+        return {"charged_cpu_s": None, "lab_reads_cpu_s": None, "lab_reads": None}
+    apart = before.control_s is not None and after.control_s is not None
+    return {
+        "charged_cpu_s": max(0.0, after.requests_s - before.requests_s),
+        "lab_reads_cpu_s": _delta(before.control_s, after.control_s) if apart else None,
+        "lab_reads": max(0.0, after.control_requests - before.control_requests) if apart else None,
+    }
 
 
 def _delta(before: float | None, after: float | None) -> float | None:
@@ -131,9 +151,11 @@ def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
     server = None
     if busy is not None and samples:
         # What the processes charged to the requests, their work after the header included (else
-        # the server's cost would hold it, and a flow's requests, charged the same, count it twice).
+        # the server's cost would hold it, and a flow's requests, charged the same, count it twice):
+        # the lab's reads' total, which holds these /healthz requests, and the requests' beside.
         charged = record.get("charged_cpu_s")
         own = sum(s.cpu_s or 0.0 for s in samples) if charged is None else charged
+        own += record.get("lab_reads_cpu_s") or 0.0
         server = max(0.0, (busy - (idle_rate or 0.0) * use.wall_s - own) / len(samples))
     return ServingCost(
         requests=len(samples),
@@ -159,7 +181,12 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
     headers = sum(s.cpu_s or 0.0 for s in samples)
     request_each = (headers if charged is None else charged) / requests
     no_request_each = (cost.idle_cpu_per_s or 0.0) * wall / requests
-    accounted = request_each + cost.server_cpu_per_request_s + no_request_each
+    # The lab's own reads in the window: what they were charged, and the server's own cost of each.
+    reads_each = (
+        (record.get("lab_reads_cpu_s") or 0.0)
+        + (record.get("lab_reads") or 0.0) * cost.server_cpu_per_request_s
+    ) / requests
+    accounted = request_each + cost.server_cpu_per_request_s + no_request_each + reads_each
     return PathAccount(
         requests=requests,
         process_cpu_per_request_s=process_each,
@@ -168,6 +195,7 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
         charged_by="server-timing" if charged is None else "counter",
         server_cpu_per_request_s=cost.server_cpu_per_request_s,
         no_request_cpu_per_request_s=no_request_each,
+        lab_reads_cpu_per_request_s=reads_each,
         share=accounted / process_each if process_each > 0 else 1.0,
         cores_per_process=process / wall / max(1, cost.processes) if wall > 0 else 0.0,
     )
@@ -233,7 +261,7 @@ def lower_bound_finding(path: str, where: list[tuple[str, PathAccount]]) -> Find
         kind="departure",
         subject=path,
         text=f"{path}: under 90 % of the serving processes' CPU was accounted for (the requests' own, the "
-        f"server's own cost, no request's): {shares}. Its CPU per request is a lower bound there, and the "
-        "predictions upper bounds. The app spends CPU for its requests where the middleware does not see "
-        "it (a thread or a pool of its own, work after the response).",
+        f"server's own cost, no request's, the lab's own reads): {shares}. Its CPU per request is a lower "
+        "bound there, and the predictions upper bounds. The app spends CPU for its requests where the "
+        "middleware does not see it (a thread or a pool of its own, work after the response).",
     )

@@ -149,7 +149,7 @@ def path_answer(path: PathServed, conclusion: AppConclusion, results: Results, o
         question=f"What does {path.path} cost, and what does each configuration serve?",
         answer=f"{cost(path)} alone: {cores}it was served at {served}, {agree} ({predicted}).{bound}",
         evidence=f"p99: {p99}. What bound each in this run: {binds}. The serving processes' CPU "
-        f"accounted for (the requests', the server's own, no request's): {shares}.",
+        f"accounted for (the requests', the server's own, no request's, the lab's reads): {shares}.",
         chart=Chart(
             name=f"answer-app-{order}",
             title=f"{path.path}: requests/s over time, per configuration",

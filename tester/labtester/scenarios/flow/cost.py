@@ -48,8 +48,9 @@ class PathAccount(BaseModel):
     request_cpu_per_request_s: float = Field(
         description="The CPU the serving processes charged to requests over the flow, per request: the "
         "delta of their `lab_request_cpu_seconds_total` (every request's whole account, a streamed body's "
-        "later chunks and handed-over calls that ended after their request included); where the server "
-        "has no such counter, the requests' Server-Timing `lab-cpu` summed (`charged_by`)."
+        "later chunks and handed-over calls that ended after their request included; the lab's own "
+        "control requests are not in it); where the server has no such counter, the requests' "
+        "Server-Timing `lab-cpu` summed (`charged_by`)."
     )
     header_cpu_per_request_s: float | None = Field(
         default=None,
@@ -67,9 +68,16 @@ class PathAccount(BaseModel):
         description="CPU counted as no request's: the idle rate measured before, over the flow's time, "
         "per request."
     )
+    lab_reads_cpu_per_request_s: float = Field(
+        default=0.0,
+        description="The lab's own reads over the flow (its /metrics scrapes and census, served by the "
+        "same processes), per request: the delta of their `lab_control_cpu_seconds_total`, and the "
+        "configuration's own cost for each of them; 0 where the server has no such counter (its "
+        "requests' total holds them then).",
+    )
     share: float = Field(
-        description="(request + server + no request) / process: the share of the processes' CPU accounted "
-        "for; under 0.9 the path's CPU per request is a lower bound."
+        description="(request + server + no request + the lab's reads) / process: the share of the "
+        "processes' CPU accounted for; under 0.9 the path's CPU per request is a lower bound."
     )
     cores_per_process: float = Field(
         description="The processes' CPU rate over the flow divided by the serving processes: the cores a "
@@ -78,9 +86,13 @@ class PathAccount(BaseModel):
 
     @property
     def accounted_s(self) -> float:
-        """CPU per request the lab accounts for: the request's, the server's own, no request's."""
+        """CPU per request the lab accounts for: the request's, the server's own, no request's, the
+        lab's own reads'."""
         return (
-            self.request_cpu_per_request_s + self.server_cpu_per_request_s + self.no_request_cpu_per_request_s
+            self.request_cpu_per_request_s
+            + self.server_cpu_per_request_s
+            + self.no_request_cpu_per_request_s
+            + self.lab_reads_cpu_per_request_s
         )
 
     @property

@@ -37,7 +37,8 @@ def table(results: Results) -> Table:
     result = Table(
         title="Flow: users ramped Locust-style against each path (fan-out: k waits, then a downstream "
         "call); predicted = Little's law: min(users, slots, CPU) / time per request; cpu acct = the "
-        "serving processes' CPU accounted for (the requests', the server's own, no request's)",
+        "serving processes' CPU accounted for (the requests', the server's own, no request's, the lab's "
+        "reads)",
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
