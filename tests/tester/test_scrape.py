@@ -3,7 +3,13 @@ processes charged to requests and, apart, to the lab's own control reads."""
 
 from __future__ import annotations
 
-from labtester.scrape import delta, parse
+import asyncio
+
+import httpx
+
+from labtester.info import TargetInfo
+from labtester.launcher import RunningTarget
+from labtester.scrape import SETTLE_POLL_S, SETTLE_S, Charged, charged_settled, delta, parse
 
 BEFORE = """
 # TYPE lab_http_requests_total counter
@@ -65,3 +71,24 @@ def test_the_labs_own_reads_are_summed_apart_from_the_requests() -> None:
     assert found.requests_to(frozenset({"/metrics", "/test/resmon", "/healthz"})) == 42.0
     # A server from before the lab's reads had a total of their own: its requests' holds them.
     assert parse(CHARGED_TEXT).control_cpu_s is None
+
+
+def test_the_charged_total_of_a_server_at_rest_settles_within_a_few_reads(target: RunningTarget) -> None:
+    """Every read of /metrics is a request its processes charge: counted as the requests', the
+    total never held still and each settle polled for SETTLE_S (SETTLE_S / SETTLE_POLL_S reads).
+    Counted apart as the lab's own, at rest nothing moves it: it settles at the second read."""
+    httpx.get(f"{target.url}/test/io-bound/1", timeout=30)  # a request before: charged when it closed
+    reads = 0
+
+    async def counted(_: httpx.Request) -> None:
+        nonlocal reads
+        reads += 1
+
+    routes = TargetInfo.model_validate(httpx.get(f"{target.url}/info", timeout=30).json()).control.paths()
+
+    async def settle() -> Charged | None:
+        async with httpx.AsyncClient(timeout=30, event_hooks={"request": [counted]}) as client:
+            return await charged_settled(client, f"{target.url}/metrics", routes)
+
+    assert asyncio.run(settle()) is not None
+    assert reads <= 3 < SETTLE_S / SETTLE_POLL_S, reads
