@@ -293,7 +293,13 @@ def test_a_blocked_event_loop_is_seen_at_the_charts_scrape_interval(
         config = local_scrape_config(chart_config, metrics_ports([target]), interval_s=None)
         prometheus = scraping(stack, config, tmp_path, expected_up=1)
         started, finished = burst(target, interval_s)
-        time.sleep(2.5 * interval_s)  # two scrapes after the burst land
+        poll(  # two scrapes after the burst land
+            lambda: (
+                len(samples_per_scrape(prometheus, 'up{target="fastapi"}', finished + 0.5, time.time())) >= 2
+            ),
+            DATA_TIMEOUT_S + 3 * interval_s,
+            lambda: f"no two scrapes after the burst: {prometheus.get('/api/v1/targets').json()['data']}",
+        )
         after = time.time()
 
         up = samples_per_scrape(prometheus, 'up{target="fastapi"}', started, after)

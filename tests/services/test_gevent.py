@@ -15,7 +15,7 @@ import pytest
 
 from labtester.launcher import RunningTarget
 from labtester.stats import max_overlap
-from tests.conftest import StartTarget
+from tests.conftest import Configured, StartTarget
 
 WAIT_MS = 300
 CONCURRENCY = 10
@@ -32,10 +32,8 @@ print(json.dumps(monkey_patch_report()))
 
 
 @pytest.fixture(scope="module")
-def gevent(start: StartTarget, downstream: RunningTarget) -> RunningTarget:
-    """The values' flask-gevent, as the lab runs it (pointed at the downstream mock), shared by the
-    tests that only send it requests."""
-    return start("flask-gevent", LAB_DOWNSTREAM_URL=downstream.url)
+def gevent(configured: Configured) -> RunningTarget:
+    return configured("flask-gevent")
 
 
 def together(url: str, count: int) -> tuple[float, list[dict[str, Any]]]:

@@ -11,15 +11,15 @@ import psutil
 import pytest
 
 from labtester.launcher import RunningTarget
-from tests.conftest import StartTarget
+from tests.conftest import Configured, StartTarget
 from tests.services.test_metrics_server import scrape
 
 TIMER_TICK_S = 0.001  # libuv's loop clock (uvloop, under uvicorn) has millisecond resolution
 
 
 @pytest.mark.parametrize("name", ["fastapi", "flask-1x", "flask-gevent"])
-def test_mixed_uses_the_cpu_it_was_asked_for_and_waits(start: StartTarget, name: str) -> None:
-    target = start(name)
+def test_mixed_uses_the_cpu_it_was_asked_for_and_waits(configured: Configured, name: str) -> None:
+    target = configured(name)
     body = httpx.get(f"{target.url}/test/mixed?cpu_ms=40&io_ms=100&splits=4", timeout=30).json()
     assert body["cpu_s"] == pytest.approx(0.040, abs=0.01)
     # CPU plus the four waits; uvloop's timers tick in whole milliseconds, so each wait may end
@@ -29,8 +29,8 @@ def test_mixed_uses_the_cpu_it_was_asked_for_and_waits(start: StartTarget, name:
 
 
 @pytest.mark.parametrize("name", ["fastapi", "flask-gevent"])
-def test_mixed_waits_overlap_on_one_process(start: StartTarget, name: str) -> None:
-    target = start(name)
+def test_mixed_waits_overlap_on_one_process(configured: Configured, name: str) -> None:
+    target = configured(name)
     assert httpx.get(f"{target.url}/info").json()["workers"] == 1
     with ThreadPoolExecutor(8) as pool:
         bodies = list(
