@@ -28,6 +28,7 @@ from labtester.target_group import running_targets
 from labtester.targets import TargetDefinition
 from tests.chart.conftest import PREFIX, Manifest, deployed_definitions, find, tool
 from tests.chart.dashboard import committed, expressions, panels
+from tests.conftest import Configured
 
 SCRAPE_INTERVAL_S = 1
 # Grafana expands $__rate_interval to at least four scrape intervals; so do these queries.
@@ -205,11 +206,14 @@ def has_cgroup(target: RunningTarget) -> bool:
 
 
 @pytest.fixture(scope="module")
-def lab(default_manifests: list[Manifest], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+def lab(
+    default_manifests: list[Manifest], tmp_path_factory: pytest.TempPathFactory, configured: Configured
+) -> Iterator[Lab]:
+    """The deployed targets as configured (each with /metrics on a port of its own, as every
+    launched target has), shared with the session: the light traffic below stops with the module."""
     workdir = tmp_path_factory.mktemp("prometheus")
-    definitions = [with_metrics_port(definition) for definition in deployed_definitions()]
+    targets = [configured(definition.name) for definition in deployed_definitions()]
     with ExitStack() as stack:
-        targets = stack.enter_context(running_targets(definitions, log_dir=workdir))
         config = local_scrape_config(chart_scrape_config(default_manifests), metrics_ports(targets))
         client = scraping(stack, config, workdir, expected_up=len(targets))
 
