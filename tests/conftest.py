@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from labtester.launcher import RunningTarget, start_target
+from labtester.target_group import stop_all
 from labtester.targets import TargetDefinition, load_definitions, load_downstream
 
 DEFINITIONS = {definition.name: definition for definition in load_definitions()}
@@ -33,8 +34,7 @@ def start() -> Iterator[StartTarget]:
         return target
 
     yield _start
-    for target in started:
-        target.stop()
+    stop_all(started)  # together: their graceful shutdowns overlap
 
 
 @pytest.fixture(scope="session")
@@ -63,8 +63,7 @@ def configured(downstream: RunningTarget) -> Iterator[Configured]:
         return running[name]
 
     yield _configured
-    for target in running.values():
-        target.stop()
+    stop_all(list(running.values()))
 
 
 @pytest.fixture(scope="session", params=MEASURED)
