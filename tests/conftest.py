@@ -9,12 +9,14 @@ import httpx
 import pytest
 
 from labtester.launcher import RunningTarget, start_target
+from labtester.target_group import stop_all
 from labtester.targets import TargetDefinition, load_definitions, load_downstream
 
 DEFINITIONS = {definition.name: definition for definition in load_definitions()}
 MEASURED = [name for name, definition in DEFINITIONS.items() if definition.measure]
 
 StartTarget = Callable[..., RunningTarget]
+Configured = Callable[[str], RunningTarget]
 
 
 def definition(name: str) -> TargetDefinition:
@@ -32,8 +34,7 @@ def start() -> Iterator[StartTarget]:
         return target
 
     yield _start
-    for target in started:
-        target.stop()
+    stop_all(started)  # together: their graceful shutdowns overlap
 
 
 @pytest.fixture(scope="session")
@@ -47,14 +48,28 @@ def downstream() -> Iterator[RunningTarget]:
     running.stop()
 
 
+@pytest.fixture(scope="session")
+def configured(downstream: RunningTarget) -> Iterator[Configured]:
+    """Targets by name as the chart's values configure them, pointed at the downstream mock, as
+    the lab runs them: each started at its first use and shared, for the whole session, by every
+    test that only sends it requests and reads what it answers (a start costs 3-6 s of CPU). A
+    test that reconfigures a target, kills its processes or counts what it did since it started
+    starts its own (`start`)."""
+    running: dict[str, RunningTarget] = {}
+
+    def _configured(name: str) -> RunningTarget:
+        if name not in running:
+            running[name] = start_target(DEFINITIONS[name], extra_env={"LAB_DOWNSTREAM_URL": downstream.url})
+        return running[name]
+
+    yield _configured
+    stop_all(list(running.values()))
+
+
 @pytest.fixture(scope="session", params=MEASURED)
-def target(request: pytest.FixtureRequest, downstream: RunningTarget) -> Iterator[RunningTarget]:
-    """Each measured target of the chart's values in turn, pointed at the downstream mock, as it
-    is configured: started once per session and shared by every module that only reads it (pytest
-    groups their tests by target, so one runs at a time)."""
-    running = start_target(DEFINITIONS[request.param], extra_env={"LAB_DOWNSTREAM_URL": downstream.url})
-    yield running
-    running.stop()
+def target(request: pytest.FixtureRequest, configured: Configured) -> RunningTarget:
+    """Each measured target of the chart's values in turn, as configured (`configured`)."""
+    return configured(request.param)
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from labtester.target_group import running_targets
 from labtester.targets import TargetDefinition
 from tests.chart.conftest import PREFIX, Manifest, deployed_definitions, find, tool
 from tests.chart.dashboard import committed, expressions, panels
+from tests.conftest import Configured
 
 SCRAPE_INTERVAL_S = 1
 # Grafana expands $__rate_interval to at least four scrape intervals; so do these queries.
@@ -205,11 +206,14 @@ def has_cgroup(target: RunningTarget) -> bool:
 
 
 @pytest.fixture(scope="module")
-def lab(default_manifests: list[Manifest], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+def lab(
+    default_manifests: list[Manifest], tmp_path_factory: pytest.TempPathFactory, configured: Configured
+) -> Iterator[Lab]:
+    """The deployed targets as configured (each with /metrics on a port of its own, as every
+    launched target has), shared with the session: the light traffic below stops with the module."""
     workdir = tmp_path_factory.mktemp("prometheus")
-    definitions = [with_metrics_port(definition) for definition in deployed_definitions()]
+    targets = [configured(definition.name) for definition in deployed_definitions()]
     with ExitStack() as stack:
-        targets = stack.enter_context(running_targets(definitions, log_dir=workdir))
         config = local_scrape_config(chart_scrape_config(default_manifests), metrics_ports(targets))
         client = scraping(stack, config, workdir, expected_up=len(targets))
 
@@ -293,7 +297,13 @@ def test_a_blocked_event_loop_is_seen_at_the_charts_scrape_interval(
         config = local_scrape_config(chart_config, metrics_ports([target]), interval_s=None)
         prometheus = scraping(stack, config, tmp_path, expected_up=1)
         started, finished = burst(target, interval_s)
-        time.sleep(2.5 * interval_s)  # two scrapes after the burst land
+        poll(  # two scrapes after the burst land
+            lambda: (
+                len(samples_per_scrape(prometheus, 'up{target="fastapi"}', finished + 0.5, time.time())) >= 2
+            ),
+            DATA_TIMEOUT_S + 3 * interval_s,
+            lambda: f"no two scrapes after the burst: {prometheus.get('/api/v1/targets').json()['data']}",
+        )
         after = time.time()
 
         up = samples_per_scrape(prometheus, 'up{target="fastapi"}', started, after)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
 from labtester.launcher import RunningTarget
-from tests.conftest import StartTarget
+from tests.conftest import Configured, StartTarget
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +56,10 @@ def test_fastapi_openapi_cases_get_no_server_errors(fastapi: RunningTarget, mode
 
 
 @pytest.fixture(scope="module", params=["flask-1x", "flask-gevent", "flask-gthread"])
-def flask(request: pytest.FixtureRequest, start: StartTarget, downstream: RunningTarget) -> RunningTarget:
+def flask(request: pytest.FixtureRequest, configured: Configured) -> RunningTarget:
     """Sync workers, and the gevent workers' greenlets and gthread workers' threads that run the
-    same handlers."""
-    return start(request.param, LAB_DOWNSTREAM_URL=downstream.url)
+    same handlers, as the lab runs them."""
+    return configured(request.param)
 
 
 SEGMENTS = st.one_of(

@@ -12,7 +12,7 @@ import httpx
 import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import StartTarget
+from tests.conftest import Configured, StartTarget
 from tests.services.conftest import QuotaCgroup
 from workload.census import descendants
 from workload.cores import cgroup_cpu_stat
@@ -48,12 +48,13 @@ def test_the_tree_walk_finds_children_and_grandchildren() -> None:
 
 
 def test_uvicorn_one_worker_is_one_process(start: StartTarget) -> None:
+    # Its own: a shared one's offload work would have added its pool.
     assert roles(start("fastapi").url) == {"master": 1}
 
 
-def test_gunicorn_is_workers_plus_arbiter(start: StartTarget) -> None:
+def test_gunicorn_is_workers_plus_arbiter(configured: Configured) -> None:
     for name in ("flask-1x", "flask-2x"):
-        target = start(name)
+        target = configured(name)
         workers = httpx.get(f"{target.url}/info").json()["workers"]
         assert roles(target.url) == {"master": 1, "worker": workers}
 
@@ -91,16 +92,16 @@ def test_gevent_workers_are_one_process_each_whatever_their_concurrency(start: S
 # starts multiprocessing's resource tracker: a real process of the tree, counted as a helper.
 
 
-def test_reload_shows_the_reloader(start: StartTarget) -> None:
-    assert roles(start("fastapi-reload").url) == {"reloader": 1, "worker": 1, "helper": 1}
+def test_reload_shows_the_reloader(configured: Configured) -> None:
+    assert roles(configured("fastapi-reload").url) == {"reloader": 1, "worker": 1, "helper": 1}
 
 
-def test_uvicorn_two_workers_is_a_supervisor_and_two_workers(start: StartTarget) -> None:
-    assert roles(start("fastapi-2workers").url) == {"master": 1, "worker": 2, "helper": 1}
+def test_uvicorn_two_workers_is_a_supervisor_and_two_workers(configured: Configured) -> None:
+    assert roles(configured("fastapi-2workers").url) == {"master": 1, "worker": 2, "helper": 1}
 
 
-def test_offload_pool_appears_under_load(start: StartTarget) -> None:
-    target = start("fastapi")
+def test_offload_pool_appears_under_load(configured: Configured) -> None:
+    target = configured("fastapi")
     assert httpx.get(f"{target.url}/test/offload-cpubound/2", timeout=30).status_code == 200
     seen = roles(target.url)
     assert seen["master"] == 1 and seen["pool"] >= 1
@@ -117,8 +118,8 @@ def census_and_metrics(url: str) -> tuple[dict[str, Any] | None, dict[str, float
     return throttling, counters
 
 
-def test_census_reads_the_servers_own_cgroup(start: StartTarget) -> None:
-    target = start("fastapi")
+def test_census_reads_the_servers_own_cgroup(configured: Configured) -> None:
+    target = configured("fastapi")
     before = cgroup_cpu_stat()  # the server is this process's child: the same cgroup
     throttling, counters = census_and_metrics(target.url)
     after = cgroup_cpu_stat()

@@ -10,20 +10,20 @@ import pytest
 
 from labtester.launcher import RunningTarget
 from labtester.stats import max_overlap
-from tests.conftest import StartTarget
+from tests.conftest import Configured
 from tests.services.work import intervals, iterations_for, simultaneous
 
 WORK_SECONDS = 0.4
 
 
 @pytest.fixture(scope="module")
-def fastapi(start: StartTarget) -> RunningTarget:
-    return start("fastapi")
+def fastapi(configured: Configured) -> RunningTarget:
+    return configured("fastapi")
 
 
 @pytest.fixture(scope="module")
-def flask_1x(start: StartTarget) -> RunningTarget:
-    return start("flask-1x")
+def flask_1x(configured: Configured) -> RunningTarget:
+    return configured("flask-1x")
 
 
 def test_uvicorn_runs_blocking_cpu_requests_one_at_a_time(fastapi: RunningTarget) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from labtester.launcher import RunningTarget
 from labtester.stats import max_overlap
-from tests.conftest import StartTarget
+from tests.conftest import Configured, StartTarget
 
 WAIT_MS = 300
 CONCURRENCY = 10
@@ -32,8 +32,8 @@ print(json.dumps(monkey_patch_report()))
 
 
 @pytest.fixture(scope="module")
-def gevent(start: StartTarget) -> RunningTarget:
-    return start("flask-gevent")
+def gevent(configured: Configured) -> RunningTarget:
+    return configured("flask-gevent")
 
 
 def together(url: str, count: int) -> tuple[float, list[dict[str, Any]]]:
@@ -115,23 +115,19 @@ def worker_pid(url: str) -> int:
     return int(httpx.get(f"{url}/test/io-bound/0", timeout=60).json()["pid"])
 
 
-def test_downstream_calls_overlap_through_patched_sockets(start: StartTarget) -> None:
-    mock = start("fastapi")
-    target = start("flask-gevent", LAB_DOWNSTREAM_URL=mock.url)
+def test_downstream_calls_overlap_through_patched_sockets(gevent: RunningTarget) -> None:
     # httpx's sync client on patched sockets: ten calls of one wait each overlap on one worker.
-    _, bodies = together(f"{target.url}/test/downstream/{WAIT_MS}", CONCURRENCY)
+    _, bodies = together(f"{gevent.url}/test/downstream/{WAIT_MS}", CONCURRENCY)
     assert len({b["pid"] for b in bodies}) == 1
     assert span(bodies) < 1.5 * WAIT_MS / 1000
 
 
-def test_fan_out_waits_overlap_as_greenlets(start: StartTarget) -> None:
+def test_fan_out_waits_overlap_as_greenlets(gevent: RunningTarget) -> None:
     # The blocking fan-out code (a thread pool of time.sleep waits), patched: greenlets that overlap.
-    mock = start("fastapi")
-    target = start("flask-gevent", LAB_DOWNSTREAM_URL=mock.url)
     k = 8
-    body = httpx.get(f"{target.url}/test/fan-out?k={k}&wait_ms={WAIT_MS}&call_ms=10", timeout=30).json()
+    body = httpx.get(f"{gevent.url}/test/fan-out?k={k}&wait_ms={WAIT_MS}&call_ms=10", timeout=30).json()
     waits = [(step["started_at"], step["finished_at"]) for step in body["steps"] if step["step"] == "wait"]
     assert max_overlap(waits) == k
     # In the worker's one thread: switching greenlets, so no CPU clock was read across them.
     assert body["cpu_s"] == 0.0
-    assert httpx.get(f"{target.url}/info").json()["endpoints"]["fan-out"]["execution"] == "greenlets"
+    assert httpx.get(f"{gevent.url}/info").json()["endpoints"]["fan-out"]["execution"] == "greenlets"

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import StartTarget
+from tests.conftest import Configured
 
 ROUTE = "/test/io-bound/{milliseconds}"
 
@@ -23,8 +23,8 @@ def requests_counted(url: str, route: str) -> float:
     )
 
 
-def test_request_counter_is_exact_across_workers(start: StartTarget) -> None:
-    target = start("flask-2x")
+def test_request_counter_is_exact_across_workers(configured: Configured) -> None:
+    target = configured("flask-2x")
     before = requests_counted(target.url, ROUTE)
     sent = 24
     with ThreadPoolExecutor(8) as pool:

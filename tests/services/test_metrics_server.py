@@ -17,7 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.launcher import LaunchError, RunningTarget, port_in_use, start_target
-from tests.conftest import StartTarget, definition
+from tests.conftest import Configured, definition
 from tests.services.work import iterations_for
 from workload.metrics_process import METRICS_SERVER_MODULE
 
@@ -71,8 +71,8 @@ def health_latency(future: Future[float]) -> float:
     return future.result()
 
 
-def test_metrics_port_answers_while_the_fastapi_loop_is_blocked(start: StartTarget) -> None:
-    target = start("fastapi")
+def test_metrics_port_answers_while_the_fastapi_loop_is_blocked(configured: Configured) -> None:
+    target = configured("fastapi")
     iterations = iterations_for(target, WORK_SECONDS)
     scrapes, health_s = scrape_during(target, f"/test/badasync-cpubound/{iterations}", 3)
 
@@ -87,8 +87,8 @@ def test_metrics_port_answers_while_the_fastapi_loop_is_blocked(start: StartTarg
     assert scrape(target.metrics_url or "", 0).in_flight == 0
 
 
-def test_metrics_port_answers_while_every_gunicorn_worker_is_busy(start: StartTarget) -> None:
-    target = start("flask-1x")
+def test_metrics_port_answers_while_every_gunicorn_worker_is_busy(configured: Configured) -> None:
+    target = configured("flask-1x")
     workers = httpx.get(f"{target.url}/info").json()["workers"]
     iterations = iterations_for(target, WORK_SECONDS)
     # Two rounds of work and one more: /healthz waits behind both rounds, well over the limit
@@ -121,8 +121,8 @@ def metrics_process(target: RunningTarget) -> psutil.Process:
 
 
 @pytest.mark.parametrize("name", ["fastapi", "flask-2x", "fastapi-2workers", "fastapi-reload"])
-def test_only_the_metrics_process_listens_on_the_metrics_port(start: StartTarget, name: str) -> None:
-    target = start(name)
+def test_only_the_metrics_process_listens_on_the_metrics_port(configured: Configured, name: str) -> None:
+    target = configured(name)
     info = httpx.get(f"{target.url}/info").json()
     assert info["control"]["metrics_port"] == target.metrics_port
     metrics = metrics_process(target)
@@ -213,10 +213,10 @@ class Trickler:
 
 
 @pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
-def test_a_slow_client_neither_holds_a_scrape_nor_its_connection(start: StartTarget, name: str) -> None:
+def test_a_slow_client_neither_holds_a_scrape_nor_its_connection(configured: Configured, name: str) -> None:
     from workload.metrics_server import REQUEST_DEADLINE_S
 
-    target = start(name)
+    target = configured(name)
     assert target.metrics_url is not None and target.metrics_port is not None
     slow = Trickler(target.metrics_port, give_up_s=3 * REQUEST_DEADLINE_S)
     with ThreadPoolExecutor(1) as pool:
@@ -232,10 +232,10 @@ def test_a_slow_client_neither_holds_a_scrape_nor_its_connection(start: StartTar
     assert answered_at < slow.cut_at
 
 
-def test_connections_beyond_the_bound_get_503_at_once_and_scrapes_resume(start: StartTarget) -> None:
+def test_connections_beyond_the_bound_get_503_at_once_and_scrapes_resume(configured: Configured) -> None:
     from workload.metrics_server import MAX_CONNECTIONS
 
-    target = start("fastapi")
+    target = configured("fastapi")
     assert target.metrics_url is not None
     held = [socket.create_connection(("127.0.0.1", target.metrics_port or 0)) for _ in range(MAX_CONNECTIONS)]
     try:

@@ -11,14 +11,15 @@ import psutil
 import pytest
 
 from labtester.launcher import RunningTarget
-from tests.conftest import StartTarget
+from tests.conftest import Configured, StartTarget
+from tests.services.test_metrics_server import scrape
 
 TIMER_TICK_S = 0.001  # libuv's loop clock (uvloop, under uvicorn) has millisecond resolution
 
 
 @pytest.mark.parametrize("name", ["fastapi", "flask-1x", "flask-gevent"])
-def test_mixed_uses_the_cpu_it_was_asked_for_and_waits(start: StartTarget, name: str) -> None:
-    target = start(name)
+def test_mixed_uses_the_cpu_it_was_asked_for_and_waits(configured: Configured, name: str) -> None:
+    target = configured(name)
     body = httpx.get(f"{target.url}/test/mixed?cpu_ms=40&io_ms=100&splits=4", timeout=30).json()
     assert body["cpu_s"] == pytest.approx(0.040, abs=0.01)
     # CPU plus the four waits; uvloop's timers tick in whole milliseconds, so each wait may end
@@ -28,8 +29,8 @@ def test_mixed_uses_the_cpu_it_was_asked_for_and_waits(start: StartTarget, name:
 
 
 @pytest.mark.parametrize("name", ["fastapi", "flask-gevent"])
-def test_mixed_waits_overlap_on_one_process(start: StartTarget, name: str) -> None:
-    target = start(name)
+def test_mixed_waits_overlap_on_one_process(configured: Configured, name: str) -> None:
+    target = configured(name)
     assert httpx.get(f"{target.url}/info").json()["workers"] == 1
     with ThreadPoolExecutor(8) as pool:
         bodies = list(
@@ -58,9 +59,8 @@ def test_limit_answers_429_beyond_it(start: StartTarget, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
-def test_downstream_call(start: StartTarget, name: str) -> None:
-    mock = start("fastapi")
-    target = start(name, LAB_DOWNSTREAM_URL=mock.url)
+def test_downstream_call(start: StartTarget, downstream: RunningTarget, name: str) -> None:
+    target = start(name, LAB_DOWNSTREAM_URL=downstream.url)
     assert "downstream" in httpx.get(f"{target.url}/info").json()["endpoints"]
     body = httpx.get(f"{target.url}/test/downstream/150", timeout=30).json()
     assert body["downstream"]["milliseconds"] == 150 and body["downstream"]["pid"] != body["pid"]
@@ -91,6 +91,12 @@ def busy_workers(target: RunningTarget, count: int) -> list[psutil.Process]:
     return busy if len(busy) >= count else []
 
 
+def in_flight(target: RunningTarget) -> float:
+    """The requests inside the app now, every worker's, read on the metrics port (which does not
+    count its own scrape)."""
+    return scrape(target.metrics_url or "", 0).in_flight
+
+
 # A sync worker takes one request: with as many workers as slots, the one over the limit would
 # wait for a worker, not get its 429. A gevent worker takes them all.
 @pytest.mark.parametrize(
@@ -105,7 +111,10 @@ def test_a_killed_workers_slots_come_back(
     with ThreadPoolExecutor(limit) as pool:
         long = [pool.submit(httpx.get, f"{target.url}/test/io-bound/20000", timeout=60) for _ in range(limit)]
         deadline = time.monotonic() + 10
-        while not (held := busy_workers(target, holders)):
+        # Every long request inside the app (each took its slot on the way in), and held by the
+        # workers: a worker with one accepted connection may not have read the others yet (a
+        # gevent worker under load answered the probe below with a 200 then).
+        while in_flight(target) < limit or not (held := busy_workers(target, holders)):
             assert time.monotonic() < deadline, "the long requests never reached the workers"
             time.sleep(0.05)
         assert httpx.get(f"{target.url}/test/io-bound/1", timeout=30).status_code == 429  # all taken
@@ -116,5 +125,6 @@ def test_a_killed_workers_slots_come_back(
         assert status == 200
         # Its slots came back while the other worker's request still ran.
         assert holders == 1 or not all(future.done() for future in long)
-        for future in long:
-            future.cancel()
+        # Proved: the other long requests end now, not after their 20 s (the pool waits for them).
+        for process in busy_workers(target, 1):
+            process.kill()

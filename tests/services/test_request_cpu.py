@@ -9,7 +9,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.launcher import RunningTarget
-from tests.conftest import StartTarget
+from tests.conftest import Configured, StartTarget
 from tests.services.servertiming import TIMER_TICK_S, Reply, agrees, burst, fetch
 from tests.services.work import iterations_for
 
@@ -38,8 +38,8 @@ def assert_waits_use_little(replies: list[Reply]) -> None:
 
 
 @pytest.fixture(scope="module")
-def fastapi(start: StartTarget) -> RunningTarget:
-    target = start("fastapi")
+def fastapi(configured: Configured) -> RunningTarget:
+    target = configured("fastapi")
     warm(target, MIXED, "/test/io-bound/1", "/test/thread-cpubound/1", "/test/offload-cpubound/1")
     return target
 
@@ -67,8 +67,8 @@ def test_thread_pool_and_offloaded_work(fastapi: RunningTarget) -> None:
 
 
 @pytest.mark.parametrize("name", ["flask-gevent", "flask-gthread", "flask-1x"])
-def test_mixed_requests_on_each_gunicorn_worker_class(start: StartTarget, name: str) -> None:
-    target = start(name)
+def test_mixed_requests_on_each_gunicorn_worker_class(configured: Configured, name: str) -> None:
+    target = configured(name)
     warm(target, MIXED, "/test/io-bound/1")
     iterations = iterations_for(target, CPU_S)
     work = [MIXED] * 4 + [f"/test/sync-cpubound/{iterations}"] * 2

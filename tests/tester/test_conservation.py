@@ -15,6 +15,7 @@ import asyncio
 import socket
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import httpx
 import pytest
@@ -59,40 +60,53 @@ def cost_of(target: RunningTarget, info: TargetInfo) -> ServingCost:
     return accounting.serving_cost(asyncio.run(accounting.measure(target.url, info, USERS, 60)), info)
 
 
-def flow_of(target: RunningTarget, path: str) -> PathFlow:
-    """The lab's flow on `path`, its conservation among its figures, as `make lab` makes them."""
+@dataclass(frozen=True)
+class Served:
+    """A served app and its configuration's own cost, measured once before its flows, as the lab
+    measures it once per target before all of that target's flows."""
+
+    target: RunningTarget
+    info: TargetInfo
+    cost: ServingCost
+
+
+def served(target: RunningTarget) -> Served:
     info = info_of(target)
-    cost = cost_of(target, info)
-    endpoint = endpoint_of(info, path)
-    record = asyncio.run(SHAPE.measure_path(target.url, endpoint, FLOW, 60, info))
+    return Served(target, info, cost_of(target, info))
+
+
+def flow_of(app: Served, path: str) -> PathFlow:
+    """The lab's flow on `path`, its conservation among its figures, as `make lab` makes them."""
+    endpoint = endpoint_of(app.info, path)
+    record = asyncio.run(SHAPE.measure_path(app.target.url, endpoint, FLOW, 60, app.info))
     assert record is not None
-    flow = path_flow({**record, "endpoint": endpoint.name}, info, cost)
+    flow = path_flow({**record, "endpoint": endpoint.name}, app.info, app.cost)
     assert flow.account is not None, record.keys()
     assert flow.account.charged_by == "counter"
     assert flow.account.lab_reads_cpu_per_request_s > 0  # its scrapes and census, named apart
     return flow
 
 
-def flow_account(target: RunningTarget, path: str) -> PathAccount:
-    account = flow_of(target, path).account
+def flow_account(app: Served, path: str) -> PathAccount:
+    account = flow_of(app, path).account
     assert account is not None
     return account
 
 
 @pytest.fixture(scope="module")
-def handover_app() -> Iterator[RunningTarget]:
+def handover_app() -> Iterator[Served]:
     target = serve_app("tests.services.handover_app:asgi", UVICORN, [POOL, STREAM, PIPELINED])
     httpx.get(f"{target.url}{POOL}", timeout=60)  # the pool's thread starts: no request's
-    yield target
+    yield served(target)
     target.stop()
 
 
-def test_an_apps_own_thread_pool_is_accounted_for(handover_app: RunningTarget) -> None:
+def test_an_apps_own_thread_pool_is_accounted_for(handover_app: Served) -> None:
     account = flow_account(handover_app, POOL)
     assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
 
 
-def test_a_streamed_bodys_work_after_the_header_is_accounted_for(handover_app: RunningTarget) -> None:
+def test_a_streamed_bodys_work_after_the_header_is_accounted_for(handover_app: Served) -> None:
     flow = flow_of(handover_app, STREAM)
     account = flow.account
     assert account is not None and ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
@@ -142,13 +156,11 @@ async def _around(
     }
 
 
-def test_requests_pipelined_on_one_connection_are_accounted_for(handover_app: RunningTarget) -> None:
-    info = info_of(handover_app)
-    cost = cost_of(handover_app, info)
-    measured = asyncio.run(_around(handover_app, info, batches=15))
+def test_requests_pipelined_on_one_connection_are_accounted_for(handover_app: Served) -> None:
+    measured = asyncio.run(_around(handover_app.target, handover_app.info, batches=15))
     samples = measured.pop("samples")
     assert isinstance(samples, list) and len(samples) == 45
-    account = accounting.path_account(measured, cost, samples)
+    account = accounting.path_account(measured, handover_app.cost, samples)
     assert account is not None
     assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
 
@@ -169,26 +181,26 @@ def test_the_labs_own_reads_are_accounted_apart_from_the_requests(handover_app: 
 
 
 @pytest.fixture(scope="module")
-def django_asgi() -> Iterator[RunningTarget]:
+def django_asgi() -> Iterator[Served]:
     target = serve_app("examples.django_shop.asgi:application", UVICORN, [DJANGO_REPORT])
     httpx.get(f"{target.url}{DJANGO_REPORT}", timeout=60)  # asgiref's thread, the connection: made once
-    yield target
+    yield served(target)
     target.stop()
 
 
-def test_a_django_app_served_as_asgi_is_accounted_for(django_asgi: RunningTarget) -> None:
+def test_a_django_app_served_as_asgi_is_accounted_for(django_asgi: Served) -> None:
     account = flow_account(django_asgi, DJANGO_REPORT)
     assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
 
 
 @pytest.fixture(scope="module")
-def wsgi_app() -> Iterator[RunningTarget]:
+def wsgi_app() -> Iterator[Served]:
     target = serve_app("tests.services.handover_app:wsgi", GTHREAD, [MANY_CHUNKS], LAB_WORKERS="1")
-    yield target
+    yield served(target)
     target.stop()
 
 
-def test_a_wsgi_bodys_many_chunks_and_their_writes_are_accounted_for(wsgi_app: RunningTarget) -> None:
+def test_a_wsgi_bodys_many_chunks_and_their_writes_are_accounted_for(wsgi_app: Served) -> None:
     account = flow_account(wsgi_app, MANY_CHUNKS)
     assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
 
@@ -209,12 +221,11 @@ def idle_rate_at_rest(target: RunningTarget, info: TargetInfo) -> float:
     return asyncio.run(read())
 
 
-def test_the_idle_rate_is_the_processes_at_rest(handover_app: RunningTarget) -> None:
+def test_the_idle_rate_is_the_processes_at_rest(handover_app: Served) -> None:
     # Each /metrics scrape is a request the processes charge like any, so the charged total never
     # held still and its settling read (2 s of scrapes) inside the idle window made the idle rate
     # several times what the processes spend at rest, and conservation shares above 100 %.
-    info = info_of(handover_app)
-    idle = cost_of(handover_app, info).idle_cpu_per_s
-    at_rest = [idle_rate_at_rest(handover_app, info) for _ in range(2)]
+    idle = handover_app.cost.idle_cpu_per_s
+    at_rest = [idle_rate_at_rest(handover_app.target, handover_app.info) for _ in range(2)]
     tick_per_s = 0.01 / accounting.IDLE_S  # CPU times tick in 10 ms per process
     assert idle is not None and idle <= 2 * max(at_rest) + 2 * tick_per_s, (idle, at_rest)

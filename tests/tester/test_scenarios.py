@@ -24,7 +24,7 @@ from labtester.scenarios.closed import ClosedSettings
 from labtester.scenarios.common import SampleShape, encode
 from labtester.scenarios.rate import RateSettings
 from labtester.scenarios.sweep.analyse import SweepSettings, SweepVariant, degrades_at
-from tests.conftest import StartTarget
+from tests.conftest import Configured, StartTarget
 
 KNOWN_FAILURES = {"timeout", "connection refused", "connection reset", "remote disconnected"}
 SCHEMA = json.loads((Path(__file__).parents[2] / "tester/labtester/results.schema.json").read_text())
@@ -44,8 +44,8 @@ def run_closed(url: str, timeout_s: float = 60, **settings: Any) -> dict[str, An
 
 
 @pytest.fixture(scope="module")
-def fastapi(start: StartTarget) -> RunningTarget:
-    return start("fastapi")
+def fastapi(configured: Configured) -> RunningTarget:
+    return configured("fastapi")
 
 
 def run_sweep(target: RunningTarget, settings: SweepSettings) -> dict[str, Any]:
@@ -67,8 +67,8 @@ def test_sweep_speedup_on_fastapi_rises_towards_the_bound(fastapi: RunningTarget
     assert_under_the_bound(variant)
 
 
-def test_sweep_on_one_gevent_worker_approaches_the_bound_and_finds_the_knee(start: StartTarget) -> None:
-    gevent = start("flask-gevent")
+def test_sweep_on_one_gevent_worker_approaches_the_bound_and_finds_the_knee(configured: Configured) -> None:
+    gevent = configured("flask-gevent")
     settings = SweepSettings(
         levels=[1, 4, 32],
         duration_s=2.0,
@@ -118,8 +118,8 @@ def test_a_thousand_concurrent_io_requests_on_fastapi_all_succeed(fastapi: Runni
     assert summary["failures"] == {} and summary["status_counts"] == {"200": 1000}
 
 
-def test_a_thousand_concurrent_on_flask_reports_failures_by_type(start: StartTarget) -> None:
-    flask = start("flask-1x")
+def test_a_thousand_concurrent_on_flask_reports_failures_by_type(configured: Configured) -> None:
+    flask = configured("flask-1x")
     # 1000 x 10 ms on 2 sync workers needs at least 5 s of worker time: with a 2 s client timeout,
     # many must fail, and each failure must be counted under its type.
     summary = run_closed(flask.url, timeout_s=2, requests=1000, concurrency=1000, paths=["/test/io-bound/10"])
