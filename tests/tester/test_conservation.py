@@ -165,15 +165,13 @@ def test_requests_pipelined_on_one_connection_are_accounted_for(handover_app: Se
     assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
 
 
-def test_the_labs_own_reads_are_accounted_apart_from_the_requests(handover_app: RunningTarget) -> None:
+def test_the_labs_own_reads_are_accounted_apart_from_the_requests(handover_app: Served) -> None:
     # 3 requests of 20 ms, then 60 scrapes of /metrics (a few ms each) in the same window: counted
     # as requests, the scrapes made the requests' own term several times what they measured.
-    info = info_of(handover_app)
-    cost = cost_of(handover_app, info)
-    measured = asyncio.run(_around(handover_app, info, batches=1, scrapes=60))
+    measured = asyncio.run(_around(handover_app.target, handover_app.info, batches=1, scrapes=60))
     samples = measured.pop("samples")
     assert isinstance(samples, list) and len(samples) == 3
-    account = accounting.path_account(measured, cost, samples)
+    account = accounting.path_account(measured, handover_app.cost, samples)
     assert account is not None and account.header_cpu_per_request_s is not None
     assert account.request_cpu_per_request_s <= 1.5 * account.header_cpu_per_request_s, account
     assert account.lab_reads_cpu_per_request_s > account.request_cpu_per_request_s, account
