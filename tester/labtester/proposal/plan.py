@@ -71,11 +71,11 @@ def _levels(search_state: Search, candidate: Candidate, sustainable: float) -> l
     """Each proof run's prediction, on the very requests it will send (`proof_run`)."""
     levels = []
     kinds, cores_left = search_state.kinds[candidate.family.name], search_state.pod.cores_left
+    config, duration_s = candidate.configuration, search_state.duration_s
     for share in LEVELS:
         rate = sustainable * share
         if rate <= 0:
             continue
-        config, duration_s = candidate.configuration, search_state.duration_s
         served, p99 = proof_run(kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED)
         levels.append(Level(offered_per_s=rate, predicted_per_s=served, predicted_p99_s=p99))
     return levels

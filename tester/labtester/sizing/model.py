@@ -174,7 +174,8 @@ def proof_kinds(weights: Sequence[float], count: int, seed: int = SEED) -> list[
     """Which kind each of a proof's `count` sends is, in the weights, from a stream apart from the
     send times' (proof_arrivals): the proof sends these, and its prediction serves the same."""
     rng = random.Random(seed + 1)
-    bounds = _cumulative([w / sum(weights) for w in weights])
+    total = sum(weights)
+    bounds = _cumulative([w / total for w in weights])
     return [_pick(bounds, rng.random()) for _ in range(count)]
 
 
