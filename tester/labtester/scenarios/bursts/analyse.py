@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from labtester.info import EndpointInfo, TargetInfo
-from labtester.model import Capacity, capacity, predicted_makespan
+from labtester.model import Capacity, Job, capacity, predicted_makespan
 from labtester.rawlog import Record
 from labtester.scenarios.bursts.accounting import Accounting, account, taker
 from labtester.scenarios.bursts.served import Served, Source, accounts, jobs, path_wait, served
@@ -132,9 +132,7 @@ def burst_run(
     if failures or not taken or demands is None:
         unmeasured = {name: None for name in BurstRun.model_fields if name not in base and name != "verdict"}
         return BurstRun(**base, **unmeasured, verdict="failed")
-    makespan = own_clock_makespan(record)
-    model = predicted_makespan(demands, limits)
-    ratio = makespan / model if model > 0 else None
+    makespan, model, ratio = judged(record, demands, limits)
     accounting = account(record, model, makespan, demands, limits)
     cause = taker(accounting) if ratio and ratio - 1 > INTERFERENCE_FLOOR else None
     verdict: Verdict = "agrees"
@@ -153,6 +151,34 @@ def burst_run(
         verdict=verdict,
         **_server_side(requests, taken, record["released_at"]),
     )
+
+
+def judged(record: Record, demands: list[Job], limits: Capacity) -> tuple[float, float, float | None]:
+    """A burst's makespan, the model's from its requests' measured demand, and their ratio: what
+    the burst is judged by (and its repeats, while measuring: repeats.py)."""
+    makespan = own_clock_makespan(record)
+    model = predicted_makespan(demands, limits)
+    return makespan, model, makespan / model if model > 0 else None
+
+
+def burst_ratio(
+    record: Record, alone: list[Record], endpoint: EndpointInfo, info: TargetInfo
+) -> float | None:
+    """One burst's measured/model ratio while measuring, before the endpoint's analysis: the path's
+    wait and fallback time from the bursts of one so far (`alone`). None where a request failed."""
+    requests = record["requests"]
+    fallback_s, wait_s = path_alone(alone)
+    demands = jobs(requests, endpoint, wait_s, fallback_s)
+    if any(r["error"] for r in requests) or not accounts(requests) or demands is None:
+        return None
+    return judged(record, demands, capacity(endpoint, info))[2]
+
+
+def path_alone(alone_records: list[Record]) -> tuple[float | None, float | None]:
+    """From the requests sent alone: the median time the app reported (the fallback demand where
+    no CPU was measured) and the path's wait (the header's app - cpu)."""
+    singles = [r["requests"][0] for r in alone_records if r["requests"] and not r["requests"][0]["error"]]
+    return _median([a.app_s for a in map(served, singles) if a is not None]), path_wait(singles)
 
 
 def own_clock_makespan(record: Record) -> float:

@@ -172,7 +172,7 @@ def points_missing(endpoint: EndpointBursts | None, burst_max: int, repeats: int
     return [
         f"n={n}: {len(have[n].runs) if n in have else 0} of {repeats} repeats"
         for n in range(1, burst_max + 1)
-        if n not in have or not enough([run.makespan_s for run in have[n].runs], repeats)
+        if n not in have or not enough([run.ratio for run in have[n].runs], repeats)
     ]
 
 

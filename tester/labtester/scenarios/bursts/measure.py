@@ -1,5 +1,6 @@
 """Bursts on one target: per endpoint, n = 1..K simultaneous requests, up to R times (fewer once a
-majority of the repeats agree: repeats.py). The bursts of one are the requests alone: T, the scale
+majority of the repeats agree on what the burst is judged by, its makespan against the model of its
+own measured work: repeats.py). The bursts of one are the requests alone: T, the scale
 of every report, is theirs (a baseline of single requests before them measured the same again).
 
 Around each burst the machine's CPU accounting (/proc/stat, the tester's own CPU) and the target's
@@ -19,7 +20,9 @@ import httpx
 from labtester import census, machine
 from labtester.clients.spent import Meter
 from labtester.info import EndpointInfo
+from labtester.rawlog import Record
 from labtester.scenarios.base import ShapeContext
+from labtester.scenarios.bursts.analyse import burst_ratio
 from labtester.scenarios.bursts.release import Reply, release
 from labtester.scenarios.bursts.repeats import enough
 from labtester.scrape import Counted
@@ -67,7 +70,7 @@ def _measure_endpoint(
             control, metrics_url, endpoint.path, ctx.info.control.paths() if endpoint.work == "app" else None
         )
         before = counts.settled()
-    sent = 0
+    sent, fired = 0, list[Record]()
     for n in range(1, settings.burst_max + 1):
 
         def burst(repeat: int, n: int = n) -> tuple[int, float | None]:
@@ -75,7 +78,7 @@ def _measure_endpoint(
                 f"{ctx.target.name}: {endpoint.name} burst n={n} ({repeat + 1}/{settings.repeats})"
             )
             largest_first = n == settings.burst_max and repeat == 0
-            return _fire(
+            count, whole = _fire(
                 ctx,
                 control,
                 endpoint,
@@ -87,6 +90,8 @@ def _measure_endpoint(
                 repeat,
                 sample_census=largest_first,
             )
+            fired.append(whole)
+            return count, judged_ratio(fired, ctx, endpoint)
 
         sent += _until_settled(settings.repeats, burst, ctx.progress.add_steps)
     if ctx.crew.leader:
@@ -99,16 +104,25 @@ def _until_settled(
     fire_one: Callable[[int], tuple[int, float | None]],
     spared: Callable[[int], object] | None = None,
 ) -> int:
-    """Repeats of one burst until they settle it (repeats.enough); how many requests they sent.
-    `spared`: told how many planned repeats were not needed (as a negative count of steps)."""
-    sent, makespans = 0, list[float | None]()
-    while not enough(makespans, repeats):
-        count, makespan = fire_one(len(makespans))
+    """Repeats of one burst until they settle it (repeats.enough, on each repeat's measured/model
+    ratio); how many requests they sent. `spared`: told how many planned repeats were not needed
+    (as a negative count of steps)."""
+    sent, ratios = 0, list[float | None]()
+    while not enough(ratios, repeats):
+        count, ratio = fire_one(len(ratios))
         sent += count
-        makespans.append(makespan)
+        ratios.append(ratio)
     if spared is not None:
-        spared(len(makespans) - repeats)
+        spared(len(ratios) - repeats)
     return sent
+
+
+def judged_ratio(fired: list[Record], ctx: ShapeContext, endpoint: EndpointInfo) -> float | None:
+    """The last burst's makespan over the model of its own measured work, as the analysis judges
+    it (the path's wait from its bursts of one so far); None where a request failed. Every client
+    holds every client's requests, so all decide alike."""
+    alone = [record for record in fired if record["n"] == 1]
+    return burst_ratio(fired[-1], alone, endpoint, ctx.info)
 
 
 def fire(
@@ -178,18 +192,16 @@ def _fire(
     repeat: int,
     *,
     sample_census: bool,
-) -> tuple[int, float | None]:
+) -> tuple[int, Record]:
     """One burst: every client sends its part of the n at the common release; client 0 records
-    what only it measures. Returns how many requests every client together sent, and the burst's
-    makespan (None where a request failed): every client gets the same from the meeting, so all
-    decide alike whether to repeat it."""
+    what only it measures. Returns how many requests every client together sent, and the whole
+    burst as the analysis joins it (every client's requests, each client's release): every client
+    gets the same from the meeting, so all decide alike whether to repeat it."""
     step = f"{endpoint.name} {phase} n={n} r={repeat}"
     done: dict[int, Any] = {}
 
     def finished(released_at: float, replies: list[Reply]) -> None:
-        errors = [reply.error for reply in replies]
-        last = max((reply.received_at for reply in replies), default=None)
-        mine = {"sent": len(replies), "errors": errors, "released_at": released_at, "received_at": last}
+        mine = {"released_at": released_at, "requests": [reply.as_dict() for reply in replies]}
         done.update(ctx.meet(f"{step} done", mine))
 
     census_url = ctx.target.url + ctx.info.control.census
@@ -216,19 +228,21 @@ def _fire(
             "repeat": repeat,
         }
         ctx.record("burst", step=step, **fields, **burst)
-    errors = [error for client in done.values() for error in client["errors"]]
+    requests = [request for index in sorted(done) for request in done[index]["requests"]]
     if ctx.crew.leader:
-        ctx.check_alive(errors)
-    return sum(int(client["sent"]) for client in done.values()), _makespan(list(done.values()), errors)
-
-
-def _makespan(parts: list[dict[str, Any]], errors: list[str | None]) -> float | None:
-    """The whole burst's makespan from every client's part: the longest of each client's own release
-    to its own last reply, each on its own clock (two nodes' clocks are never compared)."""
-    sending = [part for part in parts if part["sent"]]
-    if any(errors) or not sending:
-        return None
-    return float(max(p["received_at"] - p["released_at"] for p in sending))
+        ctx.check_alive([request["error"] for request in requests])
+    whole = {
+        "kind": "burst",
+        "endpoint": endpoint.name,
+        "phase": phase,
+        "argument": argument,
+        "n": len(requests),
+        "repeat": repeat,
+        "released_at": min(part["released_at"] for part in done.values()),
+        "releases": {str(index): part["released_at"] for index, part in done.items() if part["requests"]},
+        "requests": requests,
+    }
+    return len(requests), whole
 
 
 async def _release_sampling(
