@@ -4,6 +4,7 @@ read them, once per module where a module configures its own."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -21,6 +22,12 @@ Configured = Callable[[str], RunningTarget]
 
 def definition(name: str) -> TargetDefinition:
     return DEFINITIONS[name]
+
+
+def configured_tmp_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """The LAB_TMP_DIR `configured` gives a target: a folder of its own, where every file its
+    tree makes goes (tests/services/test_server.py holds the tree to it)."""
+    return tmp_path_factory.getbasetemp() / "configured" / name
 
 
 @pytest.fixture(scope="module")
@@ -49,17 +56,21 @@ def downstream() -> Iterator[RunningTarget]:
 
 
 @pytest.fixture(scope="session")
-def configured(downstream: RunningTarget) -> Iterator[Configured]:
+def configured(downstream: RunningTarget, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Configured]:
     """Targets by name as the chart's values configure them, pointed at the downstream mock, as
-    the lab runs them: each started at its first use and shared, for the whole session, by every
-    test that only sends it requests and reads what it answers (a start costs 3-6 s of CPU). A
-    test that reconfigures a target, kills its processes or counts what it did since it started
-    starts its own (`start`)."""
+    the lab runs them (each with a temporary folder of its own: configured_tmp_dir): each started
+    at its first use and shared, for the whole session, by every test that only sends it requests
+    and reads what it answers (a start costs 3-6 s of CPU). A test that reconfigures a target,
+    kills its processes or counts what it did since it started starts its own (`start`)."""
     running: dict[str, RunningTarget] = {}
 
     def _configured(name: str) -> RunningTarget:
         if name not in running:
-            running[name] = start_target(DEFINITIONS[name], extra_env={"LAB_DOWNSTREAM_URL": downstream.url})
+            env = {
+                "LAB_DOWNSTREAM_URL": downstream.url,
+                "LAB_TMP_DIR": str(configured_tmp_dir(tmp_path_factory, name)),
+            }
+            running[name] = start_target(DEFINITIONS[name], extra_env=env)
         return running[name]
 
     yield _configured

@@ -1,18 +1,27 @@
 """`python -m serve team check` and a bad LAB_APP: one line of JSON for an app it can serve; one
-clear line naming LAB_APP and exit 2 for one it cannot, also when asked to serve it."""
+clear line naming LAB_APP and exit 2 for one it cannot, also when asked to serve it.
+
+Each runs `python -m serve`'s own `__main__` in a fork of one interpreter that imported the
+servers' and apps' libraries once (tests/forked_cli.py): each fresh interpreter had cost most of
+a second of CPU, to answer in milliseconds.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from labtester.targets import REPO_ROOT
+from tests.forked_cli import ForkedCommands
 from tests.services.apps import BARE_MODULE, bare_app_dir
+
+# What every check imports (the frameworks of the apps below, the settings' library): once.
+PRELOAD = ["pydantic", "pydantic_settings", "fastapi", "flask"]
 
 BAD_APPS = """
 def not_an_app(environ):
@@ -42,15 +51,17 @@ def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-def serve_team(app_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def commands() -> Iterator[ForkedCommands]:
+    with ForkedCommands(PRELOAD, dict(os.environ)) as forked:
+        yield forked
+
+
+def serve_team(
+    commands: ForkedCommands, app_dir: Path, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "PYTHONPATH": f"{app_dir}{os.pathsep}{REPO_ROOT}", **env}
-    return subprocess.run(
-        [sys.executable, "-m", "serve", "team", *args],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return commands.run("serve", ["team", *args], environment, Path.cwd())
 
 
 @pytest.mark.parametrize(
@@ -64,8 +75,10 @@ def serve_team(app_dir: Path, *args: str, **env: str) -> subprocess.CompletedPro
         ("examples.shop.flask_app:app.wsgi_app", "wsgi", "flask"),
     ],
 )
-def test_check_prints_one_line(app_dir: Path, app: str, interface: str, framework: str) -> None:
-    checked = serve_team(app_dir, "check", LAB_APP=app)
+def test_check_prints_one_line(
+    commands: ForkedCommands, app_dir: Path, app: str, interface: str, framework: str
+) -> None:
+    checked = serve_team(commands, app_dir, "check", LAB_APP=app)
     assert checked.returncode == 0, checked.stderr
     assert json.loads(checked.stdout) == {"interface": interface, "framework": framework}
     assert len(checked.stdout.splitlines()) == 1
@@ -108,9 +121,9 @@ BAD = [
 @pytest.mark.parametrize(("app", "env", "message"), BAD, ids=[f"{app} {env}" for app, env, _ in BAD])
 @pytest.mark.parametrize("command", [["check"], []], ids=["check", "serve"])
 def test_a_bad_app_gets_one_clear_line(
-    app_dir: Path, app: str, env: dict[str, str], message: str, command: list[str]
+    commands: ForkedCommands, app_dir: Path, app: str, env: dict[str, str], message: str, command: list[str]
 ) -> None:
-    result = serve_team(app_dir, *command, LAB_APP=app, LAB_PORT="1", **env)  # port 1: never served
+    result = serve_team(commands, app_dir, *command, LAB_APP=app, LAB_PORT="1", **env)  # port 1: never served
     assert result.returncode == 2, (result.stdout, result.stderr)
     (line,) = result.stderr.splitlines()[-1:]
     assert line.startswith("error: ") and message in line, result.stderr

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import psutil
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import Configured, StartTarget
@@ -72,19 +76,66 @@ def in_flight(url: str) -> float:
     return sum(sample.value for sample in family.samples)
 
 
-def test_gevent_workers_are_one_process_each_whatever_their_concurrency(start: StartTarget) -> None:
-    target = start("flask-gevent", LAB_WORKERS="2", LAB_WORKER_CONNECTIONS="50")
+class _HeldAnswer(BaseHTTPRequestHandler):
+    server: HeldDownstream
+
+    def do_GET(self) -> None:
+        self.server.released.wait(60)
+        body = b"{}"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class HeldDownstream(ThreadingHTTPServer):
+    """A downstream whose every answer waits until `released` is set: the calls made to it, and
+    the requests that made them, are held for exactly as long as a test needs them in flight."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _HeldAnswer)
+        self.released = threading.Event()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+@pytest.fixture
+def held_downstream() -> Iterator[HeldDownstream]:
+    with HeldDownstream() as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield server
+        finally:
+            server.released.set()
+            server.shutdown()
+
+
+def test_gevent_workers_are_one_process_each_whatever_their_concurrency(
+    start: StartTarget, held_downstream: HeldDownstream
+) -> None:
+    target = start(
+        "flask-gevent", LAB_WORKERS="2", LAB_WORKER_CONNECTIONS="50", LAB_DOWNSTREAM_URL=held_downstream.url
+    )
     assert roles(target.url) == {"master": 1, "worker": 2}
     with ThreadPoolExecutor(40) as pool:
-        # Each wait outlasts the poll's deadline, so all 40 are in flight together once they
-        # arrived; on a loaded machine 40 client threads take seconds to connect.
-        waits = [pool.submit(httpx.get, f"{target.url}/test/io-bound/10000", timeout=30) for _ in range(40)]
-        deadline = time.monotonic() + 8
+        # Each request waits on its call downstream until all 40 are in flight together (on a
+        # loaded machine 40 client threads take seconds to connect), then they are released.
+        waits = [pool.submit(httpx.get, f"{target.url}/test/downstream/1", timeout=60) for _ in range(40)]
+        deadline = time.monotonic() + 30
         while in_flight(target.url) < 40 and time.monotonic() < deadline:
             time.sleep(0.05)
         # 40 requests at once on two processes, and the census answered beside them.
         assert in_flight(target.url) >= 40
         assert roles(target.url) == {"master": 1, "worker": 2}
+        held_downstream.released.set()
         assert all(w.result().status_code == 200 for w in waits)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from labtester.launcher import RunningTarget
 from labtester.stats import max_overlap
-from tests.conftest import StartTarget, definition
+from tests.conftest import Configured, StartTarget, definition
 from tests.services.work import intervals, iterations_for, simultaneous
 
 THREADS = 4  # a small pool, so a burst one larger than it shows the limit
@@ -24,9 +24,9 @@ def one_worker(start: StartTarget) -> RunningTarget:
     return start("flask-gthread", LAB_WORKERS="1", LAB_THREADS=str(THREADS))
 
 
-def test_info_states_workers_threads_and_slots(start: StartTarget) -> None:
+def test_info_states_workers_threads_and_slots(configured: Configured) -> None:
     entry = definition("flask-gthread").env
-    target = start("flask-gthread")
+    target = configured("flask-gthread")  # as the chart's values configure it
     info = httpx.get(f"{target.url}/info").json()
     assert (info["worker_class"], info["threads"]) == ("gthread", int(entry["LAB_THREADS"]))
     assert info["workers"] == int(entry["LAB_WORKER_MULTIPLIER"]) * info["effective_cores"]

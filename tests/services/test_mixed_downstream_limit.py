@@ -59,8 +59,8 @@ def test_limit_answers_429_beyond_it(start: StartTarget, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
-def test_downstream_call(start: StartTarget, downstream: RunningTarget, name: str) -> None:
-    target = start(name, LAB_DOWNSTREAM_URL=downstream.url)
+def test_downstream_call(configured: Configured, name: str) -> None:
+    target = configured(name)  # pointed at the session's downstream mock
     assert "downstream" in httpx.get(f"{target.url}/info").json()["endpoints"]
     body = httpx.get(f"{target.url}/test/downstream/150", timeout=30).json()
     assert body["downstream"]["milliseconds"] == 150 and body["downstream"]["pid"] != body["pid"]

@@ -1,4 +1,6 @@
-"""Every path a server's tree writes is one /info lists, held against the real processes."""
+"""Every path a server's tree writes is one /info lists, held against the real processes: the
+session's targets (`configured`), each told a temporary folder of its own, once other tests ran
+their work."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import psutil
 import pytest
 
 from labtester.launcher import RunningTarget
-from tests.conftest import MEASURED, StartTarget
+from tests.conftest import MEASURED, Configured, configured_tmp_dir
 
 # Read-write open flags (O_WRONLY | O_RDWR); fdinfo shows the flags in octal.
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR
@@ -51,10 +53,10 @@ def exercise(target: RunningTarget) -> None:
 # Every measured target, and uvicorn's spawned workers (census only).
 @pytest.mark.parametrize("name", [*MEASURED, "fastapi-2workers"])
 def test_every_file_the_tree_writes_is_in_a_listed_path(
-    start: StartTarget, tmp_path: Path, name: str
+    configured: Configured, tmp_path_factory: pytest.TempPathFactory, name: str
 ) -> None:
-    tmp_dir = tmp_path / "scratch"
-    target = start(name, LAB_TMP_DIR=str(tmp_dir))
+    tmp_dir = configured_tmp_dir(tmp_path_factory, name)
+    target = configured(name)
     info = httpx.get(f"{target.url}/info").json()
     writes = info["writes"]
     assert writes[0] == str(tmp_dir) and writes[1].startswith(f"{tmp_dir}/")

@@ -18,7 +18,7 @@ from labtester.model import capacity
 from labtester.scenarios.bursts.analyse import burst_run
 from labtester.scenarios.bursts.measure import fire
 from labtester.scenarios.bursts.release import release
-from tests.conftest import StartTarget
+from tests.conftest import Configured
 
 HOG = "while True:\n    pass\n"
 WAIT_MS = 300
@@ -29,8 +29,8 @@ def info_of(target: RunningTarget) -> TargetInfo:
 
 
 @pytest.fixture(scope="module")
-def flask_1x(start: StartTarget) -> RunningTarget:
-    return start("flask-1x")
+def flask_1x(configured: Configured) -> RunningTarget:
+    return configured("flask-1x")
 
 
 def test_a_queued_request_starts_as_soon_as_a_sync_worker_frees(flask_1x: RunningTarget) -> None:
@@ -65,9 +65,9 @@ def cpu_hog() -> Iterator[None]:
         hog.wait()
 
 
-def test_a_neighbour_taking_a_core_is_named_as_interference(start: StartTarget, cpu_hog: None) -> None:
+def test_a_neighbour_taking_a_core_is_named_as_interference(configured: Configured, cpu_hog: None) -> None:
     # 4 workers on 2 cores, 4 requests: they want both cores, and the hog takes a share of them.
-    target = start("flask-2x")
+    target = configured("flask-2x")
     info = info_of(target)
     endpoint = info.endpoints["sync-cpubound"]
     iterations = max(

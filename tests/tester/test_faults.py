@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from labtester.launcher import RunningTarget, start_target
-from tests.conftest import definition
+from tests.conftest import Configured, definition
 
 
 def start_tester(targets: list[RunningTarget], output: Path) -> subprocess.Popen[str]:
@@ -47,16 +47,23 @@ def bursts(target: dict) -> list[dict]:
     return target["scenarios"]["bursts"]["endpoints"]
 
 
+def ended(tester: subprocess.Popen[str]) -> None:
+    """A tester a failed test left running stops, as it measures a target other tests share."""
+    if tester.poll() is None:
+        tester.kill()
+        tester.wait()
+
+
 def results_of(output: Path) -> dict:
     (run_dir,) = output.iterdir()
     return json.loads((run_dir / "results.json").read_text())
 
 
-def test_a_target_killed_mid_burst(tmp_path: Path) -> None:
-    victim = start_target(definition("flask-1x"))
-    survivor = start_target(definition("fastapi"))
+def test_a_target_killed_mid_burst(tmp_path: Path, configured: Configured) -> None:
+    victim = start_target(definition("flask-1x"))  # its own: it is killed
+    survivor = configured("fastapi")  # only measured: the session's
+    tester = start_tester([victim, survivor], tmp_path)
     try:
-        tester = start_tester([victim, survivor], tmp_path)
         # The first n=2 burst is in flight once n=1 is recorded: kill the whole server then.
         wait_for_record(tmp_path, '"phase": "burst"')
         time.sleep(0.2)
@@ -64,8 +71,8 @@ def test_a_target_killed_mid_burst(tmp_path: Path) -> None:
             process.kill()
         output, _ = tester.communicate(timeout=300)
     finally:
+        ended(tester)
         victim.stop(grace_s=1)
-        survivor.stop()
     assert tester.returncode == 1, output
     results = results_of(tmp_path)
     dead, alive = results["targets"]
@@ -82,15 +89,15 @@ def test_a_target_killed_mid_burst(tmp_path: Path) -> None:
     assert any("FAILED" in line for line in output.splitlines())
 
 
-def test_sigterm_keeps_what_was_measured(tmp_path: Path) -> None:
-    target = start_target(definition("fastapi"))
+def test_sigterm_keeps_what_was_measured(tmp_path: Path, configured: Configured) -> None:
+    target = configured("fastapi")  # only measured: the session's
+    tester = start_tester([target], tmp_path)
     try:
-        tester = start_tester([target], tmp_path)
         wait_for_record(tmp_path, '"phase": "burst"')
         tester.send_signal(signal.SIGTERM)
         output, _ = tester.communicate(timeout=120)
     finally:
-        target.stop()
+        ended(tester)
     assert tester.returncode == 1, output
     results = results_of(tmp_path)
     assert results["run"]["status"] == "interrupted"

@@ -1,5 +1,10 @@
 """Every bad input, fed to the real command line: one line naming it and the reason, exit 2, no
-traceback, and nothing started (no target, no connection to one), whatever the subcommand."""
+traceback, and nothing started (no target, no connection to one), whatever the subcommand.
+
+Each bad input runs `python -m labtester`'s own `__main__` in a fork of one interpreter that
+imported the lab once (tests/forked_cli.py): refused in milliseconds, each had cost a second of
+CPU to start Python and import the lab again. The good input's run is a whole new interpreter.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.forked_cli import ForkedCommands
 
 # A target that only says it was started: if it ever runs, a check came too late. It stands in for
 # every target's entrypoint (`python -m serve <app>`), ahead of it on PYTHONPATH.
@@ -49,6 +56,18 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "broken-results").mkdir()
     (root / "broken-results" / "results.json").write_text('{"schema_version": 3, "run": ')
     return root
+
+
+def lab_environment(place: Path, started: Path) -> dict[str, str]:
+    """This environment without the lab's own settings, with the probe target first on the path."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("TESTER_", "LAB_"))}
+    return environment | {"PYTHONPATH": str(place), "PROBE_STARTED": str(started)}
+
+
+@pytest.fixture(scope="module")
+def commands(place: Path) -> Iterator[ForkedCommands]:
+    with ForkedCommands(["labtester.__main__"], lab_environment(place, place / "unused")) as forked:
+        yield forked
 
 
 @pytest.fixture(scope="module")
@@ -119,18 +138,19 @@ CASES = [
 
 @pytest.mark.parametrize(("argv", "env", "named"), CASES, ids=[" ".join(c[0]) + str(c[1]) for c in CASES])
 def test_a_bad_input_is_one_line_and_exit_2_before_anything_starts(
-    place: Path, listener: socket.socket, argv: list[str], env: dict[str, str], named: str
+    place: Path,
+    listener: socket.socket,
+    commands: ForkedCommands,
+    argv: list[str],
+    env: dict[str, str],
+    named: str,
 ) -> None:
     started = place / "probe-started"
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("TESTER_", "LAB_"))}
-    environment |= {"PYTHONPATH": str(place), "PROBE_STARTED": str(started)}
+    environment = lab_environment(place, started)
     if argv[0] == "run" and "TESTER_TARGETS" not in env:
         environment["TESTER_TARGETS"] = f"probe=http://127.0.0.1:{listener.getsockname()[1]}"
-    command = [sys.executable, "-m", "labtester", *argv]
     began = time.perf_counter()
-    completed = subprocess.run(
-        command, cwd=place, env=environment | env, capture_output=True, text=True, timeout=60
-    )
+    completed = commands.run("labtester", argv, environment | env, place)
     elapsed = time.perf_counter() - began
     assert completed.returncode == 2, completed.stdout + completed.stderr
     assert completed.stdout == "" and completed.stderr.count("\n") == 1, completed.stderr
@@ -141,14 +161,21 @@ def test_a_bad_input_is_one_line_and_exit_2_before_anything_starts(
         listener.accept()
 
 
-def test_the_same_command_with_good_inputs_does_start_the_probe(place: Path) -> None:
-    """The probe is a real witness: with nothing wrong, the lab starts it (and reports it dead)."""
-    started = place / "probe-started-good"
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("TESTER_", "LAB_"))}
-    environment |= {"PYTHONPATH": str(place), "PROBE_STARTED": str(started)}
-    command = [sys.executable, "-m", "labtester", "lab", *LAB, "--output", str(place / "results")]
-    completed = subprocess.run(
-        command, cwd=place, env=environment, capture_output=True, text=True, timeout=120
-    )
+@pytest.mark.parametrize("way", ["interpreter", "fork"])
+def test_the_same_command_with_good_inputs_does_start_the_probe(
+    place: Path, commands: ForkedCommands, way: str
+) -> None:
+    """The probe is a real witness, in a fresh interpreter as in the forks the bad inputs run in:
+    with nothing wrong, the lab starts it (and reports it dead)."""
+    started = place / f"probe-started-{way}"
+    environment = lab_environment(place, started)
+    argv = ["lab", *LAB, "--output", str(place / f"results-{way}")]
+    if way == "fork":
+        completed = commands.run("labtester", argv, environment, place, timeout_s=120)
+    else:
+        command = [sys.executable, "-m", "labtester", *argv]
+        completed = subprocess.run(
+            command, cwd=place, env=environment, capture_output=True, text=True, timeout=120
+        )
     assert started.exists() and completed.returncode != 0
     assert "probe exited" in completed.stdout + completed.stderr

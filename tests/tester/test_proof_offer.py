@@ -13,7 +13,7 @@ import pytest
 from labtester.proposal.prove import offer
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.model import SEED, RequestKind, proof_arrivals, proof_kinds, simulate
-from tests.conftest import StartTarget
+from tests.conftest import Configured
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,8 @@ def test_the_sends_are_spread_over_the_run_not_paced() -> None:
     assert 0.8 < spread / mean < 1.2
 
 
-def test_a_real_server_is_offered_exactly_that_many_requests(start: StartTarget) -> None:
-    target = start("fastapi")
+def test_a_real_server_is_offered_exactly_that_many_requests(configured: Configured) -> None:
+    target = configured("fastapi")
     mix = [Kind("/healthz", 3.0), Kind("/info", 1.0)]
     samples, _ = asyncio.run(offer(target.url, mix, 23.555733, 3.0, 10.0))
     assert len(samples) == round(23.555733 * 3.0)
@@ -52,9 +52,9 @@ def test_a_real_server_is_offered_exactly_that_many_requests(start: StartTarget)
     assert paths.count("/healthz") > paths.count("/info") > 0  # the kinds in their weights
 
 
-def test_the_prediction_serves_the_very_requests_the_proof_sends(start: StartTarget) -> None:
+def test_the_prediction_serves_the_very_requests_the_proof_sends(configured: Configured) -> None:
     # The proof's prediction simulates proof_arrivals' times with proof_kinds' kinds: the sends.
-    target = start("fastapi")
+    target = configured("fastapi")
     mix = [Kind("/healthz", 3.0), Kind("/info", 1.0)]
     samples, _ = asyncio.run(offer(target.url, mix, 23.555733, 3.0, 10.0))
     times = proof_arrivals(23.555733, 3.0)
