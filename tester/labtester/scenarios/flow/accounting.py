@@ -263,5 +263,7 @@ def lower_bound_finding(path: str, where: list[tuple[str, PathAccount]]) -> Find
         text=f"{path}: under 90 % of the serving processes' CPU was accounted for (the requests' own, the "
         f"server's own cost, no request's, the lab's own reads): {shares}. Its CPU per request is a lower "
         "bound there, and the predictions upper bounds. The app spends CPU for its requests where the "
-        "middleware does not see it (a thread or a pool of its own, work after the response).",
+        "middleware does not see it (a thread or a pool of its own, work after the response), or the "
+        "server spends more on each than on an empty request (threads handing the GIL to each other "
+        "while a longer request holds it).",
     )
