@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from labtester.proposal.prove import proved_proposal, write_proposal
-from labtester.sizing.answers import answer, headline
+from labtester.sizing.answers import answer, decided
 from labtester.sizing.document import Level, Objective, PodSize, SizedSummary, SizingConclusion
 
 POD = PodSize(cores=2, memory_bytes=1 << 30, source="CORES= and MEMORY=")
@@ -35,6 +35,10 @@ def sized(role: str, label: str, rate: float, measured: float | None, **more: An
 
 
 OBJECTIVE = Objective(p99_s=0.4, why="P99=")
+
+
+def headline(found: SizingConclusion) -> str:
+    return decided(found).headline
 
 
 def conclusion(**fields: Any) -> SizingConclusion:
@@ -114,6 +118,7 @@ def test_where_the_proposals_proof_misses_the_objective_the_proof_decides(tmp_pa
     assert "the model's pick, gunicorn gevent, 2 workers x 100 connections, predicted 18.1/s" in text
     assert "missed it in its proof: measured 17.0/s at p99 6.10 s" in text
     assert found.proved_best() == (sync, sync.levels[0])
+    assert decided(found).chosen == sync.label  # derived with the headline, once
     # The proposal file `make run-lab PROPOSAL=` deploys names it too, at the rate it was proved at.
     kept = proved_proposal(found)
     assert kept is not None and (kept.label, kept.role, kept.sustainable_per_s) == (

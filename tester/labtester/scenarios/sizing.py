@@ -68,31 +68,7 @@ class Sizing(LoadShape[SizingSettings, SizedSummary]):
         return summary
 
     def conclude(self, results: Results) -> SizingConclusion | None:
-        proved = [s for _, s in results.summaries(SizedSummary)]
-        if not proved:
-            return None
-        proposed = next((s for s in proved if s.role == "proposed"), None)
-        first = proposed or proved[0]
-        needed = next((s for s in proved if s.role == "needed"), None)
-        conclusion = SizingConclusion(
-            pod=first.pod,
-            objective=first.objective,
-            proposed=proposed,
-            families=[s for s in proved if s.role == "family"],
-            fixed=next((s for s in proved if s.role == "fixed"), None)
-            or next((s for s in proved if s.label == first.fixed_label), None),
-            needed=needed,
-            caveats=sorted(
-                {c for s in proved for c in s.caveats}, key=[c for s in proved for c in s.caveats].index
-            ),
-            search_cpu_s=first.search_cpu_s,
-            simulations=first.simulations,
-            headline="",
-        )
-        conclusion.headline = answers.headline(conclusion)
-        best = conclusion.proved_best()
-        conclusion.chosen = best[0].label if best else proposed.label if proposed else None
-        return conclusion
+        return conclusion_of([s for _, s in results.summaries(SizedSummary)])
 
     def answers(self, results: Results) -> list[Answer]:
         conclusion = results.conclusions.get(self.name)
@@ -101,6 +77,43 @@ class Sizing(LoadShape[SizingSettings, SizedSummary]):
     def tables(self, results: Results) -> list[Table]:
         conclusion = results.conclusions.get(self.name)
         return [answers.table(conclusion)] if isinstance(conclusion, SizingConclusion) else []
+
+
+def proved_of(records: list[Record], settings: LabSettings) -> list[SizedSummary]:
+    """Each configuration sizing planned, with its proof runs, from its records alone (what the
+    proof's outcome needs, without building the whole results document)."""
+    by_target: dict[str, list[Record]] = {}
+    for record in records:
+        if record.get("type") == "scenario" and record.get("scenario") == SHAPE.name:
+            by_target.setdefault(record["target"], []).append(record)
+    return [
+        SHAPE.analyse(own, None, settings)
+        for own in by_target.values()
+        if any(r.get("kind") == "plan" for r in own)
+    ]
+
+
+def conclusion_of(proved: list[SizedSummary]) -> SizingConclusion | None:
+    """The proposal, each family's best, the fixed pick and the pod RATE= needs, set together; the
+    answer (`headline`) and the configuration it names (`chosen`) decided once."""
+    if not proved:
+        return None
+    proposed = next((s for s in proved if s.role == "proposed"), None)
+    first = proposed or proved[0]
+    conclusion = SizingConclusion(
+        pod=first.pod,
+        objective=first.objective,
+        proposed=proposed,
+        families=[s for s in proved if s.role == "family"],
+        fixed=next((s for s in proved if s.role == "fixed"), None)
+        or next((s for s in proved if s.label == first.fixed_label), None),
+        needed=next((s for s in proved if s.role == "needed"), None),
+        caveats=list(dict.fromkeys(c for s in proved for c in s.caveats)),  # each once, in order
+        search_cpu_s=first.search_cpu_s,
+        simulations=first.simulations,
+        headline="",
+    )
+    return answers.decided(conclusion)
 
 
 def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:

@@ -184,10 +184,10 @@ def _cpu_share(kinds: Sequence[RequestKind], pod: Pod) -> float:
     return (demand + pod.client_cpu_s) / demand if demand > 0 else 1.0
 
 
-def best_of_family(search: Search, found: list[Candidate]) -> Sized | None:
+def best_of_family(search: Search, found: list[Candidate], climb: bool = True) -> Sized | None:
     """The family's best: from its smallest configuration near its highest ceiling, one more
     process or the next count of threads (connections) while that sustains more (a climb: more
-    slots cut the queue for a slot until the cores bind, then buy nothing)."""
+    slots cut the queue for a slot until the cores bind, then buy nothing); else that first one."""
     if not found:
         return None
     highest = max(c.ceiling_per_s for c in found)
@@ -195,7 +195,7 @@ def best_of_family(search: Search, found: list[Candidate]) -> Sized | None:
     choices = list(found[0].family.per_process_choices())
     best = search.sustainable(next(c for c in found if c.ceiling_per_s >= KNEE * highest))
     assert best is not None  # nothing to beat: a rate, maybe 0
-    while True:
+    while climb:
         at = best.candidate
         index = choices.index(at.per_process)
         neighbours = [(at.processes + 1, at.per_process)]
@@ -208,8 +208,9 @@ def best_of_family(search: Search, found: list[Candidate]) -> Sized | None:
                 if better is not None:
                     break
         if better is None:
-            return best
+            break
         best = better
+    return best
 
 
 @dataclass(frozen=True)
@@ -242,13 +243,17 @@ def search(
         return _needed(families, kinds, memory, state, target_rate, started)
     best: dict[str, Sized] = {}
     order = sorted(found, key=lambda name: -max((c.ceiling_per_s for c in found[name]), default=0.0))
+    # A prediction that cannot hold is not proposed where another can, nor climbed: it is sized at
+    # its first configuration and proved beside the proposal (the proof decides).
+    holding = {f.name for f in families if f.holds(kinds[f.name], objective_s)}
     for name in order:
-        sized = best_of_family(state, found[name])
+        sized = best_of_family(state, found[name], climb=name in holding or not holding)
         if sized is not None:
             best[name] = sized
-    most = max((s.rate_per_s for s in best.values()), default=0.0)
+    pool = [s for name, s in best.items() if name in holding] or list(best.values())
+    most = max((s.rate_per_s for s in pool), default=0.0)
     # Rates within BETTER of the most are one rate, as the model tells them apart: the least memory.
-    near = [s for s in best.values() if s.rate_per_s * BETTER >= most]
+    near = [s for s in pool if s.rate_per_s * BETTER >= most]
     proposed = min(near, key=lambda s: (s.candidate.memory_bytes, -s.rate_per_s), default=None)
     if proposed is not None:  # the rate it is proposed at (the others' proofs predict theirs over seeds)
         proposed = best[proposed.candidate.family.name] = state.refined(proposed)
