@@ -142,3 +142,17 @@ def test_where_the_proposals_proof_misses_the_objective_the_proof_decides(tmp_pa
     # Nothing kept it: the proposal, and that said.
     text = headline(conclusion(proposed=gevent, objective=goal))
     assert text.startswith("Serve the app with gunicorn gevent") and "no configuration proved met it" in text
+
+
+def test_a_departure_names_the_cpu_the_proofs_requests_used_against_what_the_model_drew() -> None:
+    # The Flask shop's gevent at 18.1/s: its /report used 1.32x the CPU drawn from the flows.
+    level = Level(
+        offered_per_s=18.1, predicted_per_s=18.1, predicted_p99_s=0.59, measured_per_s=17.0,
+        measured_p99_s=6.1, cores_free=1.96, cpu_used_ratio=1.32, explained_per_s=17.4, explained_p99_s=1.88,
+    )  # fmt: skip
+    said = level.departures()
+    assert said[0] == "p99 10.34x predicted"
+    assert said[1] == (
+        "the machine left it 1.96 cores and its requests used 1.32x the CPU the model drew, on which "
+        "the model predicts 17.4/s at p99 1.88 s"
+    )

@@ -24,9 +24,7 @@ from dataclasses import dataclass
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import late_cpu
-from labtester.sizing.model import spread
-
-FEWEST = 5  # fewer measured requests than this are no spread: the typical figure stands alone
+from labtester.sizing.model import FEWEST, spread
 
 
 @dataclass(frozen=True)

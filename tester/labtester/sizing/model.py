@@ -34,6 +34,7 @@ from labtester.sizing.events import Run
 
 SEED = 27
 REPLICATIONS = 5  # simulated runs behind a proof run's prediction
+FEWEST = 5  # fewer measured requests than this are no spread: the typical figure stands alone
 
 
 class MixItem(Protocol):
