@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from labtester.proposal.prove import proved_proposal, write_proposal
-from labtester.sizing.answers import answer, headline
+from labtester.sizing.answers import answer, decided
 from labtester.sizing.document import Level, Objective, PodSize, SizedSummary, SizingConclusion
 
 POD = PodSize(cores=2, memory_bytes=1 << 30, source="CORES= and MEMORY=")
@@ -35,6 +35,10 @@ def sized(role: str, label: str, rate: float, measured: float | None, **more: An
 
 
 OBJECTIVE = Objective(p99_s=0.4, why="P99=")
+
+
+def headline(found: SizingConclusion) -> str:
+    return decided(found).headline
 
 
 def conclusion(**fields: Any) -> SizingConclusion:
@@ -114,6 +118,7 @@ def test_where_the_proposals_proof_misses_the_objective_the_proof_decides(tmp_pa
     assert "the model's pick, gunicorn gevent, 2 workers x 100 connections, predicted 18.1/s" in text
     assert "missed it in its proof: measured 17.0/s at p99 6.10 s" in text
     assert found.proved_best() == (sync, sync.levels[0])
+    assert decided(found).chosen == sync.label  # derived with the headline, once
     # The proposal file `make run-lab PROPOSAL=` deploys names it too, at the rate it was proved at.
     kept = proved_proposal(found)
     assert kept is not None and (kept.label, kept.role, kept.sustainable_per_s) == (
@@ -137,3 +142,17 @@ def test_where_the_proposals_proof_misses_the_objective_the_proof_decides(tmp_pa
     # Nothing kept it: the proposal, and that said.
     text = headline(conclusion(proposed=gevent, objective=goal))
     assert text.startswith("Serve the app with gunicorn gevent") and "no configuration proved met it" in text
+
+
+def test_a_departure_names_the_cpu_the_proofs_requests_used_against_what_the_model_drew() -> None:
+    # The Flask shop's gevent at 18.1/s: its /report used 1.32x the CPU drawn from the flows.
+    level = Level(
+        offered_per_s=18.1, predicted_per_s=18.1, predicted_p99_s=0.59, measured_per_s=17.0,
+        measured_p99_s=6.1, cores_free=1.96, cpu_used_ratio=1.32, explained_per_s=17.4, explained_p99_s=1.88,
+    )  # fmt: skip
+    said = level.departures()
+    assert said[0] == "p99 10.34x predicted"
+    assert said[1] == (
+        "the machine left it 1.96 cores and its requests used 1.32x the CPU the model drew, on which "
+        "the model predicts 17.4/s at p99 1.88 s"
+    )

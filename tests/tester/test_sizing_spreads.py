@@ -48,3 +48,20 @@ def test_cpu_under_load_holds_what_was_charged_after_the_headers() -> None:
     record["charged_cpu_s"] = 0.3
     measured = spread_of([record], "/p", ["gthread"])
     assert measured.cpu_s and all(c == pytest.approx(0.03) for c in measured.cpu_s)
+
+
+def test_cpu_is_what_the_path_cost_in_the_familys_mix_where_it_ran_one() -> None:
+    # 20 ms under its own flow, 30 ms beside the mix's other requests (in its configuration's mix,
+    # as the proof sends it); another path's and another family's mix requests are not its.
+    alone = [served(0.02, 0.1, None)] * 6
+    other = Sample("/q", 0.0, 0.0, 0.1, 200, None, cpu_s=0.5, app_s=0.5)
+    mix = {
+        "type": "scenario", "scenario": "flow", "kind": "run", "target": "gthread", "mix": True,
+        "samples": encode([served(0.03, 0.2, None)] * 10 + [other] * 10),
+    }  # fmt: skip
+    elsewhere = {**mix, "target": "sync-1x", "samples": encode([served(0.5, 0.6, None)] * 10)}
+    records = [flow("gthread", [served(0.02, 0.2, None)] * 10, alone), mix, elsewhere]
+    measured = spread_of(records, "/p", ["gthread"])
+    assert measured.cpu_s and all(c == pytest.approx(0.03) for c in measured.cpu_s)
+    # No mix ran (one path, an older document): the path's own flow.
+    assert all(c == pytest.approx(0.02) for c in spread_of(records[:1], "/p", ["gthread"]).cpu_s)

@@ -13,8 +13,8 @@ from labtester.assembly import build_results, merged
 from labtester.proposal.plan import Planned, plan
 from labtester.proposal.prove import prove, proved_proposal, write_proposal
 from labtester.rawlog import RecordSink, read_raw
-from labtester.scenarios.sizing import SHAPE
-from labtester.sizing.document import PodSize, SizingConclusion
+from labtester.scenarios.sizing import SHAPE, conclusion_of, proved_of
+from labtester.sizing.document import PodSize
 from labtester.traffic import Outgoing
 
 if TYPE_CHECKING:
@@ -44,17 +44,16 @@ def size_and_prove(
     duration_s = SHAPE.settings(settings).proof_s
     timeout_s = proof_timeout_s(settings, planned[0].summary.objective.p99_s)
     prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note, team_requests(settings))
-    decided_by_proof(settings, run_dir, progress)
+    decided_by_proof(settings, run_dir, progress, planned[0].family.interface)
 
 
-def decided_by_proof(settings: LabSettings, run_dir: Path, progress: LabProgress) -> None:
+def decided_by_proof(settings: LabSettings, run_dir: Path, progress: LabProgress, interface: str) -> None:
     """Where the proof decided against the model's pick, the proposal file becomes what the answer
-    names: the file `make run-lab PROPOSAL=` deploys says what the answer says."""
-    results = build_results(merged(read_raw(run_dir)))
-    conclusion = results.conclusions.get(SHAPE.name)
-    kept = proved_proposal(conclusion) if isinstance(conclusion, SizingConclusion) else None
-    interface = app_interface(results)
-    if kept is None or interface is None or settings.app is None:
+    names: the file `make run-lab PROPOSAL=` deploys says what the answer says. From the sizing's
+    own records: the whole results document is the report's to build (1.3 s of CPU here)."""
+    conclusion = conclusion_of(proved_of(merged(read_raw(run_dir)), settings))
+    kept = proved_proposal(conclusion) if conclusion is not None else None
+    if kept is None or settings.app is None:
         return
     written = write_proposal(run_dir, kept, settings.app, interface, _paths(settings))
     progress.note(

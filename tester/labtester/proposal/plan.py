@@ -13,7 +13,7 @@ from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, PodSize, Role, SizedSummary
-from labtester.sizing.families import Family, families
+from labtester.sizing.families import Family, families, never_yielding
 from labtester.sizing.model import RequestKind, ceiling_per_s, proof_run
 from labtester.sizing.search import (
     CONNECTION_BYTES,
@@ -45,8 +45,15 @@ def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list
     c, family = sized.candidate, sized.candidate.family
     found = []
     cpu_heavy = [k.name for k in kinds if k.cpu_s > 0.1 * objective_s]
-    if not family.rule.preemptive and cpu_heavy and len(kinds) > 1:
-        runner = "greenlets never preempt" if family.name == "gevent" else "an event loop never preempts"
+    if not family.holds(kinds, objective_s):
+        found.append(
+            f"{c.label}: greenlets never preempt, so {', '.join(never_yielding(kinds, objective_s))} "
+            "(CPU, next to no wait) holds every other request of its worker, their answers after a wait "
+            "included, for its whole CPU: its p99 cannot be predicted (the Flask shop's gevent, predicted "
+            "0.59 s, measured 6.10 s), so it is proposed only where no other family is; its proof decides."
+        )
+    elif not family.rule.preemptive and cpu_heavy and len(kinds) > 1:
+        runner = "greenlets never preempt" if family.rule.greenlets else "an event loop never preempts"
         found.append(
             f"{c.label}: {runner}, so "
             f"{', '.join(cpu_heavy)} holds every other request of its worker for its whole CPU; the model "

@@ -2,10 +2,14 @@
 requests really cost, not from one typical figure.
 
 Read back from the raw log's flow records (the results document keeps medians only):
-- its CPU from every answered request of the path under load in the family's own configurations
-  (its Server-Timing `lab-cpu`, plus what the processes charged to the flow's requests after their
-  headers, per request, as the flow's model adds it): what a request costs where requests share
-  the process, the GIL's switches and the caches included, as the proof will load it;
+- its CPU from every answered request of the kind in the family's own configurations as they
+  served the whole mix at once (the flow's `mix`), as the proof sends it: beside the mix's other
+  requests a request costs more than among its own kind (the Flask shop's /report 170-190 ms in
+  every configuration's mix, 132-146 ms under its own flow on sync and gevent workers, and 142-176
+  ms in their proofs: the caches its neighbours' work evicts). Where no mix ran (one kind, a
+  document from before it), the kind's own flow under load: its Server-Timing `lab-cpu`, plus
+  what the processes charged to the flow's requests after their headers, per request, as the
+  flow's model adds it (also added to the mix's, which reads no such counter);
 - its wait from the requests alone (the flows' baselines) in every configuration: the app's time
   less its CPU and less its threads' time on a run queue (`lab-queue`), so a busy machine's delay
   for a core is not read as a wait. Under load a thread's time off its core also holds its wait
@@ -20,9 +24,7 @@ from dataclasses import dataclass
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import late_cpu
-from labtester.sizing.model import spread
-
-FEWEST = 5  # fewer measured requests than this are no spread: the typical figure stands alone
+from labtester.sizing.model import FEWEST, spread
 
 
 @dataclass(frozen=True)
@@ -31,23 +33,27 @@ class Spread:
     wait_s: tuple[float, ...] = ()
 
 
-def _flow_runs(records: Iterable[Record], path: str) -> list[Record]:
+def _flows(records: Iterable[Record], mix: bool) -> list[Record]:
+    """The flow's runs: each path's own (`mix` False) or the whole mix's."""
     return [
         r
         for r in records
         if r.get("type") == "scenario"
         and r.get("scenario") == "flow"
         and r.get("kind", "run") == "run"
-        and not r.get("mix")
-        and r.get("endpoint") == path
+        and bool(r.get("mix")) == mix
     ]
 
 
 def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str]) -> Spread:
-    """The path's CPU under load in the family's configurations, and its wait alone in all."""
-    runs = _flow_runs(records, path)
+    """The path's CPU in the family's configurations (in their mix, else under its own flow), and
+    its wait alone in all."""
+    records = list(records)
+    runs = [r for r in _flows(records, mix=False) if r.get("endpoint") == path]
+    mixes = _flows(records, mix=True)
     own = set(family_targets)
     cpu: list[float] = []
+    mixed: list[float] = []
     for r in runs:
         if r.get("target") in own and not r.get("unloaded"):
             samples = decode(r["samples"])
@@ -55,6 +61,15 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
             # body's later chunks), per request, as the flow's model adds it to the path's CPU.
             late = late_cpu(r, samples)
             cpu += [s.cpu_s + late for s in samples if s.ok and s.cpu_s is not None]
+            mixed += [
+                s.cpu_s + late
+                for m in mixes
+                if m.get("target") == r["target"]
+                for s in decode(m["samples"])
+                if s.path == path and s.ok and s.cpu_s is not None
+            ]
+    if len(mixed) >= FEWEST:
+        cpu = mixed
     waits = [
         s.own_s - s.cpu_s
         for r in runs

@@ -21,7 +21,16 @@ def _measured(level: Level | None) -> str:
     return f"measured {level.measured_per_s:.1f}/s at p99 {p99}"
 
 
-def headline(conclusion: SizingConclusion) -> str:
+def decided(conclusion: SizingConclusion) -> SizingConclusion:
+    """The conclusion with its answer: the configuration it names (`chosen`: the proposal, unless
+    its proof missed the objective where another's kept it) and the headline saying so."""
+    best = conclusion.proved_best()
+    proposed = conclusion.proposed
+    chosen = best[0].label if best else proposed.label if proposed else None
+    return conclusion.model_copy(update={"chosen": chosen, "headline": _headline(conclusion, best)})
+
+
+def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | None) -> str:
     """`Serve X with gunicorn gthread, 2 workers x 24 threads, on 2 cores and 1 GiB: predicted ...`"""
     pod = f"{conclusion.pod.cores:g} cores and {_gib(conclusion.pod.memory_bytes)}"
     proposed = conclusion.proposed
@@ -40,7 +49,6 @@ def headline(conclusion: SizingConclusion) -> str:
     serves = (
         f"{rate:g}/s with the smallest configuration that does, " if rate is not None else "the app with "
     )
-    best = conclusion.proved_best()
     if best is not None:
         text = _decided_by_proof(serves, pod, goal, proposed, *best)
         chosen = best[0].label

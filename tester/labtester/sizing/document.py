@@ -67,6 +67,9 @@ class Level(BaseModel):
     # run, and the model's figures on those cores: where they explain the measurement, the
     # departure from the prediction is the machine's, not the model's.
     cores_free: float | None = None
+    # The CPU the run's requests used (their Server-Timing) over what the model drew for as many of
+    # each kind: the proof's own measure of its main input.
+    cpu_used_ratio: float | None = None
     explained_per_s: float | None = None
     explained_p99_s: float | None = None
     load_average: float | None = None  # the machine's 1-minute load average as the run ended
@@ -82,8 +85,13 @@ class Level(BaseModel):
                 found.append(f"{what} {measured / predicted:.2f}x predicted")
         if found and self.cores_free is not None and self.explained_per_s is not None:
             p99 = f"{self.explained_p99_s:.2f} s" if self.explained_p99_s is not None else "-"
+            used = (
+                f" and its requests used {self.cpu_used_ratio:.2f}x the CPU the model drew"
+                if self.cpu_used_ratio is not None
+                else ""
+            )
             found.append(
-                f"the machine left it {self.cores_free:.2f} cores, on which the model predicts "
+                f"the machine left it {self.cores_free:.2f} cores{used}, on which the model predicts "
                 f"{self.explained_per_s:.1f}/s at p99 {p99}"
             )
         if found and self.load_average is not None:

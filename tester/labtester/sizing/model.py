@@ -6,7 +6,8 @@ a configuration's processes and their slots (threads, connections, or no limit f
 loop). Arrivals queue where the server queues them: one shared accept queue where an idle worker
 takes the next connection (gunicorn sync), else one queue per worker, chosen at arrival (gthread,
 gevent and event loops accept whatever reaches them). A request computes first, then waits (as
-labtester.model assumes), holding its slot throughout.
+labtester.model assumes), holding its slot throughout, and answers with the server's own CPU
+after its wait, for which it needs its process again (events.py).
 
 CPU work shares the pod's cores. Python runs on one thread per process (the GIL), so a process
 uses at most `cores_per_process` cores (1, or more where its work releases the GIL, as measured).
@@ -33,6 +34,7 @@ from labtester.sizing.events import Run
 
 SEED = 27
 REPLICATIONS = 5  # simulated runs behind a proof run's prediction
+FEWEST = 5  # fewer measured requests than this are no spread: the typical figure stands alone
 
 
 class MixItem(Protocol):
@@ -78,11 +80,12 @@ class RequestKind:
     def alone_s(self) -> float:
         return self.demand_s + self.mean_wait_s
 
-    def drawn(self, cpu_draw: float, wait_draw: float) -> tuple[float, float]:
-        """One request's CPU (with the server's own) and wait, from draws in [0, 1)."""
+    def drawn(self, cpu_draw: float, wait_draw: float) -> tuple[float, float, float]:
+        """One request's CPU, its wait and its CPU after the wait, from draws in [0, 1): the server's
+        own CPU is the answer's (after the wait), or one with the app's where it waits nothing."""
         cpu = _quantile(self.cpu_spread_s, cpu_draw) if self.cpu_spread_s else self.cpu_s
         wait = _quantile(self.wait_spread_s, wait_draw) if self.wait_spread_s else self.wait_s
-        return cpu + self.overhead_s, wait
+        return (cpu, wait, self.overhead_s) if wait > 0 else (cpu + self.overhead_s, 0.0, 0.0)
 
 
 def _quantile(spread: tuple[float, ...], draw: float) -> float:
@@ -198,8 +201,11 @@ def simulate(
     kind_of = list(picked) if picked is not None else [_pick(bounds, d) for d in kind_draws[: len(times)]]
     run = Run(config, cores, mean_of(kinds, "cores_per_process"), times)
     costs = [kinds[k].drawn(cpu_draws[i], wait_draws[i]) for i, k in enumerate(kind_of)]
-    run.cpu = [cpu for cpu, _ in costs]
-    run.wait = [wait for _, wait in costs]
+    # Threads answer within their share of the core: the answer's CPU is counted with the rest.
+    threads = config.preemptive
+    run.cpu = [cpu + resume if threads else cpu for cpu, _, resume in costs]
+    run.wait = [wait for _, wait, _ in costs]
+    run.resume = [0.0 if threads else resume for _, _, resume in costs]
     run.draws = worker_draws
     while len(run.latencies) < len(times):
         run.step()
