@@ -17,9 +17,7 @@ from tests.conftest import StartTarget
 
 # More users than gthread's threads (2 workers x 8 here, 1 x 8 on one core), far more than the sync
 # workers: slots, not the CPU, set each target's rate, so the ordering holds on a slow machine too.
-# 5 s: every user runs from under 2 s in (the ramp, then one request), and the slots (40 users, 16
-# threads, 2 workers) set rates 2.5x apart and more, which 3 s of every user show.
-SETTINGS = FlowSettings(users=40, spawn_rate=40, duration_s=5, k=3, wait_ms=250, call_ms=50, baseline=3)
+SETTINGS = FlowSettings(users=40, spawn_rate=40, duration_s=8, k=3, wait_ms=250, call_ms=50, baseline=3)
 ORDER = ["fastapi", "flask-gthread", "flask-1x"]
 # Cores the rest of the machine left a target, below which its CPU may bind before its slots.
 SATURATED_CORES = 0.5
