@@ -85,7 +85,8 @@ def _run_and_report(
     finally:
         if done_measuring is not None:
             done_measuring()
-        results = write_reports(run_dir, console, compare)  # also after a crash: what was measured is kept
+        # Also after a crash: what was measured is kept.
+        results = write_reports(run_dir, console, compare, settings.plots)
         if settings.results_url:
             publish(run_dir, settings.results_url, console)
     return results

@@ -57,6 +57,11 @@ class LabSettings(BaseSettings):
         description="Prometheus to wait for and cross-check counts with (optional).",
     )
     output_dir: Path = Field(Path("results"), description="Results folder (a subfolder per run).")
+    plots: bool = Field(
+        True,
+        description="Draw plots/ and embed them in report.html; false (TESTER_PLOTS=false, as a CI "
+        "run that reads results.json may) leaves them out: `labtester report DIR` draws them later.",
+    )
     scenarios: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_SCENARIOS),
         description=f"Load shapes (the shapes' registry checks them); an app's default: "

@@ -16,11 +16,13 @@ import yaml
 
 from labtester.targets import DEFAULT_VALUES
 
-# Short runs: bursts of 1..3 once each, flows of a few seconds with a few users; no sizing (its
-# proof starts servers of its own: test_sizing_app.py runs it, with --scenarios flow,sizing).
+# Short runs: bursts of 1..3 once each, flows of 2 s with a few users; no sizing (its proof starts
+# servers of its own: test_sizing_app.py runs it, with --scenarios flow,sizing). A flow's rate is
+# taken once every user runs (from about 0.5 s here), and the rates the tests compare differ by
+# their slots or their cores (2x and more), which a second and a half of load shows as well as 3.5.
 QUICK = ["--burst-max", "3", "--repeats", "1"]
 QUICK_FLOW = {
-    "TESTER_FLOW__DURATION_S": "4",
+    "TESTER_FLOW__DURATION_S": "2",
     "TESTER_FLOW__USERS": "12",
     "TESTER_FLOW__SPAWN_RATE": "24",
     "TESTER_FLOW__BASELINE": "3",
@@ -32,6 +34,9 @@ QUICK_FLOW = {
 # about 50 ms an iteration, and a probe runs before every path of every configuration: 20 cost
 # 35 s of CPU in a run of five configurations and five paths.
 LIGHT_PROBES = {"TESTER_STABILITY_SAMPLES": "5"}
+# No plots (the product's setting for a run whose readers read results.json, as CI's): no test of an
+# app's lab reads one but test_sizing_app's, which asks for them; report.html is written either way.
+NO_PLOTS = {"TESTER_PLOTS": "false"}
 
 
 def values_with(directory: Path, configurations: list[str], broken: dict[str, Any] | None = None) -> Path:
@@ -53,16 +58,18 @@ def app_lab(
     values: Path,
     *extra: str,
     env: dict[str, str] | None = None,
+    plots: bool = False,
 ) -> tuple[subprocess.CompletedProcess[str], Path | None]:
     """The command a team types, run where its app lives (`workdir`); the run's folder under
-    `output`, if it made one. No `paths`: the traffic is in `extra` (--traffic FILE)."""
+    `output`, if it made one. No `paths`: the traffic is in `extra` (--traffic FILE). `plots`: draw
+    them (NO_PLOTS otherwise)."""
     command = [sys.executable, "-m", "labtester", "lab", "--app", app]
     command += ["--paths", ",".join(paths)] if paths else []
     command += ["--values", str(values), "--output", str(output), *extra]
     completed = subprocess.run(
         command,
         cwd=workdir,
-        env={**os.environ, **LIGHT_PROBES, **(env or {})},
+        env={**os.environ, **LIGHT_PROBES, **({} if plots else NO_PLOTS), **(env or {})},
         capture_output=True,
         text=True,
         timeout=900,

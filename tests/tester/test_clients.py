@@ -27,9 +27,10 @@ from labtester.targets import DEFAULT_VALUES
 TARGETS = ("fastapi", "flask-1x")
 ENV = {
     "TESTER_ENDPOINTS": "io-bound,sync-cpubound",
-    "TESTER_FLOW__DURATION_S": "4",
+    "TESTER_FLOW__DURATION_S": "2",
     "TESTER_FLOW__USERS": "10",
     "TESTER_FLOW__BASELINE": "3",
+    "TESTER_PLOTS": "false",  # no test here reads a plot
 }
 
 

@@ -22,7 +22,7 @@ import yaml
 from labtester.launcher import RunningTarget, start_target
 from labtester.targets import TEAM_APP, TargetDefinition
 from tests.chart.conftest import CHART, PREFIX, find, render_chart
-from tests.tester.app_lab import LIGHT_PROBES, QUICK_FLOW, results_of
+from tests.tester.app_lab import LIGHT_PROBES, NO_PLOTS, QUICK_FLOW, results_of
 
 HERE = Path(__file__).parent
 pytestmark = pytest.mark.timeout(600)
@@ -78,7 +78,7 @@ def job(
     completed = subprocess.run(
         [sys.executable, "-m", "labtester", "run"],
         cwd=workdir,
-        env={**os.environ, **LIGHT_PROBES, **flows, **scenarios, **env},
+        env={**os.environ, **LIGHT_PROBES, **NO_PLOTS, **flows, **scenarios, **env},
         capture_output=True,
         text=True,
         timeout=500,

@@ -18,6 +18,7 @@ HERE = Path(__file__).parent
 WSGI = ["sync-1x", "sync-2x", "gthread", "gevent"]
 pytestmark = pytest.mark.timeout(900)  # the flows of four configurations, then four proofs
 BAND = 0.35  # a noisy, shared machine: predicted and measured rates within this of each other
+ENV = {**QUICK_FLOW, "TESTER_SIZING__PROOF_S": "5"}  # long enough for a p99 of each run
 
 Run = tuple[Any, Path]
 
@@ -27,7 +28,6 @@ def sized(tmp_path_factory: pytest.TempPathFactory) -> Run:
     workdir = tmp_path_factory.mktemp("team")
     shutil.copy(HERE / "sizing_app.py", workdir / "sizing_app.py")
     values = values_with(workdir, WSGI)
-    env = {**QUICK_FLOW, "TESTER_SIZING__PROOF_S": "8"}  # long enough for a p99 of each run
     completed, run_dir = app_lab(
         workdir,
         workdir / "out",
@@ -36,7 +36,8 @@ def sized(tmp_path_factory: pytest.TempPathFactory) -> Run:
         values,
         "--scenarios",
         "flow,sizing",
-        env=env,
+        env=ENV,
+        plots=True,  # the sizing's plot is read below
     )
     assert run_dir is not None, completed.stdout + completed.stderr
     return completed, run_dir

@@ -18,10 +18,13 @@ from labtester.report.plots import write_plots
 from labtester.results import Results
 
 
-def write_reports(run_dir: Path, console: Console, compare: EarlierRun | None = None) -> Results:
+def write_reports(
+    run_dir: Path, console: Console, compare: EarlierRun | None = None, plots: bool = True
+) -> Results:
     """Build results.json and the CSVs from the raw log, print the summary, then draw the plots
     and report.html (the summary waits for no plot: they took 6 of the report's 11 CPU seconds).
-    With `compare` (an earlier run), every figure beside its earlier value."""
+    With `compare` (an earlier run), every figure beside its earlier value; without `plots`,
+    report.html holds the answers and tables with no plot (`labtester report` draws them later)."""
     logged = read_raw(run_dir)
     for number, reason in logged.skipped:
         console.print(f"{run_dir / RAW_LOG}: line {number} skipped, {reason}", highlight=False, markup=False)
@@ -34,7 +37,12 @@ def write_reports(run_dir: Path, console: Console, compare: EarlierRun | None = 
     print_summary(contents, console)
     with replacing(run_dir / "summary.txt") as file:
         print_summary(contents, Console(file=file, width=PLAIN_WIDTH, no_color=True, force_terminal=False))
-    write_plots(contents, raw, run_dir / "plots")
+    if plots:
+        write_plots(contents, raw, run_dir / "plots")
     write_html(contents, run_dir / "report.html")
-    console.print(f"Results: {run_dir}/ (results.json, requests.csv, plots/, report.html)", highlight=False)
+    drawn = "plots/, " if plots else ""
+    console.print(f"Results: {run_dir}/ (results.json, requests.csv, {drawn}report.html)", highlight=False)
+    if not plots:
+        said = f"No plots (plots: false): `python -m labtester report {run_dir}` draws them."
+        console.print(said, highlight=False, markup=False)
     return results

@@ -60,6 +60,7 @@ def two_runs(start: StartTarget, tmp_path_factory: pytest.TempPathFactory) -> tu
             "TESTER_WORK_SECONDS": "0.2",
             "TESTER_BURST_MAX": "3",
             "TESTER_REPEATS": "3",
+            "TESTER_PLOTS": "false",  # `report --compare` below draws the plots it shows
         }
         command = [sys.executable, "-m", "labtester", "run"]
         completed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
