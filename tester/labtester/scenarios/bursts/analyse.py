@@ -154,8 +154,7 @@ def burst_run(
 
 
 def judged(record: Record, demands: list[Job], limits: Capacity) -> tuple[float, float, float | None]:
-    """A burst's makespan, the model's from its requests' measured demand, and their ratio: what
-    the burst is judged by (and its repeats, while measuring: repeats.py)."""
+    """A burst's makespan, the model's from its measured demand, and their ratio: what it is judged by."""
     makespan = own_clock_makespan(record)
     model = predicted_makespan(demands, limits)
     return makespan, model, makespan / model if model > 0 else None
@@ -166,9 +165,8 @@ def burst_ratio(
 ) -> float | None:
     """One burst's measured/model ratio while measuring, before the endpoint's analysis: the path's
     wait and fallback time from the bursts of one so far (`alone`). None where a request failed."""
-    requests = record["requests"]
     fallback_s, wait_s = path_alone(alone)
-    demands = jobs(requests, endpoint, wait_s, fallback_s)
+    demands = jobs(requests := record["requests"], endpoint, wait_s, fallback_s)
     if any(r["error"] for r in requests) or not accounts(requests) or demands is None:
         return None
     return judged(record, demands, capacity(endpoint, info))[2]

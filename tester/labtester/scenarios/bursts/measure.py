@@ -218,31 +218,32 @@ def _fire(
         finished=finished,
         request=request,
     )
-    if burst["requests"] or ctx.crew.leader:
-        path = url.removeprefix(ctx.target.url)
-        fields = {
-            "endpoint": endpoint.name,
-            "path": path,
-            "phase": phase,
-            "argument": argument,
-            "repeat": repeat,
-        }
-        ctx.record("burst", step=step, **fields, **burst)
-    requests = [request for index in sorted(done) for request in done[index]["requests"]]
-    if ctx.crew.leader:
-        ctx.check_alive([request["error"] for request in requests])
-    whole = {
-        "kind": "burst",
+    fields = {
         "endpoint": endpoint.name,
+        "path": url.removeprefix(ctx.target.url),
         "phase": phase,
         "argument": argument,
-        "n": len(requests),
         "repeat": repeat,
+    }
+    if burst["requests"] or ctx.crew.leader:
+        ctx.record("burst", step=step, **fields, **burst)
+    whole = _joined(fields, done)
+    if ctx.crew.leader:
+        ctx.check_alive([request["error"] for request in whole["requests"]])
+    return whole["n"], whole
+
+
+def _joined(fields: dict[str, Any], done: dict[int, Any]) -> Record:
+    """The burst as the analysis joins every client's record: every request, each client's release."""
+    requests = [request for index in sorted(done) for request in done[index]["requests"]]
+    return {
+        "kind": "burst",
+        **fields,
+        "n": len(requests),
         "released_at": min(part["released_at"] for part in done.values()),
         "releases": {str(index): part["released_at"] for index, part in done.items() if part["requests"]},
         "requests": requests,
     }
-    return len(requests), whole
 
 
 async def _release_sampling(
