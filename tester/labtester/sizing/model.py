@@ -217,18 +217,16 @@ def replicated(
     config: Configuration,
     cores: float,
     rate_per_s: float,
-    requests: int,
-    replications: int = REPLICATIONS,
-    schedule: tuple[Sequence[float], Sequence[int]] | None = None,
+    times: Sequence[float],
+    picked: Sequence[int],
 ) -> tuple[float, float]:
-    """What one run of `requests` is predicted to serve (the mean over as many runs with other
-    seeds) and its p99 (their median): a run as short as a proof holds a few requests beyond its
-    p99, so one simulated run of it is one draw of its p99, not the prediction. `schedule`: the
-    run's own send times and kinds, so only each request's CPU, wait and worker are drawn."""
-    times, picked = schedule if schedule is not None else (None, None)
+    """What one run of these sends (`times`, each request's kind `picked`) is predicted to serve
+    (the mean over REPLICATIONS runs, each drawing only the requests' CPU, wait and worker with its
+    own seed) and its p99 (their median): a run as short as a proof holds a few requests beyond its
+    p99, so one simulated run of it is one draw of its p99, not the prediction."""
     runs = [
-        simulate(kinds, config, cores, rate_per_s, requests, SEED + i, times, picked)
-        for i in range(replications)
+        simulate(kinds, config, cores, rate_per_s, len(times), SEED + i, times, picked)
+        for i in range(REPLICATIONS)
     ]
     return sum(r.served_per_s for r in runs) / len(runs), statistics.median(r.p99_s for r in runs)
 
@@ -248,7 +246,7 @@ def proof_run(
     in 0.36-1.03 s, and the run's own sends, drawing only each request's CPU, in 0.36-0.40 s."""
     times = proof_arrivals(rate_per_s, duration_s)[:most]
     picked = proof_kinds([k.weight for k in kinds], len(times))
-    return replicated(kinds, config, cores, rate_per_s, len(times), schedule=(times, picked))
+    return replicated(kinds, config, cores, rate_per_s, times, picked)
 
 
 def _cumulative(shares: list[float]) -> list[float]:
