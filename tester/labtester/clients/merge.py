@@ -16,6 +16,17 @@ def client_of(record: Record) -> int:
     return int(record.get("client", 0))
 
 
+def joined(parts: dict[int, tuple[float, list[dict[str, Any]]]]) -> Record:
+    """One burst from every client's part (its release on its own clock, its requests): the
+    requests in client order, each client's release beside them, the earliest as the burst's."""
+    return {
+        "n": sum(len(requests) for _, requests in parts.values()),
+        "released_at": min(released for released, _ in parts.values()),
+        "requests": [request for client in sorted(parts) for request in parts[client][1]],
+        "releases": {str(client): released for client, (released, _) in parts.items()},
+    }
+
+
 def leader_record(records: list[Record]) -> Record:
     """Client 0's record of a step (it alone records the machine, the census, the scrapes)."""
     return min(records, key=client_of)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 from rich.table import Table
 
-from labtester.clients.merge import client_of, leader_record, loads, with_clients_cpu
+from labtester.clients.merge import client_of, joined, leader_record, loads, with_clients_cpu
 from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.rawlog import Record
@@ -51,10 +51,7 @@ class Bursts(LoadShape[BaseModel, BurstsSummary]):
             return lead
         return {
             **lead,
-            "n": sum(r["n"] for r in records),
-            "released_at": min(r["released_at"] for r in records),
-            "requests": [q for r in sorted(records, key=client_of) for q in r["requests"]],
-            "releases": {str(client_of(r)): r["released_at"] for r in records},
+            **joined({client_of(r): (r["released_at"], r["requests"]) for r in records}),
             "loads": loads(records),
             "machine": with_clients_cpu(lead.get("machine"), records, lead),
         }

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from labtester import census, machine
+from labtester.clients.merge import joined
 from labtester.clients.spent import Meter
 from labtester.info import EndpointInfo
 from labtester.rawlog import Record
@@ -227,23 +228,11 @@ def _fire(
     }
     if burst["requests"] or ctx.crew.leader:
         ctx.record("burst", step=step, **fields, **burst)
-    whole = _joined(fields, done)
+    parts = {client: (part["released_at"], part["requests"]) for client, part in done.items()}
+    whole = {"kind": "burst", **fields, **joined(parts)}
     if ctx.crew.leader:
         ctx.check_alive([request["error"] for request in whole["requests"]])
     return whole["n"], whole
-
-
-def _joined(fields: dict[str, Any], done: dict[int, Any]) -> Record:
-    """The burst as the analysis joins every client's record: every request, each client's release."""
-    requests = [request for index in sorted(done) for request in done[index]["requests"]]
-    return {
-        "kind": "burst",
-        **fields,
-        "n": len(requests),
-        "released_at": min(part["released_at"] for part in done.values()),
-        "releases": {str(index): part["released_at"] for index, part in done.items() if part["requests"]},
-        "requests": requests,
-    }
 
 
 async def _release_sampling(
