@@ -18,7 +18,11 @@ closed account's total goes to the process's total of CPU charged to requests (`
 the /metrics counter), which the process's own CPU can be held against. The lab's own control
 requests (its /metrics scrapes, census, health and /info reads: `control_paths`) are accounted the
 same way but go to a total of their own (`control_sink`): they are the lab's reads, not the app's
-requests, and a flow's accounting names them apart.
+requests, and a flow's accounting names them apart. Where a request has its thread to itself (sync
+and gthread workers, granian's blocking threads), the server's own work on that thread between two
+requests (the last one's response finished, the next one read and parsed) is read on the same
+clock and goes to a third total (`server_sink`): the server's cost of each request measured where
+and while the requests themselves run, not only on empty ones.
 
 Beside its CPU, a request's time waiting on a run queue for a core (`run_queue_s`, the kernel's
 schedstat of the thread): the part of its wall time that is neither its work nor its own wait,
@@ -57,7 +61,7 @@ class RequestAccount:
     ended; what is charged after goes to the process's total only.
     """
 
-    __slots__ = ("added", "children", "closed", "control", "cpu_s", "queued_s", "running_since")
+    __slots__ = ("added", "children", "closed", "control", "cpu_s", "queued_s", "running_since", "server_s")
 
     def __init__(self, running_since: float | None = None) -> None:
         self.control = False  # a request of the lab's control paths: its total goes to `control_sink`
@@ -67,6 +71,9 @@ class RequestAccount:
         self.closed = False
         self.children: list[ChildThread] = []  # threads it started (measure.handover)
         self.queued_s = 0.0  # its handed-over calls' time on a run queue (their threads')
+        # The server's own CPU on the request's thread since the last request there ended (its
+        # reading and parsing of this one among it): the server's, booked apart when it closes.
+        self.server_s = 0.0
 
     def total_s(self) -> float:
         """Everything counted so far, the threads it started up to now; called on the request's
@@ -99,6 +106,8 @@ class RequestAccount:
             self.closed = True
         total = self.total_s()
         self.book(total)
+        if self.server_s:
+            server_sink(self.server_s)
         return total
 
 
@@ -150,15 +159,21 @@ ACCOUNT: ContextVar[RequestAccount | None] = ContextVar("lab_request_account", d
 # requests: workload.metrics sets both counters, and the control paths.
 charged_sink: Callable[[float], None] = _discard
 control_sink: Callable[[float], None] = _discard
+server_sink: Callable[[float], None] = _discard
 control_paths: frozenset[str] = frozenset()
 
 
 def set_charged_sinks(
-    requests: Callable[[float], None], control: Callable[[float], None], control_path_set: Iterable[str]
+    requests: Callable[[float], None],
+    control: Callable[[float], None],
+    server: Callable[[float], None],
+    control_path_set: Iterable[str],
 ) -> None:
-    """Where closed accounts' CPU goes: `control` for a request to one of `control_path_set`."""
-    global charged_sink, control_sink, control_paths
+    """Where closed accounts' CPU goes: `control` for a request to one of `control_path_set`;
+    `server`, the server's own work on their threads between requests (`RequestAccount.server_s`)."""
+    global charged_sink, control_sink, server_sink, control_paths
     charged_sink, control_sink, control_paths = requests, control, frozenset(control_path_set)
+    server_sink = server
 
 
 def is_control(path: str) -> bool:

@@ -57,6 +57,13 @@ CONTROL_CPU_TOTAL = Counter(
     "a request's.",
     ["pid"],
 )
+BETWEEN_REQUESTS_CPU_TOTAL = Counter(
+    "lab_between_requests_cpu_seconds",
+    "The server's own CPU in this process so far on the threads that run requests, between them "
+    "(the last response finished, the next request read and parsed), where a request has its thread "
+    "to itself (measure.wsgi_cpu.ThreadMeter): no request's own, each request's cost to the server.",
+    ["pid"],
+)
 KERNEL_ITERATIONS = Counter("lab_kernel_iterations_total", "CPU kernel iterations completed.")
 
 
@@ -102,7 +109,10 @@ class _ChargedInProcess:
 
 # Installed where the metrics are first imported: every app's control paths import them.
 set_charged_sinks(
-    _ChargedInProcess(REQUEST_CPU_TOTAL), _ChargedInProcess(CONTROL_CPU_TOTAL), paths.CONTROL.values()
+    _ChargedInProcess(REQUEST_CPU_TOTAL),
+    _ChargedInProcess(CONTROL_CPU_TOTAL),
+    _ChargedInProcess(BETWEEN_REQUESTS_CPU_TOTAL),
+    paths.CONTROL.values(),
 )
 install_request_sink(_RequestSeries())
 

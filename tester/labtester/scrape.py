@@ -1,6 +1,7 @@
 """Prometheus /metrics scraped with prometheus_client's parser, and deltas between scrapes: the
-requests a server counted, the CPU it charged to requests (`charged_cpu_s`) and to the lab's own
-control requests (`control_cpu_s`: the scrapes themselves, the census, health polls)."""
+requests a server counted, the CPU it charged to requests (`charged_cpu_s`), to the lab's own
+control requests (`control_cpu_s`: the scrapes themselves, the census, health polls), and its own
+CPU on the threads that run requests, between them (`server_cpu_s`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ KERNEL_ITERATIONS = "lab_kernel_iterations_total"
 CHARGED = "lab_request_cpu_seconds_total"
 # The same for the lab's own control requests, which CHARGED leaves out (measure.requestcpu).
 CONTROL_CHARGED = "lab_control_cpu_seconds_total"
+# The server's own CPU on the threads that run requests, between them (measure.wsgi_cpu.ThreadMeter).
+BETWEEN_REQUESTS = "lab_between_requests_cpu_seconds_total"
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class Scrape:
     kernel_iterations: float = 0.0
     charged_cpu_s: float | None = None  # CHARGED over every process; None: the server has none
     control_cpu_s: float | None = None  # CONTROL_CHARGED likewise
+    server_cpu_s: float | None = None  # BETWEEN_REQUESTS likewise
 
     def requests_for(self, route: str, others_than: frozenset[str] | None = None) -> dict[str, float]:
         """Counts by status of `route`; with `others_than`, of every route but those (a team's
@@ -54,6 +58,7 @@ def parse(text: str) -> Scrape:
     iterations = 0.0
     charged: float | None = None
     control: float | None = None
+    server: float | None = None
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == REQUESTS:
@@ -64,7 +69,9 @@ def parse(text: str) -> Scrape:
                 charged = (charged or 0.0) + sample.value
             elif sample.name == CONTROL_CHARGED:
                 control = (control or 0.0) + sample.value
-    return Scrape(dict(requests), iterations, charged, control)
+            elif sample.name == BETWEEN_REQUESTS:
+                server = (server or 0.0) + sample.value
+    return Scrape(dict(requests), iterations, charged, control, server)
 
 
 def scrape(client: httpx.Client, metrics_url: str) -> Scrape:
@@ -80,11 +87,13 @@ def scrape(client: httpx.Client, metrics_url: str) -> Scrape:
 class Charged:
     """What a server's processes charged so far: to requests (0 before the app's first request), to
     the lab's own control requests (None: a server without that counter, whose requests' total holds
-    them), and how many of those it answered."""
+    them), how many of those it answered, and its own CPU on the threads that run requests, between
+    them (None: a server that measures none there, as an event loop)."""
 
     requests_s: float
     control_s: float | None
     control_requests: float
+    server_s: float | None = None
 
 
 async def charged_settled(
@@ -119,7 +128,7 @@ async def _charged(
     # the requests' total is absent, and 0. Read as "no counter", it left a fresh server's serving
     # cost holding its empty requests' CPU after their headers (httpbin under sync: 0.43 ms, not 0.3).
     requests = found.charged_cpu_s or 0.0
-    return Charged(requests, found.control_cpu_s, found.requests_to(control_routes))
+    return Charged(requests, found.control_cpu_s, found.requests_to(control_routes), found.server_cpu_s)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,13 @@ at rest, and conservation shares above 100 %.)
 The lab's own reads around a flow (its /metrics scrapes, the census) are requests the processes
 serve too: their CPU is charged to a total of its own (`lab_control_cpu_seconds_total`, not the
 requests'), and conservation names it as a fourth term, with the server's own cost of each.
+
+Where a request has its thread to itself (sync, gthread, granian's blocking threads), the server's
+own work there between requests is measured over each flow (`lab_between_requests_cpu_seconds_total`):
+a path's server cost is that plus what empty requests cost the server elsewhere (gthread's poller).
+Empty requests alone fell short: httpbin's gthread threads spent 0.27 to 0.34 ms a request of their
+own on /json and /html, 0.21 to 0.26 on /healthz; empty requests held as long (a sleep) cost no
+more, spinning ones little more: the app's own code having run costs it, which only its requests carry.
 """
 
 from __future__ import annotations
@@ -125,14 +132,17 @@ class Around:
 def charged_between(before: scrape.Charged | None, after: scrape.Charged | None) -> Record:
     """What the processes charged between two reads: to requests (`charged_cpu_s`), to the lab's
     own control requests (`lab_reads_cpu_s`), and how many of those they answered (`lab_reads`);
-    None where unread, or where the server has no total of the lab's reads (its requests' holds them)."""
+    None where unread, or where the server has no total of the lab's reads (its requests' holds them).
+    `server_thread_cpu_s`: the server's own CPU on the threads that ran requests, between them (its
+    series appears at its first second: from 0 then); None where the server measures none there."""
     if before is None or after is None:
-        return {"charged_cpu_s": None, "lab_reads_cpu_s": None, "lab_reads": None}
+        return dict.fromkeys(("charged_cpu_s", "lab_reads_cpu_s", "lab_reads", "server_thread_cpu_s"))
     apart = before.control_s is not None and after.control_s is not None
     return {
         "charged_cpu_s": max(0.0, after.requests_s - before.requests_s),
         "lab_reads_cpu_s": _delta(before.control_s, after.control_s) if apart else None,
         "lab_reads": max(0.0, after.control_requests - before.control_requests) if apart else None,
+        "server_thread_cpu_s": _delta(before.server_s or 0.0, after.server_s),
     }
 
 
@@ -149,6 +159,7 @@ def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
     use = machine.use_recorded(record["machine"])
     busy = _delta(record["cpu_before_s"], record["cpu_after_s"])
     server = None
+    thread = record.get("server_thread_cpu_s")
     if busy is not None and samples:
         # What the processes charged to the requests, their work after the header included (else
         # the server's cost would hold it, and a flow's requests, charged the same, count it twice):
@@ -160,6 +171,7 @@ def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
     return ServingCost(
         requests=len(samples),
         server_cpu_per_request_s=server,
+        server_thread_cpu_per_request_s=thread / len(samples) if thread is not None and samples else None,
         client_cpu_per_request_s=use.tester_s / len(samples) if record["local"] and samples else None,
         idle_cpu_per_s=idle_rate,
         processes=info.workers,
@@ -181,24 +193,39 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
     headers = sum(s.cpu_s or 0.0 for s in samples)
     request_each = (headers if charged is None else charged) / requests
     no_request_each = (cost.idle_cpu_per_s or 0.0) * wall / requests
+    reads = record.get("lab_reads") or 0.0
     # The lab's own reads in the window: what they were charged, and the server's own cost of each.
-    reads_each = (
-        (record.get("lab_reads_cpu_s") or 0.0)
-        + (record.get("lab_reads") or 0.0) * cost.server_cpu_per_request_s
-    ) / requests
-    accounted = request_each + cost.server_cpu_per_request_s + no_request_each + reads_each
+    reads_each = ((record.get("lab_reads_cpu_s") or 0.0) + reads * cost.server_cpu_per_request_s) / requests
+    measured = server_measured(record, cost, reads, requests)
+    server_each = cost.server_cpu_per_request_s if measured is None else measured[0]
+    accounted = request_each + server_each + no_request_each + reads_each
     return PathAccount(
         requests=requests,
         process_cpu_per_request_s=process_each,
         request_cpu_per_request_s=request_each,
         header_cpu_per_request_s=headers / requests,
         charged_by="server-timing" if charged is None else "counter",
-        server_cpu_per_request_s=cost.server_cpu_per_request_s,
+        server_cpu_per_request_s=server_each,
+        server_measured_cpu_per_request_s=None if measured is None else measured[1],
         no_request_cpu_per_request_s=no_request_each,
         lab_reads_cpu_per_request_s=reads_each,
         share=accounted / process_each if process_each > 0 else 1.0,
         cores_per_process=process / wall / max(1, cost.processes) if wall > 0 else 0.0,
     )
+
+
+def server_measured(
+    record: Record, cost: ServingCost, reads: float, requests: int
+) -> tuple[float, float] | None:
+    """The path's server cost per request where the server measured its own CPU on the requests'
+    threads over the flow (less its reads' there, as on empty requests), plus what empty requests
+    cost it elsewhere; and the measured part. None where it measured none (an event loop, gevent)."""
+    thread = record.get("server_thread_cpu_s")
+    empty_thread = cost.server_thread_cpu_per_request_s
+    if thread is None or empty_thread is None or cost.server_cpu_per_request_s is None:
+        return None
+    on_threads = max(0.0, thread - reads * empty_thread) / requests
+    return on_threads + max(0.0, cost.server_cpu_per_request_s - empty_thread), on_threads
 
 
 def late_cpu(record: Record, samples: list[Sample]) -> float:

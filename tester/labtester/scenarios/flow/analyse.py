@@ -260,7 +260,8 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
     whole = None
     if cost is not None:
         whole = WholeCost(
-            server_cpu_s=cost.server_cpu_per_request_s,
+            # The path's own server cost where its flow measured it, else the empty requests'.
+            server_cpu_s=account.server_cpu_per_request_s if account else cost.server_cpu_per_request_s,
             client_cpu_s=client_cpu(record, cost, len(samples)),
             cores_per_process=account.cores_per_process if account else None,
             cores_free_of_others=cores_free(record, server_cpu, tester=False),

@@ -25,6 +25,13 @@ class ServingCost(BaseModel):
         "after), less the requests' own measured CPU and the idle rate over the same time: the server's, "
         "the framework's plumbing and the middleware's own cost, which no request's Server-Timing holds."
     )
+    server_thread_cpu_per_request_s: float | None = Field(
+        default=None,
+        description="Of server_cpu_per_request_s, what the server spent on the threads that ran the "
+        "requests, between them (its `lab_between_requests_cpu_seconds_total`, per empty request): "
+        "measured over each flow again, as the path's own requests cost the server there; None where "
+        "the server measures none there (an event loop, gevent).",
+    )
     client_cpu_per_request_s: float | None = Field(
         description="The load client's CPU per request where it runs on the serving cores (a target on "
         "127.0.0.1); None where it runs elsewhere."
@@ -62,7 +69,16 @@ class PathAccount(BaseModel):
         description="Where request_cpu_per_request_s comes from: the processes' counter, or the headers.",
     )
     server_cpu_per_request_s: float = Field(
-        description="The configuration's own cost per request (ServingCost.server_cpu_per_request_s)."
+        description="The server's own cost per request of this path: where the server measured its own "
+        "CPU on the threads that ran the flow's requests, between them, that per request (less its "
+        "lab's reads', as on empty requests) plus what empty requests cost it elsewhere; otherwise the "
+        "configuration's cost on empty requests (ServingCost.server_cpu_per_request_s)."
+    )
+    server_measured_cpu_per_request_s: float | None = Field(
+        default=None,
+        description="Of server_cpu_per_request_s, the part measured over this flow itself on the threads "
+        "that ran its requests (`lab_between_requests_cpu_seconds_total`); None where the server "
+        "measures none there.",
     )
     no_request_cpu_per_request_s: float = Field(
         description="CPU counted as no request's: the idle rate measured before, over the flow's time, "
