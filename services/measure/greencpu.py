@@ -12,6 +12,11 @@ a pool (a ThreadPoolExecutor's workers are greenlets here) is charged to it whil
 whichever greenlet runs it (`greenlet_call`, installed by measure.handover): a pool greenlet one
 request spawned is not charged to it for the next request's calls.
 
+A greenlet that serves requests (the server's one per connection) runs only the server's code
+between two of them (the last response finished, the next one read and parsed): its stretches then
+are the server's cost of the next request (`RequestAccount.server_s`), measured as the requests
+themselves run, as measure.wsgi_cpu.ThreadMeter does on a thread. The hub's own are not in it.
+
 Its meter runs only in gevent workers; elsewhere importing greenlet changes nothing.
 """
 
@@ -30,6 +35,7 @@ from measure.requestcpu import ACCOUNT, RequestAccount
 Result = TypeVar("Result")
 
 _ATTRIBUTE = "lab_request_account"
+_SERVES = "lab_serves_requests"  # set on a greenlet once it has served a request
 _UNSEEN = object()
 
 
@@ -82,6 +88,8 @@ class GreenletMeter:
     def __init__(self) -> None:
         self._previous: Any = greenlet.settrace(self._trace)
         meter_handovers(greenlet_call, threads=False)
+        self._since = time.thread_time()  # the current greenlet's stretch began
+        self._between = 0.0  # serving greenlets' stretches between requests, not yet booked
 
     def _trace(self, event: str, args: tuple[greenlet.greenlet, greenlet.greenlet]) -> None:
         if event in ("switch", "throw"):
@@ -91,6 +99,9 @@ class GreenletMeter:
             if leaving is not None and leaving.running_since is not None:
                 leaving.cpu_s += now - leaving.running_since
                 leaving.running_since = None
+            elif leaving is None and getattr(origin, _SERVES, False):
+                self._between += now - self._since
+            self._since = now
             seen = getattr(target, _ATTRIBUTE, _UNSEEN)
             entering: RequestAccount | None = _inherited(target) if seen is _UNSEEN else seen  # type: ignore[assignment]
             if entering is not None and entering.closed:  # spawned by a request that has ended
@@ -101,22 +112,33 @@ class GreenletMeter:
             self._previous(event, args)
 
     def begin(self) -> RequestAccount:
-        """A new account for the request the current greenlet starts to serve."""
-        account = RequestAccount(running_since=time.thread_time())
-        setattr(greenlet.getcurrent(), _ATTRIBUTE, account)
+        """A new account for the request the current greenlet starts to serve, which takes the
+        serving greenlets' stretches between requests so far as the server's cost."""
+        current, now = greenlet.getcurrent(), time.thread_time()
+        if getattr(current, _SERVES, False):
+            self._between += now - self._since
+        account = RequestAccount(running_since=now)
+        account.server_s, self._between = self._between, 0.0
+        with suppress(AttributeError):  # a greenlet type without attributes: its stretches uncounted
+            setattr(current, _SERVES, True)
+        setattr(current, _ATTRIBUTE, account)
         return account
 
     def pause(self, account: RequestAccount) -> None:
         """The current greenlet works for no request until `resume` (the server writes a body)."""
         setattr(greenlet.getcurrent(), _ATTRIBUTE, None)
+        now = self._since = time.thread_time()
         if account.running_since is not None:
-            account.cpu_s += time.thread_time() - account.running_since
+            account.cpu_s += now - account.running_since
             account.running_since = None
 
     def resume(self, account: RequestAccount) -> None:
+        now = time.thread_time()
+        if getattr(greenlet.getcurrent(), _SERVES, False):
+            self._between += now - self._since
         setattr(greenlet.getcurrent(), _ATTRIBUTE, account)
         if account.running_since is None:
-            account.running_since = time.thread_time()
+            account.running_since = now
 
     def end(self, account: RequestAccount) -> None:
         """The current greenlet serves no request any more (a keep-alive connection's next one

@@ -27,7 +27,7 @@ KERNEL_ITERATIONS = "lab_kernel_iterations_total"
 CHARGED = "lab_request_cpu_seconds_total"
 # The same for the lab's own control requests, which CHARGED leaves out (measure.requestcpu).
 CONTROL_CHARGED = "lab_control_cpu_seconds_total"
-# The server's own CPU on the threads that run requests, between them (measure.wsgi_cpu.ThreadMeter).
+# The server's own CPU on the threads (greenlets) that run requests, between them (measure.wsgi_cpu).
 BETWEEN_REQUESTS = "lab_between_requests_cpu_seconds_total"
 
 
