@@ -292,6 +292,6 @@ def lower_bound_finding(path: str, where: list[tuple[str, PathAccount]]) -> Find
         f"server's own cost, no request's, the lab's own reads): {shares}. Its CPU per request is a lower "
         "bound there, and the predictions upper bounds. The app spends CPU for its requests where the "
         "middleware does not see it (a thread or a pool of its own, work after the response), or the "
-        "server spends more on each than on an empty request (threads handing the GIL to each other "
-        "while a longer request holds it).",
+        "server spends more on each than on an empty request where the flow does not measure it (an "
+        "event loop's own work, threads of the server's own that no Python clock sees).",
     )
