@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -16,6 +17,9 @@ from labtester.targets import TargetDefinition, load_definitions, load_downstrea
 
 DEFINITIONS = {definition.name: definition for definition in load_definitions()}
 MEASURED = [name for name, definition in DEFINITIONS.items() if definition.measure]
+# Starts in flight at once: enough to keep two cores busy, few enough that each gets through its
+# ready timeout on a loaded machine.
+STARTS_AT_ONCE = 3
 
 
 def definition(name: str) -> TargetDefinition:
@@ -23,18 +27,42 @@ def definition(name: str) -> TargetDefinition:
 
 
 def started_together(starts: list[tuple[TargetDefinition, dict[str, str]]]) -> list[RunningTarget]:
-    """Each (definition, environment) started, all spawned before any is awaited: a start is
-    mostly one process importing on one core, so on two cores the starts overlap (four targets at
-    load 9: 6.7-12.3 s one after another, 5.3-6.5 s together, the same CPU). If one fails, none is
-    left running."""
+    """Each (definition, environment) started, STARTS_AT_ONCE spawned before the first is awaited:
+    a start is mostly one process importing on one core, so on two cores the starts overlap (four
+    targets at load 9: 6.7-12.3 s one after another, 5.3-6.5 s together, the same CPU). If one
+    fails, none is left running."""
     spawned: list[RunningTarget] = []
     try:
         for target_definition, env in starts:
+            if len(spawned) >= STARTS_AT_ONCE:
+                ready_target(spawned[len(spawned) - STARTS_AT_ONCE])
             spawned.append(spawn_target(target_definition, extra_env=env))
-        return [ready_target(target) for target in spawned]
+        for target in spawned[-STARTS_AT_ONCE:]:
+            ready_target(target)
+        return spawned
     except BaseException:
         stop_all(spawned)
         raise
+
+
+def parameters(item: pytest.Item) -> dict[str, Any]:
+    """A test's parameters by name (none where it is not parametrized)."""
+    callspec = getattr(item, "callspec", None)
+    return callspec.params if callspec is not None else {}
+
+
+def selected(request: pytest.FixtureRequest, argname: str, test: str | None = None) -> list[Any]:
+    """The values `argname` takes in the session's selected runs of `test` (of any test where
+    None) of the module asking, in their order: what a module fixture starts together for them,
+    and no more."""
+    return [
+        parameters(item)[argname]
+        for item in request.session.items
+        if isinstance(item, pytest.Function)
+        and item.module is request.module
+        and test in (None, item.originalname)
+        and argname in parameters(item)
+    ]
 
 
 class StartTarget:
@@ -121,12 +149,8 @@ def configured(downstream: RunningTarget, tmp_path_factory: pytest.TempPathFacto
 def target(request: pytest.FixtureRequest, configured: Configured) -> RunningTarget:
     """Each measured target of the chart's values in turn, as configured (`configured`): the
     first asked for starts at once every one the session's selected tests go through."""
-    selected = [
-        callspec.params["target"]
-        for item in request.session.items
-        if (callspec := getattr(item, "callspec", None)) is not None and "target" in callspec.params
-    ]
-    return configured.together([request.param, *selected])[0]
+    every = [parameters(item)["target"] for item in request.session.items if "target" in parameters(item)]
+    return configured.together([request.param, *every])[0]
 
 
 @pytest.fixture

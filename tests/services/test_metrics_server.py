@@ -17,7 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.launcher import LaunchError, RunningTarget, port_in_use, start_target
-from tests.conftest import Configured, StartTarget, definition
+from tests.conftest import Configured, StartTarget, definition, selected
 from tests.services.work import iterations_for
 from workload.metrics_process import METRICS_SERVER_MODULE
 from workload.metrics_server import MAX_CONNECTIONS, REQUEST_DEADLINE_S
@@ -153,9 +153,25 @@ def test_only_the_metrics_process_listens_on_the_metrics_port(configured: Config
     assert httpx.get(f"http://127.0.0.1:{target.metrics_port}/other").status_code == 404
 
 
+# The tests that end their target's root, each run with a target of its own.
+ENDING_ROOTS = [
+    "test_the_metrics_process_goes_with_a_killed_root",
+    "test_a_clean_stop_stops_the_metrics_process",
+]
+
+
+@pytest.fixture(scope="module")
+def own(request: pytest.FixtureRequest, start: StartTarget) -> dict[tuple[str, str], RunningTarget]:
+    """A target of its own for each run of the tests that end its root, all started together."""
+    runs = [(test, name) for test in ENDING_ROOTS for name in selected(request, "name", test)]
+    return dict(zip(runs, start.together([name for _, name in runs]), strict=True))
+
+
 @pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
-def test_the_metrics_process_goes_with_a_killed_root(name: str) -> None:
-    target = start_target(definition(name))
+def test_the_metrics_process_goes_with_a_killed_root(
+    own: dict[tuple[str, str], RunningTarget], name: str
+) -> None:
+    target = own["test_the_metrics_process_goes_with_a_killed_root", name]
     try:
         metrics = metrics_process(target)
         target.process.kill()  # SIGKILL: no shutdown code runs in the root
@@ -168,8 +184,8 @@ def test_the_metrics_process_goes_with_a_killed_root(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
-def test_a_clean_stop_stops_the_metrics_process(name: str) -> None:
-    target = start_target(definition(name))
+def test_a_clean_stop_stops_the_metrics_process(own: dict[tuple[str, str], RunningTarget], name: str) -> None:
+    target = own["test_a_clean_stop_stops_the_metrics_process", name]
     try:
         metrics = metrics_process(target)
         metrics_dir = Path(metrics.environ()["PROMETHEUS_MULTIPROC_DIR"])
