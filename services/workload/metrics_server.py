@@ -48,8 +48,9 @@ class _MetricsHandler(BaseHTTPRequestHandler):
     server: _MetricsHTTPServer
 
     def setup(self) -> None:
-        self.timeout = self.server.deadline_s  # also per read: the deadline shuts the socket in any case
         super().setup()
+        # Also per read: the deadline (process_request_thread) shuts the socket in any case.
+        self.connection.settimeout(self.server.deadline_s)
 
     def do_GET(self) -> None:
         if self.path.split("?", 1)[0] != METRICS:
