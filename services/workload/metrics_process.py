@@ -25,10 +25,11 @@ STOP_TIMEOUT_S = 5.0
 class MetricsProcess:
     """A started metrics process; `close()` stops it."""
 
-    def __init__(self, listener: socket.socket, reload: bool) -> None:
+    def __init__(self, listener: socket.socket, reload: bool, deadline_s: float) -> None:
         self.port = int(listener.getsockname()[1])
         fd = listener.fileno()
-        argv = [sys.executable, "-m", METRICS_SERVER_MODULE, str(fd), *(["--reload"] if reload else [])]
+        argv = [sys.executable, "-m", METRICS_SERVER_MODULE, str(fd), f"--deadline-s={deadline_s}"]
+        argv += ["--reload"] if reload else []
         # From the root's main thread: the child's PR_SET_PDEATHSIG follows the thread that forked.
         self.process = subprocess.Popen(argv, pass_fds=[fd])
 
@@ -44,9 +45,10 @@ class MetricsProcess:
             self.process.wait()
 
 
-def start_metrics_process(host: str, port: int, reload: bool) -> MetricsProcess | None:
-    """Serve /metrics on `port` from a process of its own (0: no metrics port, None back). A taken
-    port ends the server's start with a message, rather than a server that cannot be scraped."""
+def start_metrics_process(host: str, port: int, reload: bool, deadline_s: float) -> MetricsProcess | None:
+    """Serve /metrics on `port` from a process of its own (0: no metrics port, None back), each
+    connection within `deadline_s` (LAB_METRICS_DEADLINE_S). A taken port ends the server's start
+    with a message, rather than a server that cannot be scraped."""
     if not port:
         return None
     try:
@@ -54,14 +56,14 @@ def start_metrics_process(host: str, port: int, reload: bool) -> MetricsProcess 
     except OSError as error:
         raise SystemExit(f"LAB_METRICS_PORT={port}: cannot listen on {host}:{port}: {error}") from None
     with listener:  # the root's copy: closed once the metrics process has its own
-        return MetricsProcess(listener, reload)
+        return MetricsProcess(listener, reload, deadline_s)
 
 
 @contextmanager
-def metrics_served(host: str, port: int, reload: bool) -> Iterator[MetricsProcess | None]:
+def metrics_served(host: str, port: int, reload: bool, deadline_s: float) -> Iterator[MetricsProcess | None]:
     """The metrics process for as long as the server runs (entrypoints that run their server in
     their own call); after it, the process stopped and the metrics directory removed."""
-    metrics_process = start_metrics_process(host, port, reload)
+    metrics_process = start_metrics_process(host, port, reload, deadline_s)
     try:
         yield metrics_process
     finally:

@@ -1,6 +1,6 @@
 """The metrics process: GET /metrics on LAB_METRICS_PORT, served by a small process of its own.
 
-`python -m workload.metrics_server FD [--reload]`, started by the server's root process
+`python -m workload.metrics_server FD [--deadline-s S] [--reload]`, started by the server's root process
 (workload.metrics_process), which bound the listening socket and passed it as FD. It serves
 nothing else, so no serving process's GIL is on the scrape path: a blocked event loop or every
 worker busy cannot delay a scrape. (A thread of the root could be delayed: each syscall it made
@@ -10,7 +10,8 @@ a census makes hundreds of syscalls.) The exposition reads only the multiprocess
 
 A client that sends or reads slowly cannot hold a scrape up: each connection is served by a thread
 of its own, at most MAX_CONNECTIONS at once (beyond them a 503 at once, no thread), and each has
-REQUEST_DEADLINE_S in all to send its request and read the answer, after which its socket is shut.
+a deadline in all to send its request and read the answer (LAB_METRICS_DEADLINE_S, default
+REQUEST_DEADLINE_S), after which its socket is shut.
 (Served one at a time with a timeout per read, one client trickling a byte every few seconds held
 /metrics for 10-16 s; Prometheus gives up after 5.)
 
@@ -35,7 +36,8 @@ from workload.lifetime import ROOT_PID_ENV, die_with_parent
 from workload.metrics_process import METRICS_SERVER_MODULE
 from workload.paths import METRICS
 
-# A connection's whole time to send its request and read the answer: a scrape takes milliseconds.
+# A connection's whole time to send its request and read the answer, unless the server's settings
+# say otherwise (LAB_METRICS_DEADLINE_S, passed as --deadline-s): a scrape takes milliseconds.
 REQUEST_DEADLINE_S = 10.0
 # Connections served at once: Prometheus and the tester scrape one each, a few times a minute.
 MAX_CONNECTIONS = 16
@@ -44,7 +46,11 @@ BUSY = b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: cl
 
 class _MetricsHandler(BaseHTTPRequestHandler):
     server: _MetricsHTTPServer
-    timeout = REQUEST_DEADLINE_S  # also per read: the deadline below shuts the socket in any case
+
+    def setup(self) -> None:
+        super().setup()
+        # Also per read: the deadline (process_request_thread) shuts the socket in any case.
+        self.connection.settimeout(self.server.deadline_s)
 
     def do_GET(self) -> None:
         if self.path.split("?", 1)[0] != METRICS:
@@ -66,12 +72,13 @@ class _MetricsHandler(BaseHTTPRequestHandler):
 
 class _MetricsHTTPServer(ThreadingHTTPServer):
     """Serves on a socket that is already bound and listening (the root's): a thread per
-    connection, at most MAX_CONNECTIONS, each within REQUEST_DEADLINE_S."""
+    connection, at most MAX_CONNECTIONS, each within `deadline_s`."""
 
     daemon_threads = True
 
-    def __init__(self, listener: socket.socket, reload: bool) -> None:
+    def __init__(self, listener: socket.socket, reload: bool, deadline_s: float) -> None:
         self.reload = reload
+        self.deadline_s = deadline_s
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(listener.getsockname()[:2], _MetricsHandler, bind_and_activate=False)
         self.socket.close()  # the unbound one the base class made
@@ -87,7 +94,7 @@ class _MetricsHTTPServer(ThreadingHTTPServer):
         super().process_request(request, client_address)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
-        deadline = threading.Timer(REQUEST_DEADLINE_S, _cut, (request,))
+        deadline = threading.Timer(self.deadline_s, _cut, (request,))
         deadline.start()
         try:
             super().process_request_thread(request, client_address)
@@ -109,13 +116,16 @@ def _cut(connection: socket.socket) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=f"python -m {METRICS_SERVER_MODULE}", description=__doc__)
     parser.add_argument("fd", type=int, help="the listening socket the root process passed")
+    parser.add_argument(
+        "--deadline-s", type=float, default=REQUEST_DEADLINE_S, help="a connection's whole time, in seconds"
+    )
     parser.add_argument("--reload", action="store_true", help="the root is uvicorn's reloader")
     args = parser.parse_args(argv)
     die_with_parent(int(os.environ[ROOT_PID_ENV]))  # started from the root's main thread
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever the root ignored: SIGTERM ends this
     # Ctrl-C in a terminal reaches the whole process group: the root's shutdown stops this one.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with _MetricsHTTPServer(socket.socket(fileno=args.fd), args.reload) as httpd:
+    with _MetricsHTTPServer(socket.socket(fileno=args.fd), args.reload, args.deadline_s) as httpd:
         httpd.serve_forever()
 
 

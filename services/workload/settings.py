@@ -27,6 +27,13 @@ class TargetSettings(BaseSettings):
     metrics_port: int = Field(
         0, ge=0, le=65535, description="Port of /metrics served by a process of its own; 0: none."
     )
+    metrics_deadline_s: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="A connection's whole time on the metrics port to send its request and read the "
+        "answer (a scrape takes milliseconds); past it, its socket is shut.",
+    )
     workers: int | None = Field(None, ge=1, le=256, description="Explicit worker count; wins.")
     worker_multiplier: int | None = Field(
         None, ge=1, le=16, description="Workers = multiplier x effective cores, unless workers set."

@@ -211,7 +211,7 @@ def lab(
     """The deployed targets as configured (each with /metrics on a port of its own, as every
     launched target has), shared with the session: the light traffic below stops with the module."""
     workdir = tmp_path_factory.mktemp("prometheus")
-    targets = [configured(definition.name) for definition in deployed_definitions()]
+    targets = configured.together([definition.name for definition in deployed_definitions()])
     with ExitStack() as stack:
         config = local_scrape_config(chart_scrape_config(default_manifests), metrics_ports(targets))
         client = scraping(stack, config, workdir, expected_up=len(targets))

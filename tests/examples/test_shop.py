@@ -11,7 +11,9 @@ import httpx
 import pytest
 
 from labtester.launcher import RunningTarget
-from tests.services.apps import configurations, serve_app
+from labtester.target_group import stop_all
+from tests.conftest import started_together
+from tests.services.apps import app_start, configurations, serve_app
 from tests.services.servertiming import TIMER_TICK_S, Timing, parse
 
 VERSIONS = {"flask": "examples.shop.flask_app:app", "fastapi": "examples.shop.fastapi_app:app"}
@@ -32,15 +34,16 @@ SERVED_BY: dict[str, Callable[[str], dict[str, Any]]] = {
 
 @pytest.fixture(scope="module", params=list(SERVED_BY))
 def shops(request: pytest.FixtureRequest, downstream: RunningTarget) -> Iterator[dict[str, RunningTarget]]:
-    started = {}
-    try:
-        for version, app in VERSIONS.items():
-            configuration = SERVED_BY[request.param](INTERFACES[version])
-            started[version] = serve_app(app, configuration, PATHS, LAB_DOWNSTREAM_URL=downstream.url)
-        yield started
-    finally:
-        for target in started.values():
-            target.stop()
+    """Both versions in the configuration, started together."""
+    starts = [
+        app_start(
+            app, SERVED_BY[request.param](INTERFACES[version]), PATHS, LAB_DOWNSTREAM_URL=downstream.url
+        )
+        for version, app in VERSIONS.items()
+    ]
+    targets = started_together(starts)
+    yield dict(zip(VERSIONS, targets, strict=True))
+    stop_all(targets)
 
 
 def answers(target: RunningTarget, path: str) -> tuple[int, str, Timing]:

@@ -31,6 +31,14 @@ def serve_app(
     app: str, configuration: dict[str, Any], paths: list[str], pythonpath: Path = REPO_ROOT, **env: str
 ) -> RunningTarget:
     """`python -m serve team` serving `app` (module:attribute) in `configuration`."""
+    definition, extra = app_start(app, configuration, paths, pythonpath, **env)
+    return start_target(definition, extra_env=extra)
+
+
+def app_start(
+    app: str, configuration: dict[str, Any], paths: list[str], pythonpath: Path = REPO_ROOT, **env: str
+) -> tuple[TargetDefinition, dict[str, str]]:
+    """What serve_app starts (its definition and environment), for tests.conftest.started_together."""
     definition = TargetDefinition(
         name=f"app-{configuration['name']}", app="team", local_port=0, env=dict(configuration["env"])
     )
@@ -40,7 +48,7 @@ def serve_app(
         "PYTHONPATH": os.pathsep.join(filter(None, [str(pythonpath), os.environ.get("PYTHONPATH")])),
         **env,
     }
-    return start_target(definition, extra_env=extra)
+    return definition, extra
 
 
 def serving_pids(census: dict[str, Any]) -> set[int]:

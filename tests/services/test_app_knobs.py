@@ -19,7 +19,10 @@ import httpx
 import pytest
 
 from labtester.launcher import RunningTarget
-from tests.services.apps import BARE_MODULE, bare_app_dir, configurations, serve_app, serving_pids
+from labtester.target_group import stop_all
+from labtester.targets import TargetDefinition
+from tests.conftest import selected, started_together
+from tests.services.apps import BARE_MODULE, app_start, bare_app_dir, configurations, serving_pids
 
 PATHS = ["/wait?ms=10"]
 # configuration: (knobs by env, /info's (worker_class, workers, threads, execution, slots, admits)).
@@ -48,14 +51,24 @@ def test_every_configuration_has_its_knobs_here() -> None:
     assert set(SIZES) == set(BY_NAME) - {"uvicorn-cores"}  # uvicorn's one knob is uvicorn's
 
 
-@pytest.fixture(params=list(SIZES))
-def sized(request: pytest.FixtureRequest, app_dir: Path) -> Iterator[tuple[str, RunningTarget]]:
-    name = request.param
+def sized_start(name: str, app_dir: Path) -> tuple[TargetDefinition, dict[str, str]]:
     configuration: dict[str, Any] = BY_NAME[name]
     interface = configuration["interface"]
-    target = serve_app(f"{BARE_MODULE}:{interface}", configuration, PATHS, app_dir, **SIZES[name][0])
-    yield name, target
-    target.stop()
+    return app_start(f"{BARE_MODULE}:{interface}", configuration, PATHS, app_dir, **SIZES[name][0])
+
+
+@pytest.fixture(scope="module")
+def every_size(request: pytest.FixtureRequest, app_dir: Path) -> Iterator[dict[str, RunningTarget]]:
+    """Each selected configuration sized by its knobs, all started together."""
+    names = selected(request, "sized")
+    targets = started_together([sized_start(name, app_dir) for name in names])
+    yield dict(zip(names, targets, strict=True))
+    stop_all(targets)
+
+
+@pytest.fixture(params=list(SIZES))
+def sized(request: pytest.FixtureRequest, every_size: dict[str, RunningTarget]) -> tuple[str, RunningTarget]:
+    return request.param, every_size[request.param]
 
 
 def test_the_environment_alone_sizes_the_server(sized: tuple[str, RunningTarget]) -> None:

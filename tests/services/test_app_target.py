@@ -16,8 +16,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.launcher import RunningTarget
+from labtester.target_group import stop_all
 from servers.granian.settings import GRANIAN_BACKLOG
-from tests.services.apps import BARE_MODULE, bare_app_dir, configurations, serve_app, serving_pids
+from tests.conftest import selected, started_together
+from tests.services.apps import BARE_MODULE, app_start, bare_app_dir, configurations, serve_app, serving_pids
 from tests.services.servertiming import TIMER_TICK_S, agrees, burst, parse
 from tests.tester.test_orphans import left_after
 
@@ -45,12 +47,28 @@ def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return bare_app_dir(tmp_path_factory.mktemp("bare-app"))
 
 
+@pytest.fixture(scope="module")
+def every_case(request: pytest.FixtureRequest, app_dir: Path) -> Iterator[dict[str, RunningTarget]]:
+    """The bare app in each configuration the selected tests go through, all started together."""
+    cases = {
+        configuration["name"]: (interface, configuration)
+        for interface, configuration in selected(request, "served")
+    }
+    starts = [
+        app_start(f"{BARE_MODULE}:{interface}", configuration, PATHS, pythonpath=app_dir)
+        for interface, configuration in cases.values()
+    ]
+    targets = started_together(starts)
+    yield dict(zip(cases, targets, strict=True))
+    stop_all(targets)
+
+
 @pytest.fixture(scope="module", params=CASES)
-def served(request: pytest.FixtureRequest, app_dir: Path) -> Iterator[tuple[RunningTarget, dict[str, Any]]]:
-    interface, configuration = request.param
-    target = serve_app(f"{BARE_MODULE}:{interface}", configuration, PATHS, pythonpath=app_dir)
-    yield target, configuration
-    target.stop()
+def served(
+    request: pytest.FixtureRequest, every_case: dict[str, RunningTarget]
+) -> tuple[RunningTarget, dict[str, Any]]:
+    _, configuration = request.param
+    return every_case[configuration["name"]], configuration
 
 
 def test_info_describes_the_app_and_its_paths(served: tuple[RunningTarget, dict[str, Any]]) -> None:

@@ -17,9 +17,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.launcher import LaunchError, RunningTarget, port_in_use, start_target
-from tests.conftest import Configured, definition
+from tests.conftest import Configured, StartTarget, definition, selected
 from tests.services.work import iterations_for
 from workload.metrics_process import METRICS_SERVER_MODULE
+from workload.metrics_server import MAX_CONNECTIONS, REQUEST_DEADLINE_S
 
 SCRAPE_INTERVAL_S = 0.2
 WORK_SECONDS = 1.0  # per request: a burst of them holds the target's request path for seconds
@@ -27,6 +28,10 @@ WORK_SECONDS = 1.0  # per request: a burst of them holds the target's request pa
 # request, as its server measured it. A scrape served on that path waits for a request to end,
 # most of a request each time it is sent during one; the metrics process answers in milliseconds.
 SCRAPE_SHARE = 0.5
+# The metrics port's deadline for the slow client's targets (LAB_METRICS_DEADLINE_S): a trickling
+# client is cut as surely after 2 s as after the default's 10, and the scrape sent 0.5 s after it
+# still has 1.5 s to be answered before the cut (the metrics process answers in milliseconds).
+SLOW_CLIENT_DEADLINE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -148,9 +153,25 @@ def test_only_the_metrics_process_listens_on_the_metrics_port(configured: Config
     assert httpx.get(f"http://127.0.0.1:{target.metrics_port}/other").status_code == 404
 
 
+# The tests that end their target's root, each run with a target of its own.
+ENDING_ROOTS = [
+    "test_the_metrics_process_goes_with_a_killed_root",
+    "test_a_clean_stop_stops_the_metrics_process",
+]
+
+
+@pytest.fixture(scope="module")
+def own(request: pytest.FixtureRequest, start: StartTarget) -> dict[tuple[str, str], RunningTarget]:
+    """A target of its own for each run of the tests that end its root, all started together."""
+    runs = [(test, name) for test in ENDING_ROOTS for name in selected(request, "name", test)]
+    return dict(zip(runs, start.together([name for _, name in runs]), strict=True))
+
+
 @pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
-def test_the_metrics_process_goes_with_a_killed_root(name: str) -> None:
-    target = start_target(definition(name))
+def test_the_metrics_process_goes_with_a_killed_root(
+    own: dict[tuple[str, str], RunningTarget], name: str
+) -> None:
+    target = own["test_the_metrics_process_goes_with_a_killed_root", name]
     try:
         metrics = metrics_process(target)
         target.process.kill()  # SIGKILL: no shutdown code runs in the root
@@ -163,8 +184,8 @@ def test_the_metrics_process_goes_with_a_killed_root(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
-def test_a_clean_stop_stops_the_metrics_process(name: str) -> None:
-    target = start_target(definition(name))
+def test_a_clean_stop_stops_the_metrics_process(own: dict[tuple[str, str], RunningTarget], name: str) -> None:
+    target = own["test_a_clean_stop_stops_the_metrics_process", name]
     try:
         metrics = metrics_process(target)
         metrics_dir = Path(metrics.environ()["PROMETHEUS_MULTIPROC_DIR"])
@@ -195,6 +216,7 @@ class Trickler:
     def __init__(self, port: int, give_up_s: float) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port))
         self.sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        self.connected_at = time.monotonic()
         self.give_up_s = give_up_s
         self.cut_at: float | None = None
         self.ended_at: float | None = None
@@ -221,13 +243,23 @@ class Trickler:
             self.sock.close()
 
 
-@pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
-def test_a_slow_client_neither_holds_a_scrape_nor_its_connection(configured: Configured, name: str) -> None:
-    from workload.metrics_server import REQUEST_DEADLINE_S
+@pytest.fixture(scope="module")
+def short_deadline(start: StartTarget) -> dict[str, RunningTarget]:
+    """fastapi and flask-1x with the slow client's deadline (their own: the session's have the
+    default), started together."""
+    names = ["fastapi", "flask-1x"]
+    targets = start.together(names, LAB_METRICS_DEADLINE_S=str(SLOW_CLIENT_DEADLINE_S))
+    return dict(zip(names, targets, strict=True))
 
-    target = configured(name)
+
+@pytest.mark.parametrize("name", ["fastapi", "flask-1x"])
+def test_a_slow_client_neither_holds_a_scrape_nor_its_connection(
+    short_deadline: dict[str, RunningTarget], name: str
+) -> None:
+    assert SLOW_CLIENT_DEADLINE_S < REQUEST_DEADLINE_S, "the default's deadline would cut it all the same"
+    target = short_deadline[name]
     assert target.metrics_url is not None and target.metrics_port is not None
-    slow = Trickler(target.metrics_port, give_up_s=3 * REQUEST_DEADLINE_S)
+    slow = Trickler(target.metrics_port, give_up_s=3 * SLOW_CLIENT_DEADLINE_S)
     with ThreadPoolExecutor(1) as pool:
         trickling = pool.submit(slow.run)
         time.sleep(0.5)  # the slow client is taken first and keeps sending
@@ -236,14 +268,13 @@ def test_a_slow_client_neither_holds_a_scrape_nor_its_connection(configured: Con
         trickling.result()
     assert response.status_code == 200 and "lab_http_requests_in_flight" in response.text
     # Answered beside the slow client, while it still sent; and the slow client was cut off by
-    # the server's deadline, before it gave up by itself.
+    # the server's deadline, the one its settings gave, before it gave up by itself.
     assert slow.cut_at is not None, "the server let a trickling client hold its connection"
     assert answered_at < slow.cut_at
+    assert slow.cut_at - slow.connected_at >= SLOW_CLIENT_DEADLINE_S
 
 
 def test_connections_beyond_the_bound_get_503_at_once_and_scrapes_resume(configured: Configured) -> None:
-    from workload.metrics_server import MAX_CONNECTIONS
-
     target = configured("fastapi")
     assert target.metrics_url is not None
     held = [socket.create_connection(("127.0.0.1", target.metrics_port or 0)) for _ in range(MAX_CONNECTIONS)]

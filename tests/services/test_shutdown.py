@@ -9,8 +9,8 @@ import httpx
 import psutil
 import pytest
 
-from labtester.launcher import RunningTarget, port_in_use, start_target
-from tests.conftest import MEASURED, definition
+from labtester.launcher import RunningTarget, port_in_use
+from tests.conftest import MEASURED, StartTarget, selected
 
 # The endpoints that start more processes than the idle tree has (a pool, its resource tracker).
 POOLED = ("offload-cpubound", "thread-cpubound")
@@ -26,9 +26,16 @@ def assert_sigterm_leaves_nothing(target: RunningTarget) -> None:
     assert target.metrics_port is not None and not port_in_use(target.metrics_port)
 
 
+@pytest.fixture(scope="module")
+def stopped(request: pytest.FixtureRequest, start: StartTarget) -> dict[str, RunningTarget]:
+    """A target of its own for each run of the test below (each is stopped), started together."""
+    names = selected(request, "name")
+    return dict(zip(names, start.together(names), strict=True))
+
+
 @pytest.mark.parametrize("name", MEASURED)
-def test_sigterm_stops_the_whole_tree(name: str) -> None:
-    target = start_target(definition(name))
+def test_sigterm_stops_the_whole_tree(stopped: dict[str, RunningTarget], name: str) -> None:
+    target = stopped[name]
     try:
         info = httpx.get(f"{target.url}/info").json()
         for endpoint in [e for e in info["endpoints"].values() if e["name"] in POOLED]:

@@ -15,9 +15,9 @@ import psutil
 import pytest
 import yaml
 
-from labtester.launcher import start_target
+from labtester.launcher import RunningTarget
 from labtester.targets import DEFAULT_VALUES
-from tests.conftest import DEFINITIONS, definition
+from tests.conftest import DEFINITIONS, StartTarget, selected
 
 # The kernel's signal and the roots' own shutdown (uvicorn 5 s, gunicorn 10 s at most) end them.
 DEADLINE_S = 60.0
@@ -124,12 +124,19 @@ def test_sigkill_of_lab_mid_run_leaves_no_process_and_no_port(tmp_path: Path) ->
     assert left == [] and ports == set()
 
 
+@pytest.fixture(scope="module")
+def roots(request: pytest.FixtureRequest, start: StartTarget) -> dict[str, RunningTarget]:
+    """A target of its own for each run of the test below (each is killed), started together."""
+    names = selected(request, "name", "test_a_sigkilled_root_takes_its_whole_tree")
+    return dict(zip(names, start.together(names), strict=True))
+
+
 @pytest.mark.parametrize("name", list(DEFINITIONS))
-def test_a_sigkilled_root_takes_its_whole_tree(name: str) -> None:
+def test_a_sigkilled_root_takes_its_whole_tree(roots: dict[str, RunningTarget], name: str) -> None:
     """The parent-death signal is not inherited: gunicorn's workers, uvicorn's --workers and
     --reload children, granian's workers and the offload pool each set their own, so even a root
     killed outright leaves none of them. Every target of the chart's values, whatever its server."""
-    target = start_target(definition(name))
+    target = roots[name]
     try:
         if "offload-cpubound" in httpx.get(f"{target.url}/info", timeout=30).json()["endpoints"]:
             httpx.get(

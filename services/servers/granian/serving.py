@@ -117,5 +117,5 @@ def serve_granian(settings: GranianSettings, factory: str) -> None:
         log_level=LogLevels(settings.log_level),
         workers_kill_timeout=GRACEFUL_SHUTDOWN_SECONDS,
     )
-    with metrics_served(settings.host, settings.metrics_port, reload=False):
+    with metrics_served(settings.host, settings.metrics_port, False, settings.metrics_deadline_s):
         server.serve(target_loader=partial(_load_app, settings.interface))

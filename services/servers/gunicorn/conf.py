@@ -71,7 +71,9 @@ def when_ready(server: Arbiter) -> None:
     # From the arbiter, before it forks any worker: the metrics process answers however busy the
     # workers are, and none of them inherits its port.
     global _metrics_process
-    _metrics_process = start_metrics_process(_settings.host, _settings.metrics_port, _settings.reload)
+    _metrics_process = start_metrics_process(
+        _settings.host, _settings.metrics_port, _settings.reload, _settings.metrics_deadline_s
+    )
 
 
 def post_fork(server: Arbiter, worker: Worker) -> None:

@@ -52,7 +52,7 @@ def serve_uvicorn(factory: str, reload_dirs: list[str]) -> None:
     # Started by this process, whichever role uvicorn gives it (the server itself, or the
     # supervisor of --workers / --reload children), once the environment it inherits is final.
     os.environ[FACTORY_ENV] = factory  # what served_app builds, in every process that serves
-    with metrics_served(settings.host, settings.metrics_port, settings.reload):
+    with metrics_served(settings.host, settings.metrics_port, settings.reload, settings.metrics_deadline_s):
         uvicorn.run(
             f"{__name__}:served_app",
             factory=True,
