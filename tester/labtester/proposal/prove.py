@@ -24,6 +24,7 @@ from labtester import machine
 from labtester.launcher import LaunchError, RunningTarget, start_target
 from labtester.load import LoadClient, Sample
 from labtester.proposal.plan import Planned
+from labtester.proposal.warmup import Warmup
 from labtester.rawlog import RecordSink
 from labtester.scenarios.common import encode
 from labtester.sizing.document import PROOF_S, SizedSummary, SizingConclusion
@@ -53,16 +54,18 @@ async def offer(
     timeout_s: float,
     seed: int = SEED,
     requests: dict[str, Outgoing] | None = None,
+    warmup: Warmup | None = None,
 ) -> tuple[list[Sample], float]:
     """Poisson arrivals of the mix's kinds in their weights, exactly rate x duration of them
     (`proof_arrivals`: the rate a proof offers is the rate it was asked for; `proof_kinds`: the
     kinds its prediction serves); each latency from its scheduled send. `requests`: each kind's
     request as the team's traffic writes it (method, headers, body); a kind without one is a GET of
-    its name."""
+    its name. `warmup`: once its sends were answered, it predicts the rest of the run, meanwhile."""
     times = proof_arrivals(rate_per_s, duration_s, seed)
     kinds = proof_kinds([item.weight for item in mix], len(times), seed)
     samples: list[Sample] = []
     outstanding = 0
+    predicting: asyncio.Task[None] | None = None
     async with LoadClient(url, timeout_s) as client:
 
         async def send(path: str, scheduled_s: float) -> None:
@@ -72,8 +75,14 @@ async def offer(
             samples.append(await sent)
             outstanding -= 1
 
-        tasks = []
+        async def after_warmup(warmup: Warmup, sent: list[asyncio.Task[None]]) -> None:
+            await asyncio.gather(*sent)
+            await warmup.predict([s for s in samples if s.scheduled_s < warmup.ends_s], client.now)
+
+        tasks: list[asyncio.Task[None]] = []
         for scheduled_s, kind in zip(times, kinds, strict=True):
+            if warmup is not None and predicting is None and scheduled_s >= warmup.ends_s:
+                predicting = asyncio.create_task(after_warmup(warmup, list(tasks)))
             path = mix[kind].name
             delay = scheduled_s - client.now()
             if delay > 0:
@@ -84,7 +93,10 @@ async def offer(
                 outstanding += 1
                 tasks.append(asyncio.create_task(send(path, scheduled_s)))
         await asyncio.gather(*tasks)
-        return samples, client.now()
+        wall_s = client.now()
+        if predicting is not None:
+            await predicting
+        return samples, wall_s
 
 
 def prove(
@@ -186,10 +198,13 @@ def _run(
     """One proof run, with the machine's and the server's CPU around it: what the rest of the
     machine left the server."""
     (duration_s, timeout_s), mix = times, [_Kind(k.name, k.weight) for k in summary.kinds]
+    warmup = Warmup(summary, rate_per_s, duration_s)
     machine_before, cpu_before = machine.snapshot(), server_cpu()
-    samples, wall_s = asyncio.run(offer(url, mix, rate_per_s, duration_s, timeout_s, requests=requests))
+    offered = offer(url, mix, rate_per_s, duration_s, timeout_s, requests=requests, warmup=warmup)
+    samples, wall_s = asyncio.run(offered)
     machine_after, cpu_after = machine.snapshot(), server_cpu()
     return {
+        **warmup.recorded(),
         "step": f"sizing {rate_per_s:.3f}",
         "offered_per_s": rate_per_s,
         "duration_s": duration_s,

@@ -12,12 +12,22 @@ from typing import Literal
 from pydantic import BaseModel
 
 PROOF_S = 20.0  # each proof run's length
+# A proof run's first fifth is its warm-up: served and measured, not judged. The CPU its requests
+# use there, in the configuration proved, predicts the window that follows, before it is measured:
+# the same requests' CPU moved by up to a quarter between the flows and the proofs minutes later.
+WARMUP_SHARE = 0.2
+
 MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
 
 # The proposal, another family's best, the lab's pick; and where nothing in the pod serves RATE=,
 # the smallest configuration on the pod it would need (predicted, not proved).
 Role = Literal["proposed", "family", "fixed", "needed"]
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
+
+
+def warmup_of(duration_s: float) -> float:
+    """The first seconds of a proof run of `duration_s`: its warm-up."""
+    return WARMUP_SHARE * duration_s
 
 
 class PodSize(BaseModel):
@@ -73,16 +83,29 @@ class Level(BaseModel):
     explained_per_s: float | None = None
     explained_p99_s: float | None = None
     load_average: float | None = None  # the machine's 1-minute load average as the run ended
+    # The run's first seconds (its warm-up, not judged: every figure above is its window's, after
+    # them), and the prediction for its window made during the run from the CPU its warm-up's
+    # requests used, before the window was measured (`warmup_cpu_ratio`: that CPU over the plan's).
+    warmup_s: float = 0.0
+    warmup_cpu_ratio: float | None = None
+    warmup_predicted_per_s: float | None = None
+    warmup_predicted_p99_s: float | None = None
 
     def departures(self) -> list[str]:
-        """`rate 0.82x predicted`: where measured and predicted are more than DEPARTS apart."""
+        """`rate 0.82x predicted`: where measured and predicted are more than DEPARTS apart, judged
+        against the run's own prediction (from its warm-up's CPU) where it made one."""
         found = []
-        for what, measured, predicted in (
-            ("rate", self.measured_per_s, self.predicted_per_s),
-            ("p99", self.measured_p99_s, self.predicted_p99_s),
+        own = self.warmup_predicted_per_s is not None and self.warmup_predicted_p99_s is not None
+        for what, measured, planned, warm in (
+            ("rate", self.measured_per_s, self.predicted_per_s, self.warmup_predicted_per_s),
+            ("p99", self.measured_p99_s, self.predicted_p99_s, self.warmup_predicted_p99_s),
         ):
+            predicted = warm if own and warm is not None else planned
             if measured is not None and predicted > 0 and abs(measured / predicted - 1) > DEPARTS:
-                found.append(f"{what} {measured / predicted:.2f}x predicted")
+                said = f"{what} {measured / predicted:.2f}x predicted"
+                if own and planned > 0:
+                    said += f" from its first {self.warmup_s:g} s ({measured / planned:.2f}x the plan's)"
+                found.append(said)
         if found and self.cores_free is not None and self.explained_per_s is not None:
             p99 = f"{self.explained_p99_s:.2f} s" if self.explained_p99_s is not None else "-"
             used = (
