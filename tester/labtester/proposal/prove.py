@@ -65,7 +65,7 @@ async def offer(
     kinds = proof_kinds([item.weight for item in mix], len(times), seed)
     samples: list[Sample] = []
     outstanding = 0
-    predicting: asyncio.Task[None] | None = None
+    predicting: list[asyncio.Task[None]] = []  # the warm-up's prediction, made meanwhile
     async with LoadClient(url, timeout_s) as client:
 
         async def send(path: str, scheduled_s: float) -> None:
@@ -75,14 +75,10 @@ async def offer(
             samples.append(await sent)
             outstanding -= 1
 
-        async def after_warmup(warmup: Warmup, sent: list[asyncio.Task[None]]) -> None:
-            await asyncio.gather(*sent)
-            await warmup.predict([s for s in samples if s.scheduled_s < warmup.ends_s], client.now)
-
         tasks: list[asyncio.Task[None]] = []
         for scheduled_s, kind in zip(times, kinds, strict=True):
-            if warmup is not None and predicting is None and scheduled_s >= warmup.ends_s:
-                predicting = asyncio.create_task(after_warmup(warmup, list(tasks)))
+            if warmup is not None and not predicting and scheduled_s >= warmup.ends_s:
+                predicting.append(asyncio.create_task(warmup.after(list(tasks), samples, client.now)))
             path = mix[kind].name
             delay = scheduled_s - client.now()
             if delay > 0:
@@ -94,8 +90,7 @@ async def offer(
                 tasks.append(asyncio.create_task(send(path, scheduled_s)))
         await asyncio.gather(*tasks)
         wall_s = client.now()
-        if predicting is not None:
-            await predicting
+        await asyncio.gather(*predicting)
         return samples, wall_s
 
 

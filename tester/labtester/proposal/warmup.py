@@ -29,6 +29,13 @@ class Warmup:
         self.ends_s = warmup_of(duration_s)
         self.made: dict[str, Any] = {}
 
+    async def after(
+        self, sent: Sequence[asyncio.Task[None]], samples: list[Sample], now: Callable[[], float]
+    ) -> None:
+        """Once the warm-up's requests (`sent`) were answered, the prediction from their `samples`."""
+        await asyncio.gather(*sent)
+        await self.predict([s for s in samples if s.scheduled_s < self.ends_s], now)
+
     async def predict(self, answered: Sequence[Sample], now: Callable[[], float]) -> None:
         """The window predicted from the warm-up's `answered` requests, on the pod's cores as the
         plan had them: only the requests' CPU is the run's own."""
