@@ -2,11 +2,13 @@
 in the configuration proved, measured during the run, before the window it predicts. A real
 gunicorn sync server whose /cpu path burns 20 ms, proved on a plan that took it for 5 ms (the
 Flask shop's requests used 0.77 to 1.19 times the CPU the plan drew from the flows minutes before):
-the warm-up's prediction follows the CPU really used, and the window is judged against it."""
+the warm-up's prediction follows the CPU really used, on the cores the machine left the server
+meanwhile, and the window is judged against it."""
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,6 +44,11 @@ class Kept:
         self.records.append({"type": record_type, **fields})
 
 
+def server_cpu(target: RunningTarget) -> float:
+    """The server's processes' CPU seconds, as the proof reads them."""
+    return sum(sum(p.cpu_times()[:2]) for p in target.tree())
+
+
 def planned(cpu_s: float) -> SizedSummary:
     """gunicorn sync x 2 as a plan would have it, its one kind taken to cost `cpu_s`."""
     kind = KindCost(name=CPU, weight=1, cpu_s=cpu_s, wait_s=0.0, overhead_s=0.0003, cores_per_process=1)
@@ -60,7 +67,10 @@ def planned(cpu_s: float) -> SizedSummary:
 def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(two_sync_workers: RunningTarget) -> None:
     summary = planned(0.005)
     kept = Kept()
-    offer_levels("proved", two_sync_workers.url, summary, kept, (DURATION_S, 10.0), {}, lambda: None)
+    times = (DURATION_S, 10.0)
+    offer_levels(
+        "proved", two_sync_workers.url, summary, kept, times, {}, lambda: server_cpu(two_sync_workers)
+    )
     (run,) = [r for r in kept.records if r.get("kind") == "run"]
     warmup = run["warmup"]
     assert run["warmup_s"] == pytest.approx(warmup_of(DURATION_S))
@@ -69,6 +79,9 @@ def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(two_sync_worke
     assert 0 < warmup["requests"] <= sent_early
     assert run["warmup_s"] <= warmup["made_at_s"] < run["wall_s"]
     assert 2.5 < warmup["cpu_ratio"] < 8, warmup  # 20 ms used where the plan said 5
+    # The cores the rest of the machine left the server over the warm-up, read from its processes.
+    assert 0 < warmup["cores_free"] <= os.cpu_count(), warmup
+    assert warmup["cores"] == pytest.approx(min(warmup["cores_free"], 2))
     (level,) = SHAPE.analyse(kept.records, None, LabSettings()).levels
     assert level.warmup_predicted_p99_s == warmup["predicted_p99_s"]
     assert level.requests < len(run["samples"]["rows"])  # the window only: the warm-up is not judged

@@ -193,7 +193,7 @@ def _run(
     """One proof run, with the machine's and the server's CPU around it: what the rest of the
     machine left the server."""
     (duration_s, timeout_s), mix = times, [_Kind(k.name, k.weight) for k in summary.kinds]
-    warmup = Warmup(summary, rate_per_s, duration_s)
+    warmup = Warmup(summary, rate_per_s, duration_s, server_cpu)
     machine_before, cpu_before = machine.snapshot(), server_cpu()
     offered = offer(url, mix, rate_per_s, duration_s, timeout_s, requests=requests, warmup=warmup)
     samples, wall_s = asyncio.run(offered)

@@ -1,11 +1,12 @@
 """A proof run's warm-up and the prediction made from it, during the run.
 
 The proof offers its rate from an idle server; its first seconds (`warmup_of` the run) are served
-and measured but not judged. Once every warm-up request was answered, the CPU they used, in the
-very configuration proved, feeds the model for the window that follows, and that prediction is made
-then, in a thread beside the sends, from nothing the window measured: the plan's prediction drew
-each request's CPU from the flows minutes earlier, and the Flask shop's proofs used 0.77 to 1.19
-times that, each p99 following its own.
+and measured but not judged. What moves between the flows the plan drew from and the proof, the
+warm-up measures in the very configuration proved: the CPU each kind's requests used (the Flask
+shop's proofs used 0.77 to 1.19 times what the plan drew from the flows minutes before, and each
+p99 followed its own) and the cores the rest of the machine left the server (other processes, the
+load client, steal). Once every warm-up request was answered, the model predicts the window that
+follows from them, in a thread beside the sends, from nothing the window measured.
 """
 
 from __future__ import annotations
@@ -15,33 +16,55 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from labtester import machine
 from labtester.load import Sample
+from labtester.scenarios.flow.accounting import cores_free  # the flow's reading of the same fields
 from labtester.sizing import window
 from labtester.sizing.document import SizedSummary, warmup_of
 from labtester.sizing.search import Pod
 
 
 class Warmup:
-    """One proof run's warm-up: when it ends, and what it predicted for the window after it."""
+    """One proof run's warm-up: when it ends, what it measured, and what it predicted after it.
+    `server_cpu`: the serving processes' CPU seconds where they can be read from here, else None
+    (a cluster's pod: the cores are then the pod's, as the plan had them)."""
 
-    def __init__(self, summary: SizedSummary, rate_per_s: float, duration_s: float) -> None:
+    def __init__(
+        self,
+        summary: SizedSummary,
+        rate_per_s: float,
+        duration_s: float,
+        server_cpu: Callable[[], float | None],
+    ) -> None:
         self.summary, self.rate_per_s, self.duration_s = summary, rate_per_s, duration_s
         self.ends_s = warmup_of(duration_s)
+        self.server_cpu = server_cpu
+        self.began = (machine.snapshot(), server_cpu())
         self.made: dict[str, Any] = {}
+
+    def _cores(self) -> float | None:
+        """The cores the machine left the server over the warm-up (its CPUs less every other use)."""
+        (before, cpu_before), after, cpu_after = self.began, machine.snapshot(), self.server_cpu()
+        if cpu_before is None or cpu_after is None:
+            return None
+        return cores_free({"machine": machine.recorded(before, after)}, cpu_after - cpu_before)
 
     async def after(
         self, sent: Sequence[asyncio.Task[None]], samples: list[Sample], now: Callable[[], float]
     ) -> None:
-        """Once the warm-up's requests (`sent`) were answered, the prediction from their `samples`."""
+        """At the warm-up's end: the cores it left; once its requests (`sent`) were answered, the
+        prediction from their `samples`."""
+        free = self._cores()
         await asyncio.gather(*sent)
-        await self.predict([s for s in samples if s.scheduled_s < self.ends_s], now)
+        await self.predict([s for s in samples if s.scheduled_s < self.ends_s], now, free)
 
-    async def predict(self, answered: Sequence[Sample], now: Callable[[], float]) -> None:
-        """The window predicted from the warm-up's `answered` requests, on the pod's cores as the
-        plan had them: only the requests' CPU is the run's own."""
+    async def predict(self, answered: Sequence[Sample], now: Callable[[], float], free: float | None) -> None:
+        """The window predicted from the warm-up's `answered` requests' CPU and the cores it left
+        the server (`free`; None: the pod's, less the client's share, as the plan had them)."""
         kinds, pod = self.summary.kinds, self.summary.pod
         used = window.cpu_used(kinds, answered)
-        cores = Pod(pod.cores, pod.memory_bytes, pod.client_cpu_s).cores_left(self.rate_per_s)
+        planned = Pod(pod.cores, pod.memory_bytes, pod.client_cpu_s).cores_left(self.rate_per_s)
+        cores = planned if not free else min(free, pod.cores)
         per_s, p99 = await asyncio.to_thread(
             window.predicted_window, self.summary, self.rate_per_s, cores, self.duration_s, self.ends_s, used
         )
@@ -51,6 +74,8 @@ class Warmup:
             "cpu_ratio": window.used_ratio(kinds, used),
             "cpu_s": {name: sum(cpu) / len(cpu) for name, cpu in used.items() if cpu},
             "requests": sum(len(cpu) for cpu in used.values()),
+            "cores": cores,
+            "cores_free": free,
             "made_at_s": now(),  # on the run's clock: after the warm-up, before its window's end
         }
 

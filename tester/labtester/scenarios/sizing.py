@@ -150,6 +150,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
             "load_average": run.get("load_average"),
             "warmup_s": warmup_s,
             "warmup_cpu_ratio": warm.get("cpu_ratio"),
+            "warmup_cores_free": warm.get("cores_free"),
             "warmup_predicted_per_s": warm.get("predicted_per_s"),
             "warmup_predicted_p99_s": warm.get("predicted_p99_s"),
         }

@@ -22,11 +22,15 @@ def _measured(level: Level | None) -> str:
 
 
 def _from_warmup(level: Level | None) -> str:
-    """` (p99 0.40 s on the CPU of its first 4 s, 1.08x the plan's)`: the run's own prediction."""
+    """` (p99 0.40 s on the CPU of its first 4 s, 1.08x the plan's, and the 1.95 cores they left it)`:
+    the run's own prediction."""
     if level is None or level.warmup_predicted_p99_s is None:
         return ""
     ratio = f", {level.warmup_cpu_ratio:.2f}x the plan's" if level.warmup_cpu_ratio is not None else ""
-    return f" (p99 {level.warmup_predicted_p99_s:.2f} s on the CPU of its first {level.warmup_s:g} s{ratio})"
+    free = level.warmup_cores_free
+    left = f", and the {free:.2f} cores they left it" if free is not None else ""
+    first = f"the CPU of its first {level.warmup_s:g} s"
+    return f" (p99 {level.warmup_predicted_p99_s:.2f} s on {first}{ratio}{left})"
 
 
 def decided(conclusion: SizingConclusion) -> SizingConclusion:

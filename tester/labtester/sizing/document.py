@@ -85,9 +85,11 @@ class Level(BaseModel):
     load_average: float | None = None  # the machine's 1-minute load average as the run ended
     # The run's first seconds (its warm-up, not judged: every figure above is its window's, after
     # them), and the prediction for its window made during the run from the CPU its warm-up's
-    # requests used, before the window was measured (`warmup_cpu_ratio`: that CPU over the plan's).
+    # requests used, before the window was measured (`warmup_cpu_ratio`: that CPU over the plan's),
+    # and the cores the machine left the server over it (`warmup_cores_free`, where measured here).
     warmup_s: float = 0.0
     warmup_cpu_ratio: float | None = None
+    warmup_cores_free: float | None = None
     warmup_predicted_per_s: float | None = None
     warmup_predicted_p99_s: float | None = None
 
