@@ -59,9 +59,9 @@ def planned(cpu_s: float) -> SizedSummary:
         objective=Objective(p99_s=1.0, why="test"), kinds=[kind],
     )  # fmt: skip
     # The plan's prediction of the window, as plan.py makes it: on the plan's CPU (none measured).
-    per_s, p99 = window.predicted_window(summary, RATE, 2, DURATION_S, warmup_of(DURATION_S), {})
-    level = Level(offered_per_s=RATE, predicted_per_s=per_s, predicted_p99_s=p99)
-    return summary.model_copy(update={"levels": [level], "predicted_p99_s": p99})
+    run = window.predicted_window(summary, RATE, 2, DURATION_S, warmup_of(DURATION_S), {})
+    level = Level(offered_per_s=RATE, predicted_per_s=run.per_s, predicted_p99_s=run.p99_s)
+    return summary.model_copy(update={"levels": [level], "predicted_p99_s": run.p99_s})
 
 
 def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(two_sync_workers: RunningTarget) -> None:
@@ -84,6 +84,8 @@ def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(two_sync_worke
     assert warmup["cores"] == pytest.approx(min(warmup["cores_free"], 2))
     (level,) = SHAPE.analyse(kept.records, None, LabSettings()).levels
     assert level.warmup_predicted_p99_s == warmup["predicted_p99_s"]
+    low, high = level.band()  # the warm-up's: the least and the most of its draws' p99
+    assert low <= level.warmup_predicted_p99_s <= high
     assert level.requests < len(run["samples"]["rows"])  # the window only: the warm-up is not judged
     assert level.measured_p99_s is not None and level.warmup_predicted_p99_s is not None
     # The plan's p99 (its CPU a quarter of what was used) against the warm-up's: the run's own is nearer.

@@ -168,7 +168,12 @@ def test_a_proof_run_is_judged_against_the_prediction_it_made_from_its_warm_up()
     )  # fmt: skip
     assert warm.departures() == []  # 0.84 against 0.78: within 15 %
     off = warm.model_copy(update={"warmup_predicted_p99_s": 0.6})
-    assert off.departures() == ["p99 1.40x predicted from its first 4 s (1.83x the plan's)"]
+    assert off.departures() == ["p99 1.40x predicted before its window (1.83x the plan's)"]
+    # With the band the prediction's draws give one run, the departure says where the run fell.
+    banded = off.model_copy(update={"warmup_p99_band_s": [0.5, 0.9], "p99_band_s": [0.4, 0.5]})
+    said = "p99 1.40x predicted before its window (1.83x the plan's), within the 0.50-0.90 s its draws give"
+    said += " one run"
+    assert banded.departures() == [said]
     # A run recorded without a warm-up is judged against the plan, as before.
     plain = warm.model_copy(
         update={"warmup_s": 0, "warmup_predicted_per_s": None, "warmup_predicted_p99_s": None}
@@ -176,4 +181,4 @@ def test_a_proof_run_is_judged_against_the_prediction_it_made_from_its_warm_up()
     assert plain.departures() == ["p99 1.83x predicted"]
     proposed = sized("proposed", "gunicorn sync, 5 workers", 20.6, 19.9).model_copy(update={"levels": [warm]})
     text = headline(conclusion(proposed=proposed))
-    assert "(p99 0.78 s on the CPU of its first 4 s, 1.13x the plan's)" in text
+    assert "(p99 0.78 s on the CPU measured before its window, 1.13x the plan's)" in text

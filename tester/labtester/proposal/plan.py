@@ -14,7 +14,7 @@ from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, PodSize, Role, SizedSummary, warmup_of
 from labtester.sizing.families import Family, families, never_yielding
-from labtester.sizing.model import RequestKind, ceiling_per_s, proof_run
+from labtester.sizing.model import BAND_DRAWS, RequestKind, ceiling_per_s, proof_run
 from labtester.sizing.search import (
     CONNECTION_BYTES,
     THREAD_BYTES,
@@ -85,8 +85,13 @@ def _levels(search_state: Search, candidate: Candidate, sustainable: float) -> l
         if rate <= 0:
             continue
         warmup_s = warmup_of(duration_s)  # the window the proof judges: after its warm-up
-        served, p99 = proof_run(kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED, warmup_s)
-        levels.append(Level(offered_per_s=rate, predicted_per_s=served, predicted_p99_s=p99))
+        run = proof_run(
+            kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS
+        )
+        band = list(run.p99_band_s)
+        levels.append(
+            Level(offered_per_s=rate, predicted_per_s=run.per_s, predicted_p99_s=run.p99_s, p99_band_s=band)
+        )
     return levels
 
 

@@ -25,7 +25,7 @@ from labtester.launcher import LaunchError, RunningTarget, start_target
 from labtester.load import LoadClient, Sample
 from labtester.proposal.plan import Planned
 from labtester.proposal.warmup import Warmup
-from labtester.rawlog import RecordSink
+from labtester.rawlog import Record, RecordSink
 from labtester.scenarios.common import encode
 from labtester.sizing.document import PROOF_S, SizedSummary, SizingConclusion
 from labtester.sizing.model import SEED, MixItem, proof_arrivals, proof_kinds
@@ -65,7 +65,6 @@ async def offer(
     kinds = proof_kinds([item.weight for item in mix], len(times), seed)
     samples: list[Sample] = []
     outstanding = 0
-    predicting: list[asyncio.Task[None]] = []  # the warm-up's prediction, made meanwhile
     async with LoadClient(url, timeout_s) as client:
 
         async def send(path: str, scheduled_s: float) -> None:
@@ -77,8 +76,8 @@ async def offer(
 
         tasks: list[asyncio.Task[None]] = []
         for scheduled_s, kind in zip(times, kinds, strict=True):
-            if warmup is not None and not predicting and scheduled_s >= warmup.ends_s:
-                predicting.append(asyncio.create_task(warmup.after(list(tasks), samples, client.now)))
+            if warmup is not None and scheduled_s >= warmup.ends_s:
+                warmup.start(tasks, samples, client.now)  # its prediction, made meanwhile (once)
             path = mix[kind].name
             delay = scheduled_s - client.now()
             if delay > 0:
@@ -90,7 +89,7 @@ async def offer(
                 tasks.append(asyncio.create_task(send(path, scheduled_s)))
         await asyncio.gather(*tasks)
         wall_s = client.now()
-        await asyncio.gather(*predicting)
+        await asyncio.gather(*(warmup.predicting if warmup else []))
         return samples, wall_s
 
 
@@ -176,10 +175,11 @@ def offer_levels(
     recorded: the proof, wherever the configuration runs (started here, or deployed).
     `server_cpu`: its processes' CPU seconds where they can be read from here, else None."""
     log.write("scenario", **_plan(name, summary))
+    runs: list[Record] = []  # each level's record: the next one's warm-up adds what it measured
     for level in summary.levels:
         _drained(url, times[1])
-        run = _run(url, server_cpu, summary, level.offered_per_s, times, requests)
-        log.write("scenario", target=name, scenario=SHAPE, kind="run", client=0, **run)
+        runs.append(_run(url, server_cpu, summary, level.offered_per_s, times, requests, runs))
+        log.write("scenario", target=name, scenario=SHAPE, kind="run", client=0, **runs[-1])
 
 
 def _run(
@@ -189,14 +189,14 @@ def _run(
     rate_per_s: float,
     times: tuple[float, float],
     requests: dict[str, Outgoing],
+    earlier: list[Record],
 ) -> dict[str, object]:
     """One proof run, with the machine's and the server's CPU around it: what the rest of the
-    machine left the server."""
-    (duration_s, timeout_s), mix = times, [_Kind(k.name, k.weight) for k in summary.kinds]
-    warmup = Warmup(summary, rate_per_s, duration_s, server_cpu)
+    machine left the server. `earlier`: the configuration's runs before it, for its warm-up."""
+    duration_s, mix = times[0], [_Kind(k.name, k.weight) for k in summary.kinds]
+    warmup = Warmup(summary, rate_per_s, duration_s, server_cpu, earlier)
     machine_before, cpu_before = machine.snapshot(), server_cpu()
-    offered = offer(url, mix, rate_per_s, duration_s, timeout_s, requests=requests, warmup=warmup)
-    samples, wall_s = asyncio.run(offered)
+    samples, wall_s = asyncio.run(offer(url, mix, rate_per_s, *times, requests=requests, warmup=warmup))
     machine_after, cpu_after = machine.snapshot(), server_cpu()
     return {
         **warmup.recorded(),

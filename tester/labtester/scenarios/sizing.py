@@ -141,8 +141,8 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
         update={
             "cores_free": free,
             "cpu_used_ratio": window.used_ratio(summary.kinds, used),
-            "explained_per_s": explained[0] if explained else None,
-            "explained_p99_s": explained[1] if explained else None,
+            "explained_per_s": explained.per_s if explained else None,
+            "explained_p99_s": explained.p99_s if explained else None,
             "measured_per_s": len(done) / wall if wall > 0 else 0.0,
             "measured_p99_s": p99,
             "requests": len(samples),
@@ -153,6 +153,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
             "warmup_cores_free": warm.get("cores_free"),
             "warmup_predicted_per_s": warm.get("predicted_per_s"),
             "warmup_predicted_p99_s": warm.get("predicted_p99_s"),
+            "warmup_p99_band_s": warm.get("p99_band_s") or [],
         }
     )
 

@@ -21,16 +21,20 @@ def _measured(level: Level | None) -> str:
     return f"measured {level.measured_per_s:.1f}/s at p99 {p99}"
 
 
+def _band(band: list[float]) -> str:
+    """` (0.42-0.55 s in one run)`: where the prediction's draws put one run's p99."""
+    return f" ({band[0]:.2f}-{band[1]:.2f} s in one run)" if len(band) == 2 else ""
+
+
 def _from_warmup(level: Level | None) -> str:
-    """` (p99 0.40 s on the CPU of its first 4 s, 1.08x the plan's, and the 1.95 cores they left it)`:
-    the run's own prediction."""
+    """` (p99 0.40 s on the CPU measured before its window, 1.08x the plan's, and the 1.95 cores its
+    first 4 s left it)`: the run's own prediction (its warm-up's, and the configuration's runs before)."""
     if level is None or level.warmup_predicted_p99_s is None:
         return ""
     ratio = f", {level.warmup_cpu_ratio:.2f}x the plan's" if level.warmup_cpu_ratio is not None else ""
     free = level.warmup_cores_free
-    left = f", and the {free:.2f} cores they left it" if free is not None else ""
-    first = f"the CPU of its first {level.warmup_s:g} s"
-    return f" (p99 {level.warmup_predicted_p99_s:.2f} s on {first}{ratio}{left})"
+    left = f", and the {free:.2f} cores its first {level.warmup_s:g} s left it" if free is not None else ""
+    return f" (p99 {level.warmup_predicted_p99_s:.2f} s on the CPU measured before its window{ratio}{left})"
 
 
 def decided(conclusion: SizingConclusion) -> SizingConclusion:
@@ -125,7 +129,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
         f"{s.label} ({s.role}): "
         + ", ".join(
             f"at {lv.offered_per_s:.1f}/s predicted {lv.predicted_per_s:.1f}/s "
-            f"p99 {lv.predicted_p99_s:.2f} s{_from_warmup(lv)}, "
+            f"p99 {lv.predicted_p99_s:.2f} s{_band(lv.p99_band_s)}{_from_warmup(lv)}, "
             f"{_measured(lv)}" + (f" ({', '.join(lv.departures())})" if lv.departures() else "")
             for lv in s.levels
         )

@@ -69,6 +69,9 @@ class Level(BaseModel):
     offered_per_s: float
     predicted_per_s: float
     predicted_p99_s: float
+    # The least and the most p99 of the prediction's draws (model.BAND_DRAWS runs of the same sends,
+    # each drawing the requests' CPU and wait from their measured spread): where one run's p99 falls.
+    p99_band_s: list[float] = []
     measured_per_s: float | None = None  # None: not run (the configuration did not start)
     measured_p99_s: float | None = None  # from each request's scheduled send
     requests: int = 0
@@ -84,14 +87,20 @@ class Level(BaseModel):
     explained_p99_s: float | None = None
     load_average: float | None = None  # the machine's 1-minute load average as the run ended
     # The run's first seconds (its warm-up, not judged: every figure above is its window's, after
-    # them), and the prediction for its window made during the run from the CPU its warm-up's
-    # requests used, before the window was measured (`warmup_cpu_ratio`: that CPU over the plan's),
-    # and the cores the machine left the server over it (`warmup_cores_free`, where measured here).
+    # them), and the prediction for its window made during the run, before the window was measured,
+    # from the CPU its warm-up's requests (and the configuration's earlier runs') used
+    # (`warmup_cpu_ratio`: that CPU over the plan's) and the cores the machine left the server over
+    # the warm-up (`warmup_cores_free`, where measured here).
     warmup_s: float = 0.0
     warmup_cpu_ratio: float | None = None
     warmup_cores_free: float | None = None
     warmup_predicted_per_s: float | None = None
     warmup_predicted_p99_s: float | None = None
+    warmup_p99_band_s: list[float] = []
+
+    def band(self) -> list[float]:
+        """The p99 band of the prediction the run is judged against (its warm-up's where made)."""
+        return self.warmup_p99_band_s if self.warmup_predicted_p99_s is not None else self.p99_band_s
 
     def departures(self) -> list[str]:
         """`rate 0.82x predicted`: where measured and predicted are more than DEPARTS apart, judged
@@ -106,7 +115,10 @@ class Level(BaseModel):
             if measured is not None and predicted > 0 and abs(measured / predicted - 1) > DEPARTS:
                 said = f"{what} {measured / predicted:.2f}x predicted"
                 if own and planned > 0:
-                    said += f" from its first {self.warmup_s:g} s ({measured / planned:.2f}x the plan's)"
+                    said += f" before its window ({measured / planned:.2f}x the plan's)"
+                if what == "p99" and len(band := self.band()) == 2:
+                    inside = "within" if band[0] <= measured <= band[1] else "beyond"
+                    said += f", {inside} the {band[0]:.2f}-{band[1]:.2f} s its draws give one run"
                 found.append(said)
         if found and self.cores_free is not None and self.explained_per_s is not None:
             p99 = f"{self.explained_p99_s:.2f} s" if self.explained_p99_s is not None else "-"

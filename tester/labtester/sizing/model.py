@@ -34,6 +34,7 @@ from labtester.sizing.events import Run
 
 SEED = 27
 REPLICATIONS = 5  # simulated runs behind a proof run's prediction
+BAND_DRAWS = 9  # behind a proof level's: the least and the most of 9 cover 8 in 10 runs' p99
 FEWEST = 5  # fewer measured requests than this are no spread: the typical figure stands alone
 
 
@@ -219,6 +220,15 @@ def simulate(
     return Simulated(rate_per_s, tuple(sorted(judged)), last, run.now, judged_from_s)
 
 
+@dataclass(frozen=True)
+class Predicted:
+    """One proof run predicted: its rate, its p99, and the band its draws put the p99 in."""
+
+    per_s: float
+    p99_s: float
+    p99_band_s: tuple[float, float]  # the least and the most of its draws' p99
+
+
 def replicated(
     kinds: Sequence[RequestKind],
     config: Configuration,
@@ -227,17 +237,21 @@ def replicated(
     times: Sequence[float],
     picked: Sequence[int],
     judged_from_s: float = 0.0,
-) -> tuple[float, float]:
+    draws: int = REPLICATIONS,
+) -> Predicted:
     """What one run of these sends (`times`, each request's kind `picked`) is predicted to serve
-    (the mean over REPLICATIONS runs, each drawing only the requests' CPU, wait and worker with its
-    own seed) and its p99 (their median), over the sends from `judged_from_s` on: a run as short as
-    a proof holds a few requests beyond its p99, so one simulated run of it is one draw of its p99,
-    not the prediction."""
+    (the mean over `draws` runs, each drawing only the requests' CPU, wait and worker with its own
+    seed) and its p99 (their median), over the sends from `judged_from_s` on: a run as short as a
+    proof holds a few requests beyond its p99, so one simulated run of it is one draw of its p99,
+    not the prediction; their least and most are the band one run's p99 falls in, from the very
+    spread of the requests' CPU and wait (x1.14 to x1.74 wide on the Flask shop's proofs)."""
     runs = [
         simulate(kinds, config, cores, rate_per_s, len(times), SEED + i, times, picked, judged_from_s)
-        for i in range(REPLICATIONS)
+        for i in range(draws)
     ]
-    return sum(r.served_per_s for r in runs) / len(runs), statistics.median(r.p99_s for r in runs)
+    p99s = [r.p99_s for r in runs]
+    served = sum(r.served_per_s for r in runs) / len(runs)
+    return Predicted(served, statistics.median(p99s), (min(p99s), max(p99s)))
 
 
 def proof_run(
@@ -248,7 +262,8 @@ def proof_run(
     duration_s: float,
     most: int,
     warmup_s: float = 0.0,
-) -> tuple[float, float]:
+    draws: int = REPLICATIONS,
+) -> Predicted:
     """A proof run predicted on the very requests it sends (`proof_arrivals`, `proof_kinds`: the
     same times, kinds and count, from an idle server, as it measures them), to its first `most`;
     the sends of its first `warmup_s` are served, not judged (as the proof measures its window).
@@ -257,7 +272,7 @@ def proof_run(
     in 0.36-1.03 s, and the run's own sends, drawing only each request's CPU, in 0.36-0.40 s."""
     times = proof_arrivals(rate_per_s, duration_s)[:most]
     picked = proof_kinds([k.weight for k in kinds], len(times))
-    return replicated(kinds, config, cores, rate_per_s, times, picked, warmup_s)
+    return replicated(kinds, config, cores, rate_per_s, times, picked, warmup_s, draws)
 
 
 def _cumulative(shares: list[float]) -> list[float]:

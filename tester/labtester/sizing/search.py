@@ -125,7 +125,7 @@ class Search:
                 break
             self.simulations += CHECKS
             cores = self.pod.cores_left(rate)
-            _, p99 = proof_run(kinds, config, cores, rate, self.duration_s, MOST_PREDICTED, self.warmup_s)
+            p99 = proof_run(kinds, config, cores, rate, self.duration_s, MOST_PREDICTED, self.warmup_s).p99_s
             if p99 <= self.objective_s:
                 return Sized(candidate, rate, p99)
             rate *= REFINE_STEP

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from labtester.load import Sample
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import MOST_PREDICTED, KindCost, SizedSummary
-from labtester.sizing.model import FEWEST, RequestKind, proof_run, spread
+from labtester.sizing.model import BAND_DRAWS, FEWEST, Predicted, RequestKind, proof_run, spread
 
 
 def cpu_used(kinds: Sequence[KindCost], samples: Sequence[Sample]) -> dict[str, list[float]]:
@@ -31,16 +31,19 @@ def used_ratio(kinds: Sequence[KindCost], used: Mapping[str, Sequence[float]]) -
     return sum(sum(cpu) for cpu in used.values()) / drawn if drawn > 0 else None
 
 
-def measured_kinds(kinds: Sequence[KindCost], used: Mapping[str, Sequence[float]]) -> list[RequestKind]:
+def measured_kinds(
+    kinds: Sequence[KindCost], used: Mapping[str, Sequence[float]], overhead_s: float | None = None
+) -> list[RequestKind]:
     """The plan's kinds, each drawing its CPU from what its requests used here where enough were
-    answered (FEWEST), else from the plan's spread."""
+    answered (FEWEST), else from the plan's spread; with the server's own CPU per request measured
+    here (`overhead_s`), else the plan's."""
     return [
         RequestKind(
             k.name,
             k.weight,
             k.cpu_s,
             k.wait_s,
-            k.overhead_s,
+            k.overhead_s if overhead_s is None else overhead_s,
             k.cores_per_process,
             spread(used[k.name]) if len(used.get(k.name, ())) >= FEWEST else tuple(k.cpu_spread_s),
             tuple(k.wait_spread_s),
@@ -62,8 +65,10 @@ def predicted_window(
     duration_s: float,
     warmup_s: float,
     used: Mapping[str, Sequence[float]],
-) -> tuple[float, float]:
-    """The run's window predicted on `used` (each kind's CPU, measured) and `cores`: its rate and p99."""
-    kinds = measured_kinds(summary.kinds, used)
+    overhead_s: float | None = None,
+) -> Predicted:
+    """The run's window predicted on `used` (each kind's CPU, measured), `cores` and the server's own
+    CPU per request (`overhead_s`; None: the plan's): its rate, its p99 and its band."""
+    kinds = measured_kinds(summary.kinds, used, overhead_s)
     config = configuration_of(summary)
-    return proof_run(kinds, config, cores, rate_per_s, duration_s, MOST_PREDICTED, warmup_s)
+    return proof_run(kinds, config, cores, rate_per_s, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS)
