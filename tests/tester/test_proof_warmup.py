@@ -16,6 +16,7 @@ import pytest
 
 from labtester.launcher import RunningTarget
 from labtester.proposal.prove import offer_levels
+from labtester.scenarios.common import decode
 from labtester.scenarios.sizing import SHAPE
 from labtester.settings import LabSettings
 from labtester.sizing import window
@@ -92,3 +93,22 @@ def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(two_sync_worke
     plan_off = abs(math.log(level.measured_p99_s / level.predicted_p99_s))
     warm_off = abs(math.log(level.measured_p99_s / level.warmup_predicted_p99_s))
     assert warm_off < plan_off, level
+
+
+def test_a_second_level_adds_what_the_first_run_measured(two_sync_workers: RunningTarget) -> None:
+    # Two levels, as a proof offers them: the second's warm-up adds the first run's requests' CPU and
+    # the server's own CPU per request over it (its processes' beyond the requests' own).
+    summary = planned(0.02)
+    summary = summary.model_copy(update={"levels": [summary.levels[0]] * 2})
+    kept = Kept()
+    times = (DURATION_S, 10.0)
+    offer_levels(
+        "proved", two_sync_workers.url, summary, kept, times, {}, lambda: server_cpu(two_sync_workers)
+    )
+    first, second = [r for r in kept.records if r.get("kind") == "run"]
+    assert first["warmup"]["overhead_s"] is None  # nothing before it
+    answered = [s for s in decode(first["samples"]) if s.ok and s.cpu_s is not None]
+    assert second["warmup"]["requests"] > len(answered)  # the first run's, and its own warm-up's
+    overhead = (first["server_cpu_s"] - sum(s.cpu_s or 0.0 for s in answered)) / len(answered)
+    assert second["warmup"]["overhead_s"] == pytest.approx(max(0.0, overhead))
+    assert 0 < second["warmup"]["overhead_s"] < 0.02  # the server's own: more than nothing, under the work
