@@ -180,8 +180,8 @@ def _chart(proved: list[SizedSummary]) -> Chart | None:
 
 def table(conclusion: SizingConclusion) -> Table:
     table = Table(
-        title="Sizing: each configuration proved, predicted (from the flows; from each run's warm-up's CPU) "
-        "beside measured (each run after its warm-up)",
+        title="Sizing: each configuration proved, predicted beside measured (predicted from the flows, and "
+        "from what each run measured before its window; measured after its warm-up)",
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
