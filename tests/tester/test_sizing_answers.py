@@ -156,3 +156,29 @@ def test_a_departure_names_the_cpu_the_proofs_requests_used_against_what_the_mod
         "the machine left it 1.96 cores and its requests used 1.32x the CPU the model drew, on which "
         "the model predicts 17.4/s at p99 1.88 s"
     )
+
+
+def test_a_proof_run_is_judged_against_the_prediction_it_made_from_its_warm_up() -> None:
+    # gunicorn sync x 5 at 20.6/s: the plan drew /report's CPU from the flows (p99 0.46 s); the
+    # run's first 4 s used 1.13x that, and the window after them was predicted at p99 0.78 s.
+    warm = Level(
+        offered_per_s=20.6, predicted_per_s=20.2, predicted_p99_s=0.46, measured_per_s=19.9,
+        measured_p99_s=0.84, warmup_s=4, warmup_cpu_ratio=1.13, warmup_predicted_per_s=20.0,
+        warmup_predicted_p99_s=0.78,
+    )  # fmt: skip
+    assert warm.departures() == []  # 0.84 against 0.78: within 15 %
+    off = warm.model_copy(update={"warmup_predicted_p99_s": 0.6})
+    assert off.departures() == ["p99 1.40x predicted before its window (1.83x the plan's)"]
+    # With the band the prediction's draws give one run, the departure says where the run fell.
+    banded = off.model_copy(update={"warmup_p99_band_s": [0.5, 0.9], "p99_band_s": [0.4, 0.5]})
+    said = "p99 1.40x predicted before its window (1.83x the plan's), within the 0.50-0.90 s its draws give"
+    said += " one run"
+    assert banded.departures() == [said]
+    # A run recorded without a warm-up is judged against the plan, as before.
+    plain = warm.model_copy(
+        update={"warmup_s": 0, "warmup_predicted_per_s": None, "warmup_predicted_p99_s": None}
+    )
+    assert plain.departures() == ["p99 1.83x predicted"]
+    proposed = sized("proposed", "gunicorn sync, 5 workers", 20.6, 19.9).model_copy(update={"levels": [warm]})
+    text = headline(conclusion(proposed=proposed))
+    assert "(p99 0.78 s on the CPU measured before its window, 1.13x the plan's)" in text

@@ -89,3 +89,15 @@ def test_a_measured_tail_is_drawn_from_not_averaged_away() -> None:
     assert runs[1].served_per_s == pytest.approx(runs[0].served_per_s, rel=0.05)  # the same work...
     assert runs[1].p99_s > 2 * runs[0].p99_s  # ...and a tail the mean hides
     assert runs[1].p99_s > 0.1  # a 100 ms request is in the p99
+
+
+def test_a_warm_up_is_served_and_not_judged() -> None:
+    # A proof judges its window, after its warm-up: the simulation serves the warm-up's requests (the
+    # queue they leave is the window's start) and counts only those sent after it.
+    config = sync(2)
+    times = [0.0, 0.0, 0.0, 0.0, 1.0]  # four at once, then one alone on an idle server
+    run = simulate([CPU], config, 2, 5, len(times), arrivals=times, judged_from_s=0.5)
+    assert run.latencies_s == pytest.approx((CPU.cpu_s,))
+    assert run.served_per_s == pytest.approx(1 / (1.0 + CPU.cpu_s - 0.5))
+    everything = simulate([CPU], config, 2, 5, len(times), arrivals=times)
+    assert everything.latencies_s == pytest.approx((0.02, 0.02, 0.02, 0.04, 0.04))

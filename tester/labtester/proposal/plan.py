@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
-from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, PodSize, Role, SizedSummary
+from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, PodSize, Role, SizedSummary, warmup_of
 from labtester.sizing.families import Family, families, never_yielding
-from labtester.sizing.model import RequestKind, ceiling_per_s, proof_run
+from labtester.sizing.model import BAND_DRAWS, RequestKind, ceiling_per_s, proof_run
 from labtester.sizing.search import (
     CONNECTION_BYTES,
     THREAD_BYTES,
@@ -75,7 +75,8 @@ def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list
 
 
 def _levels(search_state: Search, candidate: Candidate, sustainable: float) -> list[Level]:
-    """Each proof run's prediction, on the very requests it will send (`proof_run`)."""
+    """Each proof run's prediction, on the very requests it will send (`proof_run`), over the window
+    it judges."""
     levels = []
     kinds, cores_left = search_state.kinds[candidate.family.name], search_state.pod.cores_left
     config, duration_s = candidate.configuration, search_state.duration_s
@@ -83,8 +84,14 @@ def _levels(search_state: Search, candidate: Candidate, sustainable: float) -> l
         rate = sustainable * share
         if rate <= 0:
             continue
-        served, p99 = proof_run(kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED)
-        levels.append(Level(offered_per_s=rate, predicted_per_s=served, predicted_p99_s=p99))
+        warmup_s = warmup_of(duration_s)  # the window the proof judges: after its warm-up
+        run = proof_run(
+            kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS
+        )
+        band = list(run.p99_band_s)
+        levels.append(
+            Level(offered_per_s=rate, predicted_per_s=run.per_s, predicted_p99_s=run.p99_s, p99_band_s=band)
+        )
     return levels
 
 

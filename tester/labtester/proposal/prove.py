@@ -24,7 +24,8 @@ from labtester import machine
 from labtester.launcher import LaunchError, RunningTarget, start_target
 from labtester.load import LoadClient, Sample
 from labtester.proposal.plan import Planned
-from labtester.rawlog import RecordSink
+from labtester.proposal.warmup import Warmup
+from labtester.rawlog import Record, RecordSink
 from labtester.scenarios.common import encode
 from labtester.sizing.document import PROOF_S, SizedSummary, SizingConclusion
 from labtester.sizing.model import SEED, MixItem, proof_arrivals, proof_kinds
@@ -53,12 +54,13 @@ async def offer(
     timeout_s: float,
     seed: int = SEED,
     requests: dict[str, Outgoing] | None = None,
+    warmup: Warmup | None = None,
 ) -> tuple[list[Sample], float]:
     """Poisson arrivals of the mix's kinds in their weights, exactly rate x duration of them
     (`proof_arrivals`: the rate a proof offers is the rate it was asked for; `proof_kinds`: the
     kinds its prediction serves); each latency from its scheduled send. `requests`: each kind's
     request as the team's traffic writes it (method, headers, body); a kind without one is a GET of
-    its name."""
+    its name. `warmup`: once its sends were answered, it predicts the rest of the run, meanwhile."""
     times = proof_arrivals(rate_per_s, duration_s, seed)
     kinds = proof_kinds([item.weight for item in mix], len(times), seed)
     samples: list[Sample] = []
@@ -72,8 +74,10 @@ async def offer(
             samples.append(await sent)
             outstanding -= 1
 
-        tasks = []
+        tasks: list[asyncio.Task[None]] = []
         for scheduled_s, kind in zip(times, kinds, strict=True):
+            if warmup is not None and scheduled_s >= warmup.ends_s:
+                warmup.start(tasks, samples, client.now)  # its prediction, made meanwhile (once)
             path = mix[kind].name
             delay = scheduled_s - client.now()
             if delay > 0:
@@ -84,7 +88,9 @@ async def offer(
                 outstanding += 1
                 tasks.append(asyncio.create_task(send(path, scheduled_s)))
         await asyncio.gather(*tasks)
-        return samples, client.now()
+        wall_s = client.now()
+        await asyncio.gather(*(warmup.predicting if warmup else []))
+        return samples, wall_s
 
 
 def prove(
@@ -169,10 +175,11 @@ def offer_levels(
     recorded: the proof, wherever the configuration runs (started here, or deployed).
     `server_cpu`: its processes' CPU seconds where they can be read from here, else None."""
     log.write("scenario", **_plan(name, summary))
+    runs: list[Record] = []  # each level's record: the next one's warm-up adds what it measured
     for level in summary.levels:
         _drained(url, times[1])
-        run = _run(url, server_cpu, summary, level.offered_per_s, times, requests)
-        log.write("scenario", target=name, scenario=SHAPE, kind="run", client=0, **run)
+        runs.append(_run(url, server_cpu, summary, level.offered_per_s, times, requests, runs))
+        log.write("scenario", target=name, scenario=SHAPE, kind="run", client=0, **runs[-1])
 
 
 def _run(
@@ -182,14 +189,17 @@ def _run(
     rate_per_s: float,
     times: tuple[float, float],
     requests: dict[str, Outgoing],
+    earlier: list[Record],
 ) -> dict[str, object]:
     """One proof run, with the machine's and the server's CPU around it: what the rest of the
-    machine left the server."""
-    (duration_s, timeout_s), mix = times, [_Kind(k.name, k.weight) for k in summary.kinds]
+    machine left the server. `earlier`: the configuration's runs before it, for its warm-up."""
+    duration_s, mix = times[0], [_Kind(k.name, k.weight) for k in summary.kinds]
+    warmup = Warmup(summary, rate_per_s, duration_s, server_cpu, earlier)
     machine_before, cpu_before = machine.snapshot(), server_cpu()
-    samples, wall_s = asyncio.run(offer(url, mix, rate_per_s, duration_s, timeout_s, requests=requests))
+    samples, wall_s = asyncio.run(offer(url, mix, rate_per_s, *times, requests=requests, warmup=warmup))
     machine_after, cpu_after = machine.snapshot(), server_cpu()
     return {
+        **warmup.recorded(),
         "step": f"sizing {rate_per_s:.3f}",
         "offered_per_s": rate_per_s,
         "duration_s": duration_s,

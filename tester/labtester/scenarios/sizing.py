@@ -15,10 +15,8 @@ from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import cores_free  # the flow's reading of the same fields
-from labtester.sizing import answers
-from labtester.sizing.configuration import Configuration
-from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, SizedSummary, SizingConclusion
-from labtester.sizing.model import FEWEST, RequestKind, proof_run, spread
+from labtester.sizing import answers, window
+from labtester.sizing.document import PROOF_S, Level, SizedSummary, SizingConclusion
 from labtester.stats import percentiles
 from labtester.views import Answer
 
@@ -117,9 +115,12 @@ def conclusion_of(proved: list[SizedSummary]) -> SizingConclusion | None:
 
 
 def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
-    samples = decode(run["samples"])
+    """The run's window measured (its sends after the warm-up; a run recorded without one: all),
+    beside the prediction the run made from its warm-up and the model on what the window used."""
+    warmup_s = float(run.get("warmup_s", 0.0))
+    samples = [s for s in decode(run["samples"]) if s.scheduled_s >= warmup_s]
     done = [s for s in samples if s.ok]
-    wall = run["wall_s"]
+    wall = run["wall_s"] - warmup_s
     p99 = (
         percentiles([s.from_schedule_s for s in samples if s.status is not None], (99,)).get("p99")
         if done
@@ -127,51 +128,34 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
     )
     free = cores_free(run, run.get("server_cpu_s"))
     duration_s = run.get("duration_s", PROOF_S)
-    used = {
-        k.name: [s.cpu_s for s in done if s.path == k.name and s.cpu_s is not None] for k in summary.kinds
-    }
-    drawn = sum(k.mean_cpu_s * len(used[k.name]) for k in summary.kinds)
-    ratio = sum(sum(cpu) for cpu in used.values()) / drawn if drawn > 0 else None
-    explained = _explained(summary, level, min(free, summary.pod.cores), duration_s, used) if free else None
+    used = window.cpu_used(summary.kinds, done)
+    explained = (
+        window.predicted_window(
+            summary, level.offered_per_s, min(free, summary.pod.cores), duration_s, warmup_s, used
+        )
+        if free
+        else None
+    )
+    warm = run.get("warmup") or {}
     return level.model_copy(
         update={
             "cores_free": free,
-            "cpu_used_ratio": ratio,
-            "explained_per_s": explained[0] if explained else None,
-            "explained_p99_s": explained[1] if explained else None,
+            "cpu_used_ratio": window.used_ratio(summary.kinds, used),
+            "explained_per_s": explained.per_s if explained else None,
+            "explained_p99_s": explained.p99_s if explained else None,
             "measured_per_s": len(done) / wall if wall > 0 else 0.0,
             "measured_p99_s": p99,
             "requests": len(samples),
             "failed": len(samples) - len(done),
             "load_average": run.get("load_average"),
+            "warmup_s": warmup_s,
+            "warmup_cpu_ratio": warm.get("cpu_ratio"),
+            "warmup_cores_free": warm.get("cores_free"),
+            "warmup_predicted_per_s": warm.get("predicted_per_s"),
+            "warmup_predicted_p99_s": warm.get("predicted_p99_s"),
+            "warmup_p99_band_s": warm.get("p99_band_s") or [],
         }
     )
-
-
-def _explained(
-    summary: SizedSummary, level: Level, cores: float, duration_s: float, used: dict[str, list[float]]
-) -> tuple[float, float]:
-    """The model on what the run itself measured, on its own sends: the cores the machine left the
-    server (the client's CPU is already out of them) and the CPU each kind's requests used (where
-    enough of them were answered: on the Flask shop /report's proofs used 1.07 to 1.37 times what
-    the model drew from the flows, and its p99 followed)."""
-    kinds = [
-        RequestKind(
-            k.name,
-            k.weight,
-            k.cpu_s,
-            k.wait_s,
-            k.overhead_s,
-            k.cores_per_process,
-            spread(used[k.name]) if len(used[k.name]) >= FEWEST else tuple(k.cpu_spread_s),
-            tuple(k.wait_spread_s),
-        )
-        for k in summary.kinds
-    ]
-    config = Configuration(
-        summary.family, summary.processes, summary.threads, summary.accept, summary.preemptive
-    )
-    return proof_run(kinds, config, cores, level.offered_per_s, duration_s, MOST_PREDICTED)
 
 
 SHAPE = Sizing()

@@ -21,6 +21,22 @@ def _measured(level: Level | None) -> str:
     return f"measured {level.measured_per_s:.1f}/s at p99 {p99}"
 
 
+def _band(band: list[float]) -> str:
+    """` (0.42-0.55 s in one run)`: where the prediction's draws put one run's p99."""
+    return f" ({band[0]:.2f}-{band[1]:.2f} s in one run)" if len(band) == 2 else ""
+
+
+def _from_warmup(level: Level | None) -> str:
+    """` (p99 0.40 s on the CPU measured before its window, 1.08x the plan's, and the 1.95 cores its
+    first 4 s left it)`: the run's own prediction (its warm-up's, and the configuration's runs before)."""
+    if level is None or level.warmup_predicted_p99_s is None:
+        return ""
+    ratio = f", {level.warmup_cpu_ratio:.2f}x the plan's" if level.warmup_cpu_ratio is not None else ""
+    free = level.warmup_cores_free
+    left = f", and the {free:.2f} cores its first {level.warmup_s:g} s left it" if free is not None else ""
+    return f" (p99 {level.warmup_predicted_p99_s:.2f} s on the CPU measured before its window{ratio}{left})"
+
+
 def decided(conclusion: SizingConclusion) -> SizingConclusion:
     """The conclusion with its answer: the configuration it names (`chosen`: the proposal, unless
     its proof missed the objective where another's kept it) and the headline saying so."""
@@ -55,7 +71,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     else:
         text = (
             f"Serve {serves}{proposed.label}, on {pod}: predicted {proposed.sustainable_per_s:.1f}/s at p99 "
-            f"{proposed.predicted_p99_s:.2f} s, {_measured(level)}"
+            f"{proposed.predicted_p99_s:.2f} s{_from_warmup(level)}, {_measured(level)}"
         )
         departs = level.departures() if level else []
         if departs:
@@ -88,7 +104,7 @@ def _decided_by_proof(
     missed = proposed.at_sustainable()
     kept = (
         f"its proof kept {goal} at {met.offered_per_s:.1f}/s offered, {_measured(met)} (predicted "
-        f"{met.predicted_per_s:.1f}/s at p99 {met.predicted_p99_s:.2f} s)"
+        f"{met.predicted_per_s:.1f}/s at p99 {met.predicted_p99_s:.2f} s{_from_warmup(met)})"
     )
     if chosen.label == proposed.label:
         return (
@@ -113,7 +129,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
         f"{s.label} ({s.role}): "
         + ", ".join(
             f"at {lv.offered_per_s:.1f}/s predicted {lv.predicted_per_s:.1f}/s "
-            f"p99 {lv.predicted_p99_s:.2f} s, "
+            f"p99 {lv.predicted_p99_s:.2f} s{_band(lv.p99_band_s)}{_from_warmup(lv)}, "
             f"{_measured(lv)}" + (f" ({', '.join(lv.departures())})" if lv.departures() else "")
             for lv in s.levels
         )
@@ -164,7 +180,8 @@ def _chart(proved: list[SizedSummary]) -> Chart | None:
 
 def table(conclusion: SizingConclusion) -> Table:
     table = Table(
-        title="Sizing: each configuration proved, predicted beside measured",
+        title="Sizing: each configuration proved, predicted beside measured (predicted from the flows, and "
+        "from what each run measured before its window; measured after its warm-up)",
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
@@ -176,6 +193,7 @@ def table(conclusion: SizingConclusion) -> Table:
         "predicted/s",
         "measured/s",
         "pred p99 s",
+        "warm-up's",
         "meas p99 s",
         "failed",
         "load avg",
@@ -188,6 +206,7 @@ def table(conclusion: SizingConclusion) -> Table:
             table.add_row(
                 s.label, s.role, _gib(s.memory_bytes), f"{lv.offered_per_s:.1f}", f"{lv.predicted_per_s:.1f}",
                 "-" if lv.measured_per_s is None else f"{lv.measured_per_s:.1f}", f"{lv.predicted_p99_s:.3f}",
+                "-" if lv.warmup_predicted_p99_s is None else f"{lv.warmup_predicted_p99_s:.3f}",
                 "-" if lv.measured_p99_s is None else f"{lv.measured_p99_s:.3f}", str(lv.failed),
                 "-" if lv.load_average is None else f"{lv.load_average:.1f}",
             )  # fmt: skip

@@ -12,12 +12,22 @@ from typing import Literal
 from pydantic import BaseModel
 
 PROOF_S = 20.0  # each proof run's length
+# A proof run's first fifth is its warm-up: served and measured, not judged. The CPU its requests
+# use there, in the configuration proved, predicts the window that follows, before it is measured:
+# the same requests' CPU moved by up to a quarter between the flows and the proofs minutes later.
+WARMUP_SHARE = 0.2
+
 MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
 
 # The proposal, another family's best, the lab's pick; and where nothing in the pod serves RATE=,
 # the smallest configuration on the pod it would need (predicted, not proved).
 Role = Literal["proposed", "family", "fixed", "needed"]
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
+
+
+def warmup_of(duration_s: float) -> float:
+    """The first seconds of a proof run of `duration_s`: its warm-up."""
+    return WARMUP_SHARE * duration_s
 
 
 class PodSize(BaseModel):
@@ -59,6 +69,9 @@ class Level(BaseModel):
     offered_per_s: float
     predicted_per_s: float
     predicted_p99_s: float
+    # The least and the most p99 of the prediction's draws (model.BAND_DRAWS runs of the same sends,
+    # each drawing the requests' CPU and wait from their measured spread): where one run's p99 falls.
+    p99_band_s: list[float] = []
     measured_per_s: float | None = None  # None: not run (the configuration did not start)
     measured_p99_s: float | None = None  # from each request's scheduled send
     requests: int = 0
@@ -73,16 +86,40 @@ class Level(BaseModel):
     explained_per_s: float | None = None
     explained_p99_s: float | None = None
     load_average: float | None = None  # the machine's 1-minute load average as the run ended
+    # The run's first seconds (its warm-up, not judged: every figure above is its window's, after
+    # them), and the prediction for its window made during the run, before the window was measured,
+    # from the CPU its warm-up's requests (and the configuration's earlier runs') used
+    # (`warmup_cpu_ratio`: that CPU over the plan's) and the cores the machine left the server over
+    # the warm-up (`warmup_cores_free`, where measured here).
+    warmup_s: float = 0.0
+    warmup_cpu_ratio: float | None = None
+    warmup_cores_free: float | None = None
+    warmup_predicted_per_s: float | None = None
+    warmup_predicted_p99_s: float | None = None
+    warmup_p99_band_s: list[float] = []
+
+    def band(self) -> list[float]:
+        """The p99 band of the prediction the run is judged against (its warm-up's where made)."""
+        return self.warmup_p99_band_s if self.warmup_predicted_p99_s is not None else self.p99_band_s
 
     def departures(self) -> list[str]:
-        """`rate 0.82x predicted`: where measured and predicted are more than DEPARTS apart."""
+        """`rate 0.82x predicted`: where measured and predicted are more than DEPARTS apart, judged
+        against the run's own prediction (from its warm-up's CPU) where it made one."""
         found = []
-        for what, measured, predicted in (
-            ("rate", self.measured_per_s, self.predicted_per_s),
-            ("p99", self.measured_p99_s, self.predicted_p99_s),
+        own = self.warmup_predicted_per_s is not None and self.warmup_predicted_p99_s is not None
+        for what, measured, planned, warm in (
+            ("rate", self.measured_per_s, self.predicted_per_s, self.warmup_predicted_per_s),
+            ("p99", self.measured_p99_s, self.predicted_p99_s, self.warmup_predicted_p99_s),
         ):
+            predicted = warm if own and warm is not None else planned
             if measured is not None and predicted > 0 and abs(measured / predicted - 1) > DEPARTS:
-                found.append(f"{what} {measured / predicted:.2f}x predicted")
+                said = f"{what} {measured / predicted:.2f}x predicted"
+                if own and planned > 0:
+                    said += f" before its window ({measured / planned:.2f}x the plan's)"
+                if what == "p99" and len(band := self.band()) == 2:
+                    inside = "within" if band[0] <= measured <= band[1] else "beyond"
+                    said += f", {inside} the {band[0]:.2f}-{band[1]:.2f} s its draws give one run"
+                found.append(said)
         if found and self.cores_free is not None and self.explained_per_s is not None:
             p99 = f"{self.explained_p99_s:.2f} s" if self.explained_p99_s is not None else "-"
             used = (

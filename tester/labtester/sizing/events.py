@@ -47,6 +47,7 @@ class Run:
         self.waited = [False] * len(times)
         self.draws: Sequence[float] = ()
         self.latencies: list[float] = []
+        self.answered: list[int] = []  # each request as it was answered, in the latencies' order
         self.now, self.arrived = 0.0, 0
 
     def step(self) -> None:
@@ -132,6 +133,7 @@ class Run:
         process = self.processes[p]
         process.busy -= 1
         self.latencies.append(self.now - self.times[request])
+        self.answered.append(request)
         source = self.shared if self.config.accept == "shared" else process.queue
         if source:
             self.start(source.popleft(), p)

@@ -34,6 +34,7 @@ from labtester.sizing.events import Run
 
 SEED = 27
 REPLICATIONS = 5  # simulated runs behind a proof run's prediction
+BAND_DRAWS = 9  # behind a proof level's: the least and the most of 9 cover 8 in 10 runs' p99
 FEWEST = 5  # fewer measured requests than this are no spread: the typical figure stands alone
 
 
@@ -103,12 +104,14 @@ def spread(values: Sequence[float], points: int = 40) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class Simulated:
-    """One simulated run: each request's latency from its arrival, and when the last finished."""
+    """One simulated run: each request's latency from its arrival, and when the last finished.
+    Requests that arrived before `from_s` (a proof's warm-up) were served and are not counted."""
 
     rate_per_s: float  # offered
-    latencies_s: tuple[float, ...]  # sorted
+    latencies_s: tuple[float, ...]  # sorted, of the requests that arrived from `from_s` on
     last_arrival_s: float
     finished_s: float
+    from_s: float = 0.0
 
     @property
     def p99_s(self) -> float:
@@ -117,7 +120,8 @@ class Simulated:
     @property
     def served_per_s(self) -> float:
         """Requests over the time until the last one finished: the arrival rate where it kept up."""
-        return len(self.latencies_s) / self.finished_s if self.finished_s > 0 else 0.0
+        span = self.finished_s - self.from_s
+        return len(self.latencies_s) / span if span > 0 else 0.0
 
 
 def percentile(ordered: Sequence[float], point: float) -> float:
@@ -191,9 +195,11 @@ def simulate(
     seed: int = SEED,
     arrivals: Sequence[float] | None = None,
     picked: Sequence[int] | None = None,
+    judged_from_s: float = 0.0,
 ) -> Simulated:
     """Serve `requests` Poisson arrivals at `rate_per_s` (or the given arrival times, and kinds by
-    index: `picked`) and return each one's latency. `cores`: the pod's cores left to the server."""
+    index: `picked`) and return the latency of each that arrived from `judged_from_s` on. `cores`:
+    the pod's cores left to the server."""
     _, kind_draws, worker_draws, cpu_draws, wait_draws = _draws(requests, seed)
     times = list(arrivals) if arrivals is not None else poisson_arrivals(rate_per_s, requests, seed)
     total = sum(k.weight for k in kinds)
@@ -209,7 +215,18 @@ def simulate(
     run.draws = worker_draws
     while len(run.latencies) < len(times):
         run.step()
-    return Simulated(rate_per_s, tuple(sorted(run.latencies)), times[-1] if times else 0.0, run.now)
+    judged = [s for s, r in zip(run.latencies, run.answered, strict=True) if times[r] >= judged_from_s]
+    last = times[-1] if times else 0.0
+    return Simulated(rate_per_s, tuple(sorted(judged)), last, run.now, judged_from_s)
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """One proof run predicted: its rate, its p99, and the band its draws put the p99 in."""
+
+    per_s: float
+    p99_s: float
+    p99_band_s: tuple[float, float]  # the least and the most of its draws' p99
 
 
 def replicated(
@@ -219,16 +236,22 @@ def replicated(
     rate_per_s: float,
     times: Sequence[float],
     picked: Sequence[int],
-) -> tuple[float, float]:
+    judged_from_s: float = 0.0,
+    draws: int = REPLICATIONS,
+) -> Predicted:
     """What one run of these sends (`times`, each request's kind `picked`) is predicted to serve
-    (the mean over REPLICATIONS runs, each drawing only the requests' CPU, wait and worker with its
-    own seed) and its p99 (their median): a run as short as a proof holds a few requests beyond its
-    p99, so one simulated run of it is one draw of its p99, not the prediction."""
+    (the mean over `draws` runs, each drawing only the requests' CPU, wait and worker with its own
+    seed) and its p99 (their median), over the sends from `judged_from_s` on: a run as short as a
+    proof holds a few requests beyond its p99, so one simulated run of it is one draw of its p99,
+    not the prediction; their least and most are the band one run's p99 falls in, from the very
+    spread of the requests' CPU and wait (x1.14 to x1.74 wide on the Flask shop's proofs)."""
     runs = [
-        simulate(kinds, config, cores, rate_per_s, len(times), SEED + i, times, picked)
-        for i in range(REPLICATIONS)
+        simulate(kinds, config, cores, rate_per_s, len(times), SEED + i, times, picked, judged_from_s)
+        for i in range(draws)
     ]
-    return sum(r.served_per_s for r in runs) / len(runs), statistics.median(r.p99_s for r in runs)
+    p99s = [r.p99_s for r in runs]
+    served = sum(r.served_per_s for r in runs) / len(runs)
+    return Predicted(served, statistics.median(p99s), (min(p99s), max(p99s)))
 
 
 def proof_run(
@@ -238,15 +261,18 @@ def proof_run(
     rate_per_s: float,
     duration_s: float,
     most: int,
-) -> tuple[float, float]:
+    warmup_s: float = 0.0,
+    draws: int = REPLICATIONS,
+) -> Predicted:
     """A proof run predicted on the very requests it sends (`proof_arrivals`, `proof_kinds`: the
-    same times, kinds and count, from an idle server, as it measures them), to its first `most`.
+    same times, kinds and count, from an idle server, as it measures them), to its first `most`;
+    the sends of its first `warmup_s` are served, not judged (as the proof measures its window).
     At the edge of an objective a 20 s run's p99 is its 6th slowest of 600, set by its burstiest
     seconds: on the Flask shop's proposal at its rate, ten seeds' Poisson arrivals put it anywhere
     in 0.36-1.03 s, and the run's own sends, drawing only each request's CPU, in 0.36-0.40 s."""
     times = proof_arrivals(rate_per_s, duration_s)[:most]
     picked = proof_kinds([k.weight for k in kinds], len(times))
-    return replicated(kinds, config, cores, rate_per_s, times, picked)
+    return replicated(kinds, config, cores, rate_per_s, times, picked, warmup_s, draws)
 
 
 def _cumulative(shares: list[float]) -> list[float]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from labtester.sizing.configuration import Configuration
-from labtester.sizing.document import MOST_PREDICTED
+from labtester.sizing.document import MOST_PREDICTED, warmup_of
 from labtester.sizing.families import Family
 from labtester.sizing.model import REPLICATIONS, RequestKind, ceiling_per_s, mean_of, proof_run, simulate
 
@@ -92,6 +92,10 @@ class Search:
     duration_s: float  # of a proof run: a simulated run as long as the proof's (its queue builds as long)
     simulations: int = 0
 
+    @property
+    def warmup_s(self) -> float:
+        return warmup_of(self.duration_s)
+
     def requests(self, rate_per_s: float) -> int:
         fewest, most = SEARCH_REQUESTS
         return int(min(most, max(fewest, rate_per_s * self.duration_s)))
@@ -120,9 +124,8 @@ class Search:
             if rate <= 0:
                 break
             self.simulations += CHECKS
-            _, p99 = proof_run(
-                kinds, config, self.pod.cores_left(rate), rate, self.duration_s, MOST_PREDICTED
-            )
+            cores = self.pod.cores_left(rate)
+            p99 = proof_run(kinds, config, cores, rate, self.duration_s, MOST_PREDICTED, self.warmup_s).p99_s
             if p99 <= self.objective_s:
                 return Sized(candidate, rate, p99)
             rate *= REFINE_STEP

@@ -1,0 +1,112 @@
+"""A proof run's warm-up and the prediction made from it, during the run.
+
+The proof offers its rate from an idle server; its first seconds (`warmup_of` the run) are served
+and measured but not judged. What moves between the flows the plan drew from and the proof, the
+warm-up measures in the very configuration proved: the CPU each kind's requests used (the Flask
+shop's proofs used 0.77 to 1.19 times what the plan drew from the flows minutes before, and each
+p99 followed its own) and the cores the rest of the machine left the server (other processes, the
+load client, steal). Once every warm-up request was answered, the model predicts the window that
+follows from them, in a thread beside the sends, from nothing the window measured. A level proved
+after another in the same configuration adds what that run measured: its requests' CPU, and the
+server's own CPU per request beyond them (its processes' over the whole run, which the flows'
+empty requests put at 0.24-0.3 ms on gunicorn sync, and the Flask shop's proofs at 1.0-2.2 ms).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from labtester import machine
+from labtester.load import Sample
+from labtester.rawlog import Record
+from labtester.scenarios.common import decode
+from labtester.scenarios.flow.accounting import cores_free  # the flow's reading of the same fields
+from labtester.sizing import window
+from labtester.sizing.document import SizedSummary, warmup_of
+from labtester.sizing.search import Pod
+
+
+class Warmup:
+    """One proof run's warm-up: when it ends, what it measured, and what it predicted after it.
+    `server_cpu`: the serving processes' CPU seconds where they can be read from here, else None
+    (a cluster's pod: the cores are then the pod's, as the plan had them). `earlier`: the
+    configuration's runs before this one (their records)."""
+
+    def __init__(
+        self,
+        summary: SizedSummary,
+        rate_per_s: float,
+        duration_s: float,
+        server_cpu: Callable[[], float | None],
+        earlier: Sequence[Record] = (),
+    ) -> None:
+        self.summary, self.rate_per_s, self.duration_s = summary, rate_per_s, duration_s
+        self.ends_s = warmup_of(duration_s)
+        self.server_cpu = server_cpu
+        self.earlier = [s for run in earlier for s in decode(run["samples"]) if s.ok]
+        self.overhead_s = _overhead(earlier)
+        self.began = (machine.snapshot(), server_cpu())
+        self.predicting: list[asyncio.Task[None]] = []
+        self.made: dict[str, Any] = {}
+
+    def start(self, sent: list[asyncio.Task[None]], samples: list[Sample], now: Callable[[], float]) -> None:
+        """At the warm-up's end (once): its prediction, in a task beside the sends."""
+        if not self.predicting:
+            self.predicting.append(asyncio.create_task(self.after(list(sent), samples, now)))
+
+    def _cores(self) -> float | None:
+        """The cores the machine left the server over the warm-up (its CPUs less every other use)."""
+        (before, cpu_before), after, cpu_after = self.began, machine.snapshot(), self.server_cpu()
+        if cpu_before is None or cpu_after is None:
+            return None
+        return cores_free({"machine": machine.recorded(before, after)}, cpu_after - cpu_before)
+
+    async def after(
+        self, sent: Sequence[asyncio.Task[None]], samples: list[Sample], now: Callable[[], float]
+    ) -> None:
+        """At the warm-up's end: the cores it left; once its requests (`sent`) were answered, the
+        prediction from their `samples`."""
+        free = self._cores()
+        await asyncio.gather(*sent)
+        await self.predict(self.earlier + [s for s in samples if s.scheduled_s < self.ends_s], now, free)
+
+    async def predict(self, answered: Sequence[Sample], now: Callable[[], float], free: float | None) -> None:
+        """The window predicted from the `answered` requests' CPU (the earlier runs' and the warm-up's),
+        the server's own CPU per request the earlier runs measured (else the plan's), and the cores
+        the warm-up left the server (`free`; None: the pod's less the client's share, as planned)."""
+        kinds, pod = self.summary.kinds, self.summary.pod
+        used = window.cpu_used(kinds, answered)
+        planned = Pod(pod.cores, pod.memory_bytes, pod.client_cpu_s).cores_left(self.rate_per_s)
+        cores = planned if not free else min(free, pod.cores)
+        args = (self.summary, self.rate_per_s, cores, self.duration_s, self.ends_s, used, self.overhead_s)
+        run = await asyncio.to_thread(window.predicted_window, *args)
+        finite = math.isfinite(run.p99_s)  # not: no send after the warm-up
+        self.made = {
+            "predicted_per_s": run.per_s,
+            "predicted_p99_s": run.p99_s if finite else None,
+            "p99_band_s": list(run.p99_band_s) if finite else [],
+            "cpu_ratio": window.used_ratio(kinds, used),
+            "cpu_s": {name: sum(cpu) / len(cpu) for name, cpu in used.items() if cpu},
+            "requests": sum(len(cpu) for cpu in used.values()),
+            "cores": cores,
+            "cores_free": free,
+            "overhead_s": self.overhead_s,
+            "made_at_s": now(),  # on the run's clock: after the warm-up, before its window's end
+        }
+
+    def recorded(self) -> dict[str, object]:
+        """What the run's record keeps: the warm-up's length, and its prediction where it made one."""
+        return {"warmup_s": self.ends_s, "warmup": self.made or None}
+
+
+def _overhead(runs: Sequence[Record]) -> float | None:
+    """The serving processes' CPU per answered request beyond the requests' own, over these runs
+    (None where their processes' CPU was not read, or none was answered)."""
+    read = [(float(run["server_cpu_s"]), decode(run["samples"])) for run in runs if run.get("server_cpu_s")]
+    done = [s.cpu_s for _, samples in read for s in samples if s.ok and s.cpu_s is not None]
+    if not done:
+        return None
+    return max(0.0, (sum(cpu for cpu, _ in read) - sum(done)) / len(done))

@@ -1,0 +1,114 @@
+"""A proof run predicts its own window from its warm-up: the CPU its first seconds' requests used
+in the configuration proved, measured during the run, before the window it predicts. A real
+gunicorn sync server whose /cpu path burns 20 ms, proved on a plan that took it for 5 ms (the
+Flask shop's requests used 0.77 to 1.19 times the CPU the plan drew from the flows minutes before):
+the warm-up's prediction follows the CPU really used, on the cores the machine left the server
+meanwhile, and the window is judged against it."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from labtester.launcher import RunningTarget
+from labtester.proposal.prove import offer_levels
+from labtester.scenarios.common import decode
+from labtester.scenarios.sizing import SHAPE
+from labtester.settings import LabSettings
+from labtester.sizing import window
+from labtester.sizing.document import KindCost, Level, Objective, PodSize, SizedSummary, warmup_of
+from tests.services.apps import CONFIGURATIONS, serve_app
+
+SYNC = next(c for c in CONFIGURATIONS if c["name"] == "sync-1x")
+CPU = "/cpu?ms=20"
+RATE, DURATION_S = 40.0, 6.0  # 2 workers of 20 ms: 0.4 of their cores at the rate, 0.1 as planned
+
+
+@pytest.fixture(scope="module")
+def two_sync_workers() -> Iterator[RunningTarget]:
+    target = serve_app("tests.services.bare_app:wsgi", SYNC, [CPU], LAB_WORKERS="2")
+    yield target
+    target.stop()
+
+
+class Kept:
+    """The records a proof writes (the raw log's interface)."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def write(self, record_type: str, **fields: Any) -> None:
+        self.records.append({"type": record_type, **fields})
+
+
+def server_cpu(target: RunningTarget) -> float:
+    """The server's processes' CPU seconds, as the proof reads them."""
+    return sum(sum(p.cpu_times()[:2]) for p in target.tree())
+
+
+def planned(cpu_s: float) -> SizedSummary:
+    """gunicorn sync x 2 as a plan would have it, its one kind taken to cost `cpu_s`."""
+    kind = KindCost(name=CPU, weight=1, cpu_s=cpu_s, wait_s=0.0, overhead_s=0.0003, cores_per_process=1)
+    summary = SizedSummary(
+        role="proposed", family="sync", server="gunicorn", label="gunicorn sync, 2 workers", processes=2,
+        threads=1, env={}, memory_bytes=0, accept="shared", preemptive=True, sustainable_per_s=RATE,
+        predicted_p99_s=0.0, pod=PodSize(cores=2, memory_bytes=1 << 30, source="test"),
+        objective=Objective(p99_s=1.0, why="test"), kinds=[kind],
+    )  # fmt: skip
+    # The plan's prediction of the window, as plan.py makes it: on the plan's CPU (none measured).
+    run = window.predicted_window(summary, RATE, 2, DURATION_S, warmup_of(DURATION_S), {})
+    level = Level(offered_per_s=RATE, predicted_per_s=run.per_s, predicted_p99_s=run.p99_s)
+    return summary.model_copy(update={"levels": [level], "predicted_p99_s": run.p99_s})
+
+
+def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(two_sync_workers: RunningTarget) -> None:
+    summary = planned(0.005)
+    kept = Kept()
+    times = (DURATION_S, 10.0)
+    offer_levels(
+        "proved", two_sync_workers.url, summary, kept, times, {}, lambda: server_cpu(two_sync_workers)
+    )
+    (run,) = [r for r in kept.records if r.get("kind") == "run"]
+    warmup = run["warmup"]
+    assert run["warmup_s"] == pytest.approx(warmup_of(DURATION_S))
+    # Made from the warm-up's requests alone, once they were answered, while the window ran.
+    sent_early = sum(1 for row in run["samples"]["rows"] if row[1] < run["warmup_s"])
+    assert 0 < warmup["requests"] <= sent_early
+    assert run["warmup_s"] <= warmup["made_at_s"] < run["wall_s"]
+    assert 2.5 < warmup["cpu_ratio"] < 8, warmup  # 20 ms used where the plan said 5
+    # The cores the rest of the machine left the server over the warm-up, read from its processes.
+    assert 0 < warmup["cores_free"] <= os.cpu_count(), warmup
+    assert warmup["cores"] == pytest.approx(min(warmup["cores_free"], 2))
+    (level,) = SHAPE.analyse(kept.records, None, LabSettings()).levels
+    assert level.warmup_predicted_p99_s == warmup["predicted_p99_s"]
+    low, high = level.band()  # the warm-up's: the least and the most of its draws' p99
+    assert low <= level.warmup_predicted_p99_s <= high
+    assert level.requests < len(run["samples"]["rows"])  # the window only: the warm-up is not judged
+    assert level.measured_p99_s is not None and level.warmup_predicted_p99_s is not None
+    # The plan's p99 (its CPU a quarter of what was used) against the warm-up's: the run's own is nearer.
+    plan_off = abs(math.log(level.measured_p99_s / level.predicted_p99_s))
+    warm_off = abs(math.log(level.measured_p99_s / level.warmup_predicted_p99_s))
+    assert warm_off < plan_off, level
+
+
+def test_a_second_level_adds_what_the_first_run_measured(two_sync_workers: RunningTarget) -> None:
+    # Two levels, as a proof offers them: the second's warm-up adds the first run's requests' CPU and
+    # the server's own CPU per request over it (its processes' beyond the requests' own).
+    summary = planned(0.02)
+    summary = summary.model_copy(update={"levels": [summary.levels[0]] * 2})
+    kept = Kept()
+    times = (DURATION_S, 10.0)
+    offer_levels(
+        "proved", two_sync_workers.url, summary, kept, times, {}, lambda: server_cpu(two_sync_workers)
+    )
+    first, second = [r for r in kept.records if r.get("kind") == "run"]
+    assert first["warmup"]["overhead_s"] is None  # nothing before it
+    answered = [s for s in decode(first["samples"]) if s.ok and s.cpu_s is not None]
+    assert second["warmup"]["requests"] > len(answered)  # the first run's, and its own warm-up's
+    overhead = (first["server_cpu_s"] - sum(s.cpu_s or 0.0 for s in answered)) / len(answered)
+    assert second["warmup"]["overhead_s"] == pytest.approx(max(0.0, overhead))
+    assert 0 < second["warmup"]["overhead_s"] < 0.02  # the server's own: more than nothing, under the work
