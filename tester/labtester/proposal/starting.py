@@ -3,8 +3,8 @@
 Started one after another, each proof waited for its own server's start (5 to 21 s under load,
 mostly its processes' imports) with the machine otherwise idle; started together, those imports
 overlap. Each is still proved alone: a started server left idle costs next to nothing (five
-configurations, 20 processes, spent 0.08 s of CPU in 10 s), and each is stopped once proved, so a
-backlog it was left with never loads the next. Together only as many as half the memory free now
+servers of 20 processes between them spent 0.08 s of CPU in 10 s idle), and each is stopped once
+proved, so a backlog it was left with never loads the next. Together only as many as half the memory free now
 holds by their predicted memory: a configuration sized to a pod's whole memory starts alone.
 """
 
