@@ -118,20 +118,70 @@ def add_server_and_app(tree: Path) -> None:
     values_path.write_text(yaml.safe_dump(values, sort_keys=False))
 
 
+def start_in(tree: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`python *args` in the copy, its sources first on the path; `finish` waits for it."""
+    env = {**os.environ, "PYTHONPATH": f"{tree / 'services'}:{tree / 'tester'}", **(env or {})}
+    pipe = subprocess.PIPE
+    return subprocess.Popen([sys.executable, *args], cwd=tree, env=env, stdout=pipe, stderr=pipe, text=True)
+
+
+def finish(process: subprocess.Popen[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:  # timed out, or the test failed while it ran
+            process.kill()
+            process.wait()
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
 def run_in(
     tree: Path, *args: str, timeout: float, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": f"{tree / 'services'}:{tree / 'tester'}", **(env or {})}
-    return subprocess.run(
-        [sys.executable, *args], cwd=tree, env=env, capture_output=True, text=True, timeout=timeout
-    )
+    return finish(start_in(tree, *args, env=env), timeout)
 
 
 def test_a_new_server_and_a_new_app_each_need_only_their_folder_and_values_entry(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     copy_tree(tree)
     add_server_and_app(tree)
+    # The copy's two pytest runs, the slow part (collecting the suite, starting the new targets),
+    # run beside the quick checks: nothing of one reads another's.
+    report = tmp_path / "report.xml"
+    own_run = start_in(tree, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-k", "its_entry_names_it")
+    suites_run = start_in(
+        tree,
+        *("-m", "pytest", "-p", "no:cacheprovider", "-q", "--junitxml", str(report)),
+        *("-k", "minimal or test_definitions_come or test_every_image or test_workers_follow or local_labs"),
+        *SELECTED,
+    )
+    try:
+        quick_checks(tree)
+        # The server's own tests join the suite's (pytest's testpaths), and pass there.
+        own = finish(own_run, timeout=300)
+        assert "1 passed" in own.stdout, own.stdout[-3000:] + own.stderr[-2000:]
+        suites = finish(suites_run, timeout=900)
+    finally:
+        for process in (own_run, suites_run):
+            if process.poll() is None:  # a check above failed: its runs are not waited for
+                process.kill()
+                process.wait()
+    assert suites.returncode == 0, suites.stdout[-6000:] + suites.stderr[-2000:]
+    cases = ElementTree.parse(report).getroot().iter("testcase")
+    ran = [case.get("name", "") for case in cases if not list(case)]  # no failure, error or skip
+    for entry in ENTRIES:
+        name = str(entry["name"])
+        # Every contract test ran against the new target, and the chart rendered it.
+        assert len([case for case in ran if name in case]) >= 20, ran
+        assert f"test_target_renders_the_launchers_server[default:{name}]" in ran
+    assert {
+        "test_definitions_come_from_the_chart_values",
+        "test_every_image_the_chart_deploys_is_built_once",
+    } <= set(ran)
 
+
+def quick_checks(tree: Path) -> None:
+    """The copy's entry point, install, linting and image list take both up."""
     where = run_in(
         tree,
         "-c",
@@ -152,12 +202,6 @@ def test_a_new_server_and_a_new_app_each_need_only_their_folder_and_values_entry
             listed.stderr
         )
 
-    # The server's own tests join the suite's (pytest's testpaths), and pass there.
-    own = run_in(
-        tree, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-k", "its_entry_names_it", timeout=300
-    )
-    assert "1 passed" in own.stdout, own.stdout[-3000:] + own.stderr[-2000:]
-
     # Linted as first-party code with no list to extend (ruff's src folders).
     lint = run_in(
         tree,
@@ -175,24 +219,3 @@ def test_a_new_server_and_a_new_app_each_need_only_their_folder_and_values_entry
     images = run_in(tree, "scripts/image-list", timeout=60).stdout.splitlines()
     for entry in ENTRIES:
         assert f"{entry['image']} services/Dockerfile" in images
-
-    report = tmp_path / "report.xml"
-    suites = run_in(
-        tree,
-        *("-m", "pytest", "-p", "no:cacheprovider", "-q", "--junitxml", str(report)),
-        *("-k", "minimal or test_definitions_come or test_every_image or test_workers_follow or local_labs"),
-        *SELECTED,
-        timeout=900,
-    )
-    assert suites.returncode == 0, suites.stdout[-6000:] + suites.stderr[-2000:]
-    cases = ElementTree.parse(report).getroot().iter("testcase")
-    ran = [case.get("name", "") for case in cases if not list(case)]  # no failure, error or skip
-    for entry in ENTRIES:
-        name = str(entry["name"])
-        # Every contract test ran against the new target, and the chart rendered it.
-        assert len([case for case in ran if name in case]) >= 20, ran
-        assert f"test_target_renders_the_launchers_server[default:{name}]" in ran
-    assert {
-        "test_definitions_come_from_the_chart_values",
-        "test_every_image_the_chart_deploys_is_built_once",
-    } <= set(ran)

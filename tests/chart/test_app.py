@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from labtester.proposal.cluster import deployed_pod
-from labtester.proposal.prove import write_proposal
+from labtester.proposal.values import write_proposal
 from labtester.settings import DEFAULT_APP_SCENARIOS
 from labtester.sizing.document import KindCost, Level, Objective, PodSize, SizedSummary
 from labtester.sizing.families import families

@@ -7,13 +7,15 @@ was burnt), and ratios between configurations measured side by side.
 
 from __future__ import annotations
 
+import os
 import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.forked_cli import ForkedCommands
 from tests.services.apps import configurations
 from tests.services.servertiming import TIMER_TICK_S
 from tests.tester.app_lab import QUICK, QUICK_FLOW, app_lab, csv_rows, raw_records, results_of, values_with
@@ -214,6 +216,15 @@ def test_a_configuration_that_does_not_start_is_a_finding_and_the_others_are_mea
     assert measured["name"] == "sync-1x" and len(bursts_by(results)["sync-1x", WAIT]["points"]) == 2
 
 
+@pytest.fixture(scope="module")
+def commands() -> Iterator[ForkedCommands]:
+    """The lab's command line imported once (tests/forked_cli.py): a bad input is refused in
+    milliseconds (or an app's check later), where a new interpreter's start and imports cost about
+    2 s of CPU each."""
+    with ForkedCommands(["labtester.__main__"], dict(os.environ)) as forked:
+        yield forked
+
+
 @pytest.mark.parametrize(
     ("arguments", "said"),
     [
@@ -226,11 +237,11 @@ def test_a_configuration_that_does_not_start_is_a_finding_and_the_others_are_mea
     ],
 )
 def test_a_bad_app_or_path_is_one_line_and_exit_2_with_nothing_started(
-    tmp_path: Path, arguments: list[str], said: str
+    tmp_path: Path, commands: ForkedCommands, arguments: list[str], said: str
 ) -> None:
     (tmp_path / "teamapp.py").write_text(APP)
-    command = [sys.executable, "-m", "labtester", "lab", *arguments, "--output", str(tmp_path / "results")]
-    completed = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    argv = ["lab", *arguments, "--output", str(tmp_path / "results")]
+    completed = commands.run("labtester", argv, dict(os.environ), tmp_path, timeout_s=120)
     assert completed.returncode == 2 and completed.stdout == "", completed.stdout
     (line,) = completed.stderr.splitlines()
     assert line.startswith("labtester lab: ") and said in line

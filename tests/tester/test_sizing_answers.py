@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from labtester.proposal.prove import proved_proposal, write_proposal
+from labtester.proposal.values import proved_proposal, write_proposal
 from labtester.sizing.answers import answer, decided
 from labtester.sizing.document import Level, Objective, PodSize, SizedSummary, SizingConclusion
 

@@ -4,15 +4,19 @@ best of each other family and the flows' own pick, all on real gunicorn servers.
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import re
 import shutil
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.tester.app_lab import QUICK_FLOW, app_lab, values_with
+from tests.tester.app_lab import QUICK_FLOW, app_lab, raw_records, values_with
 
 HERE = Path(__file__).parent
 WSGI = ["sync-1x", "sync-2x", "gthread", "gevent"]
@@ -98,3 +102,32 @@ def test_the_answer_comes_first_and_the_proposal_is_a_values_overlay(sized: Run)
     assert configuration["env"]["LAB_WORKERS"] == str(chosen["processes"])
     assert configuration["resources"]["cpu"] == f"{sizing['pod']['cores']:g}"
     assert (run_dir / "plots" / "sizing.png").exists()
+
+
+def launcher_lines(log: Path) -> dict[str, float]:
+    """When the launcher's own lines in a server's log say it was started, ready, stopping, stopped."""
+    said = re.findall(
+        r"^(\S+ \S+) INFO labtester: \S+ (started|ready|stopping|stopped):", log.read_text(), re.M
+    )
+    return {event: datetime.fromisoformat(at).timestamp() for at, event in said}
+
+
+def test_the_proved_configurations_start_together_and_are_proved_one_at_a_time(sized: Run) -> None:
+    _, run_dir = sized
+    lines = {log.stem: launcher_lines(log) for log in (run_dir / "sizing-logs").glob("*.log")}
+    proofs: dict[str, tuple[float, float]] = {}  # each configuration's proof runs, first to last
+    for record in raw_records(run_dir):
+        if record.get("scenario") == "sizing" and record.get("kind") == "run":
+            began, ended = proofs.get(record["target"], (math.inf, 0.0))
+            machine = record["machine"]
+            proofs[record["target"]] = (
+                min(began, machine["before"]["at"]),
+                max(ended, machine["after"]["at"]),
+            )
+    assert len(proofs) >= 2 and set(proofs) <= set(lines), (proofs, lines)
+    # Started together: every one was ready before the first proof began (their imports overlapped).
+    assert max(lines[name]["ready"] for name in proofs) < min(began for began, _ in proofs.values())
+    # Proved one at a time, each alone under load: a proof begins once the one before it stopped.
+    order = sorted(proofs, key=lambda name: proofs[name][0])
+    for earlier, later in itertools.pairwise(order):
+        assert lines[earlier]["stopped"] <= proofs[later][0], (earlier, later, lines, proofs)

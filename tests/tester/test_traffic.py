@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from labtester.launcher import RunningTarget
 from labtester.scenarios.flow.openloop import run_mix_open_loop
 from labtester.traffic import Traffic
 from labtester.views import number
+from tests.forked_cli import ForkedCommands
 from tests.services.apps import CONFIGURATIONS, serve_app
 from tests.tester.app_lab import QUICK, QUICK_FLOW, app_lab, csv_rows, results_of, values_with
 from tests.tester.traffic_app import WAIT_S
@@ -197,25 +198,24 @@ BAD = [
 ]
 
 
+@pytest.fixture(scope="module")
+def commands() -> Iterator[ForkedCommands]:
+    """The lab's command line imported once (tests/forked_cli.py): each bad file below is refused in
+    milliseconds, where a new interpreter's start and imports cost about 2 s of CPU each."""
+    with ForkedCommands(["labtester.__main__"], dict(os.environ)) as forked:
+        yield forked
+
+
 @pytest.mark.parametrize(("traffic", "flags", "said"), BAD, ids=[case[2] for case in BAD])
 def test_a_bad_traffic_file_is_one_line_and_exit_2_with_nothing_started(
-    tmp_path: Path, traffic: dict[str, Any], flags: dict[str, str], said: str
+    tmp_path: Path, commands: ForkedCommands, traffic: dict[str, Any], flags: dict[str, str], said: str
 ) -> None:
     team_folder(tmp_path)
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(traffic))
-    command = [
-        sys.executable,
-        "-m",
-        "labtester",
-        "lab",
-        "--app",
-        f"{APP_MODULE}:wsgi",
-        "--traffic",
-        "bad.yaml",
-    ]
-    command += [arg for flag, value in flags.items() for arg in (f"--{flag}", value)]
-    command += ["--output", str(tmp_path / "results")]
-    completed = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    argv = ["lab", "--app", f"{APP_MODULE}:wsgi", "--traffic", "bad.yaml"]
+    argv += [arg for flag, value in flags.items() for arg in (f"--{flag}", value)]
+    argv += ["--output", str(tmp_path / "results")]
+    completed = commands.run("labtester", argv, dict(os.environ), tmp_path, timeout_s=120)
     assert completed.returncode == 2 and completed.stdout == "", completed.stdout
     (line,) = completed.stderr.splitlines()
     assert line.startswith("labtester lab: ") and said in line, line

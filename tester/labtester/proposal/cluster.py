@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from labtester.appinputs import parse_cpu, parse_memory
 from labtester.proposal.lab import proof_timeout_s, sized, team_requests
-from labtester.proposal.prove import PROPOSAL_FILE, offer_levels, target_name, unproved
+from labtester.proposal.prove import offer_levels, target_name, unproved
+from labtester.proposal.values import PROPOSAL_FILE
 from labtester.rawlog import RecordSink
 from labtester.scenarios.sizing import SHAPE
 from labtester.sizing.document import PodSize, SizedSummary

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from labtester.assembly import build_results, merged
 from labtester.proposal.plan import Planned, plan
-from labtester.proposal.prove import prove, proved_proposal, write_proposal
+from labtester.proposal.prove import prove
+from labtester.proposal.values import proved_proposal, write_proposal
 from labtester.rawlog import RecordSink, read_raw
 from labtester.scenarios.sizing import SHAPE, conclusion_of, proved_of
 from labtester.sizing.document import PodSize

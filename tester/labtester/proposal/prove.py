@@ -1,7 +1,8 @@
 """Prove the sizing: start each planned configuration the way the launcher starts a values entry
 (the app target with the knobs' env), offer the mix open-loop at its predicted sustainable rate
 and at 80 % of it, and record each request measured from its scheduled send (no coordinated
-omission: a stalled server cannot slow the sends down). One configuration runs at a time.
+omission: a stalled server cannot slow the sends down). They start together (starting.py) and are
+proved one at a time, each stopped once proved.
 
 Each proved configuration is a target of the run, measured by sizing alone (`measure: false`, so
 no other load shape counts it as missing); its plan and its runs are its raw records.
@@ -18,23 +19,21 @@ from pathlib import Path
 
 import httpx
 import psutil
-import yaml
 
 from labtester import machine
-from labtester.launcher import LaunchError, RunningTarget, start_target
+from labtester.launcher import RunningTarget
 from labtester.load import LoadClient, Sample
 from labtester.proposal.plan import Planned
+from labtester.proposal.starting import memory_for_starting, started_together
 from labtester.proposal.warmup import Warmup
 from labtester.rawlog import Record, RecordSink
 from labtester.scenarios.common import encode
-from labtester.sizing.document import PROOF_S, SizedSummary, SizingConclusion
+from labtester.sizing.document import PROOF_S, SizedSummary
 from labtester.sizing.model import SEED, MixItem, proof_arrivals, proof_kinds
-from labtester.target_group import one_line
-from labtester.targets import TargetDefinition
+from labtester.target_group import running_targets
 from labtester.traffic import Outgoing
 
 SHAPE = "sizing"
-PROPOSAL_FILE = "proposal-values.yaml"
 # Sends beyond this many unanswered are counted as failed, not sent: a server that far behind has
 # failed the objective already, and a backlog of given-up requests would load the next run.
 MOST_OUTSTANDING = 500
@@ -103,36 +102,41 @@ def prove(
     note: object = None,
     requests: dict[str, Outgoing] | None = None,
 ) -> None:
-    """Start, offer and stop each planned configuration in turn, recording everything. `requests`:
-    the team's requests by name, sent as its traffic writes them."""
-    for item in planned:
-        summary = item.summary
-        name = target_name(summary)
-        definition = item.family.definition(name, summary.processes, summary.threads)
-        if callable(note):
-            note(f"sizing: proving {summary.label} ({summary.role}) at {summary.sustainable_per_s:.1f}/s")
-        _prove_one(definition, summary, log, extra_env, log_dir, timeout_s, duration_s, requests or {})
+    """Start the planned configurations together (as many as the memory free holds: starting.py),
+    then offer to each in turn and stop it, recording everything. `requests`: the team's requests
+    by name, sent as its traffic writes them."""
+    for group in started_together(planned, memory_for_starting()):
+        local = [item for item in group if item.summary.needs_pod is None]
+        definitions = [
+            item.family.definition(target_name(item.summary), item.summary.processes, item.summary.threads)
+            for item in local
+        ]
+        with running_targets(definitions, extra_env=extra_env, log_dir=log_dir, keep_going=True) as started:
+            running: dict[str, RunningTarget | str] = {**started.failed, **{t.name: t for t in started}}
+            for item in group:
+                summary = item.summary
+                if callable(note):
+                    rate = f"{summary.sustainable_per_s:.1f}/s"
+                    note(f"sizing: proving {summary.label} ({summary.role}) at {rate}")
+                target = running.get(target_name(summary), "")
+                _prove_one(target, summary, log, timeout_s, duration_s, requests or {})
 
 
 def _prove_one(
-    definition: TargetDefinition,
+    target: RunningTarget | str,
     summary: SizedSummary,
     log: RecordSink,
-    extra_env: dict[str, str],
-    log_dir: Path,
     timeout_s: float,
     duration_s: float,
     requests: dict[str, Outgoing],
 ) -> None:
-    name = definition.name
+    """Prove one started configuration, then stop it; `target`: why it did not start, if it did not."""
+    name = target_name(summary)
     if summary.needs_pod is not None:  # sized for a bigger pod than this machine: predicted only
         unproved(name, summary, log)
         return
-    try:
-        target = start_target(definition, extra_env=extra_env, log_dir=log_dir)
-    except LaunchError as error:
-        started = {"url": "", "ready": False, "stage": "start", "error": one_line(error)}
-        log.write("target", target=name, measure=False, **started)
+    if isinstance(target, str):
+        log.write("target", target=name, url="", measure=False, ready=False, stage="start", error=target)
         log.write("scenario", **_plan(name, summary))
         return
     try:
@@ -241,60 +245,3 @@ class _Kind:
 
     def __init__(self, name: str, weight: float) -> None:
         self.name, self.weight = name, weight
-
-
-def pod_resources(summary: SizedSummary) -> dict[str, str]:
-    """The chart's resources of the pod sized for: `cpu` its requests and limits alike, `memory` too."""
-    return {"cpu": f"{summary.pod.cores:g}", "memory": f"{max(1, summary.pod.memory_bytes >> 20)}Mi"}
-
-
-def proposal_values(
-    summary: SizedSummary, app: str, interface: str, paths: list[str], resources: dict[str, str] | None = None
-) -> dict[str, object]:
-    """A chart values overlay: the app with one configuration, `proposed`, on the pod's resources
-    (`resources`: as the measured configurations' pods had them, else `pod_resources`), and what
-    the sizing predicted for it (`predicted`), which the run that deploys it proves."""
-    return {
-        "app": {
-            "enabled": True,
-            "module": app,
-            "interface": interface,
-            "paths": paths,
-            "configurations": [
-                {
-                    "name": "proposed",
-                    "interface": interface,
-                    "env": dict(summary.env),
-                    "resources": resources or pod_resources(summary),
-                }
-            ],
-            "predicted": summary.model_dump(mode="json"),
-        }
-    }
-
-
-def proved_proposal(conclusion: SizingConclusion) -> SizedSummary | None:
-    """Where the proposal's proof missed the objective and another proof run kept it: that run's
-    configuration, at the rate it was proved at (its prediction there), to propose instead."""
-    best = conclusion.proved_best()
-    if best is None:
-        return None
-    chosen, met = best
-    at_met = {"sustainable_per_s": met.offered_per_s, "predicted_p99_s": met.predicted_p99_s}
-    return chosen.model_copy(update={"role": "proposed", **at_met})
-
-
-def write_proposal(
-    run_dir: Path,
-    summary: SizedSummary,
-    app: str,
-    interface: str,
-    paths: list[str],
-    resources: dict[str, str] | None = None,
-) -> Path:
-    path = run_dir / PROPOSAL_FILE
-    predicted = f"{summary.sustainable_per_s:.1f}/s at p99 {summary.predicted_p99_s:.3f} s"
-    header = f"# {summary.label}: predicted {predicted}\n"
-    values = proposal_values(summary, app, interface, paths, resources)
-    path.write_text(header + yaml.safe_dump(values, sort_keys=False))
-    return path
