@@ -1,7 +1,7 @@
 """Prometheus /metrics scraped with prometheus_client's parser, and deltas between scrapes: the
 requests a server counted, the CPU it charged to requests (`charged_cpu_s`), to the lab's own
 control requests (`control_cpu_s`: the scrapes themselves, the census, health polls), and its own
-CPU on the threads that run requests, between them (`server_cpu_s`)."""
+CPU on the threads that run requests, between them (`between_requests_cpu_s`)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class Scrape:
     kernel_iterations: float = 0.0
     charged_cpu_s: float | None = None  # CHARGED over every process; None: the server has none
     control_cpu_s: float | None = None  # CONTROL_CHARGED likewise
-    server_cpu_s: float | None = None  # BETWEEN_REQUESTS likewise
+    between_requests_cpu_s: float | None = None  # BETWEEN_REQUESTS likewise
 
     def requests_for(self, route: str, others_than: frozenset[str] | None = None) -> dict[str, float]:
         """Counts by status of `route`; with `others_than`, of every route but those (a team's
@@ -93,7 +93,7 @@ class Charged:
     requests_s: float
     control_s: float | None
     control_requests: float
-    server_s: float | None = None
+    between_requests_s: float | None = None
 
 
 async def charged_settled(
@@ -128,7 +128,8 @@ async def _charged(
     # the requests' total is absent, and 0. Read as "no counter", it left a fresh server's serving
     # cost holding its empty requests' CPU after their headers (httpbin under sync: 0.43 ms, not 0.3).
     requests = found.charged_cpu_s or 0.0
-    return Charged(requests, found.control_cpu_s, found.requests_to(control_routes), found.server_cpu_s)
+    between = found.between_requests_cpu_s
+    return Charged(requests, found.control_cpu_s, found.requests_to(control_routes), between)
 
 
 @dataclass(frozen=True)

@@ -143,7 +143,7 @@ def charged_between(before: scrape.Charged | None, after: scrape.Charged | None)
         "charged_cpu_s": max(0.0, after.requests_s - before.requests_s),
         "lab_reads_cpu_s": _delta(before.control_s, after.control_s) if apart else None,
         "lab_reads": max(0.0, after.control_requests - before.control_requests) if apart else None,
-        "server_thread_cpu_s": _delta(before.server_s or 0.0, after.server_s),
+        "server_thread_cpu_s": _delta(before.between_requests_s or 0.0, after.between_requests_s),
     }
 
 
