@@ -12,11 +12,20 @@ coroutines, never across an `await` that lets other requests run.
 
 A step that starts while a step of the same account already runs (an eagerly started task, a
 second middleware) is inside the outer step's count and is not counted again.
+
+On the server's own loop thread (`meter_loop`'s), the CPU between two request steps (of any
+request) is the server's: the loop's dispatch, the protocol's reading and parsing of the next
+request (uvicorn parses a request's head before its task exists), the middleware's own work
+around the app, and tasks of no request's. It is added to the account whose step comes next
+(`RequestAccount.server_s`, booked apart when it closes), so the server's cost of each request is
+measured over the requests themselves, as measure.wsgi_cpu.ThreadMeter does on a worker's thread:
+on empty requests alone a request whose head is long to parse looked as cheap as an empty one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from contextvars import Context
@@ -27,6 +36,11 @@ from measure.requestcpu import ACCOUNT, RequestAccount
 
 Result = TypeVar("Result")
 TaskFactory = Callable[..., "asyncio.Future[Any]"]
+
+
+# Each serving loop's thread (by ident): its CPU clock as the last request step on it ended (None
+# before the first). Steps on other threads (a loop an app runs in a thread of its own) leave it.
+_LOOP_STEP_ENDED: dict[int, float | None] = {}
 
 
 class Metered(Awaitable[Result]):
@@ -48,14 +62,21 @@ class Metered(Awaitable[Result]):
             nested = account.running_since is not None or account.closed
             if not nested:
                 account.running_since = start = time.thread_time()
+                thread = threading.get_ident()
+                ended = _LOOP_STEP_ENDED.get(thread)
+                if ended is not None:  # the server's own since the last request step here
+                    account.server_s += max(0.0, start - ended)
             try:
                 yielded = inner.send(value) if error is None else inner.throw(error)
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
             finally:
                 if not nested:
-                    account.cpu_s += time.thread_time() - start
+                    end = time.thread_time()
+                    account.cpu_s += end - start
                     account.running_since = None
+                    if thread in _LOOP_STEP_ENDED:
+                        _LOOP_STEP_ENDED[thread] = end
             try:
                 value, error = (yield yielded), None
             except GeneratorExit:
@@ -84,7 +105,9 @@ def _task_factory(previous: TaskFactory | None) -> TaskFactory:
 
 
 def meter_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """Count on `loop` what requests hand to tasks and threads."""
+    """Count on `loop` (running on this thread) what requests hand to tasks and threads, and the
+    server's own CPU between their steps."""
+    _LOOP_STEP_ENDED.setdefault(threading.get_ident(), None)
     factory = loop.get_task_factory()
     if not getattr(factory, "lab_metered", False):
         loop.set_task_factory(_task_factory(factory))

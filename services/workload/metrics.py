@@ -59,10 +59,10 @@ CONTROL_CPU_TOTAL = Counter(
 )
 BETWEEN_REQUESTS_CPU_TOTAL = Counter(
     "lab_between_requests_cpu_seconds",
-    "The server's own CPU in this process so far on the threads (a gevent worker's greenlets) that run "
-    "requests, between them (the last response finished, the next request read and parsed), where a "
-    "request has its thread or greenlet to itself (measure.wsgi_cpu.ThreadMeter, measure.greencpu): "
-    "no request's own, each request's cost to the server.",
+    "The server's own CPU in this process so far on the threads (a gevent worker's greenlets, an event "
+    "loop's thread) that run requests, between them (the last response finished, the next request read "
+    "and parsed; on an event loop, between any two request steps: measure.wsgi_cpu.ThreadMeter, "
+    "measure.greencpu, measure.asynccpu): no request's own, each request's cost to the server.",
     ["pid"],
 )
 KERNEL_ITERATIONS = Counter("lab_kernel_iterations_total", "CPU kernel iterations completed.")

@@ -4,8 +4,8 @@ accounts for (the CPU the processes charged to requests, the configuration's own
 empty requests, the idle rate, the lab's own reads), at least 90 %: on a Django app served as ASGI
 (its views in asgiref's thread), an app's own thread pool, a streamed body whose work runs after
 the header (on uvicorn, and a WSGI generator of many chunks under gthread, whose writes are the
-request's), requests pipelined on one uvicorn connection, and requests that cost a sync, gthread or
-gevent server more than an empty one (a long head to parse); the lab's own reads (its scrapes) are
+request's), requests pipelined on one uvicorn connection, and requests that cost a sync, gthread,
+gevent or uvicorn server more than an empty one (a long head to parse); the lab's own reads (its scrapes) are
 named apart from the requests'. Every figure is CPU seconds the processes measured, held as a
 ratio; none is a wall time.
 """
@@ -217,11 +217,10 @@ def test_a_wsgi_bodys_many_chunks_and_their_writes_are_accounted_for(wsgi_app: S
     assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
 
 
-@pytest.fixture(scope="module", params=[SYNC, GTHREAD, GEVENT], ids=lambda c: str(c["name"]))
+@pytest.fixture(scope="module", params=[SYNC, GTHREAD, GEVENT, UVICORN], ids=lambda c: str(c["name"]))
 def heavy_head_app(request: pytest.FixtureRequest) -> Iterator[Served]:
-    target = serve_app(
-        "tests.services.handover_app:wsgi", request.param, [HEAVY_HEAD.target], LAB_WORKERS="1"
-    )
+    app = "tests.services.handover_app:" + ("asgi" if request.param is UVICORN else "wsgi")
+    target = serve_app(app, request.param, [HEAVY_HEAD.target], LAB_WORKERS="1")
     yield served(target)
     target.stop()
 
@@ -230,8 +229,8 @@ def test_a_request_that_costs_the_server_more_than_an_empty_one_is_accounted_for
     heavy_head_app: Served,
 ) -> None:
     # The server's cost measured on empty requests alone left the head's parsing unaccounted for
-    # (shares 0.39 to 0.41 here): its own CPU on the requests' threads (greenlets) is measured over
-    # the flow.
+    # (shares 0.39 to 0.41 here): its own CPU on the requests' threads (greenlets, the event loop's
+    # thread between request steps) is measured over the flow.
     flow = flow_of(heavy_head_app, HEAVY_HEAD.target, HEAVY_HEAD)
     account, cost = flow.account, heavy_head_app.cost
     assert account is not None and ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account

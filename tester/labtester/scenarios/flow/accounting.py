@@ -17,9 +17,10 @@ serve too: their CPU is charged to a total of its own (`lab_control_cpu_seconds_
 requests'), and conservation names it as a fourth term, with the server's own cost of each.
 
 Where a request has its thread (sync, gthread, granian's blocking threads) or greenlet (gevent) to
-itself, the server's own work there between requests is measured over each flow
+itself, the server's own work there between requests is measured over each flow, and on an event
+loop (uvicorn, granian's ASGI) the loop thread's CPU between any two request steps
 (`lab_between_requests_cpu_seconds_total`): a path's server cost is that plus what empty requests
-cost the server elsewhere (gthread's poller, gevent's hub). Empty requests alone fell short:
+cost the server elsewhere (gthread's poller, gevent's hub, granian's own threads). Empty requests alone fell short:
 httpbin's gthread threads spent 0.27 to 0.34 ms a request of their own on /json and /html, 0.21 to
 0.26 on /healthz; empty requests held as long (a sleep) cost no more, spinning ones little more:
 the app's own code having run costs it, which only its requests carry.
@@ -220,7 +221,7 @@ def server_measured(
 ) -> tuple[float, float] | None:
     """The path's server cost per request where the server measured its own CPU on the requests'
     threads over the flow (less its reads' there, as on empty requests), plus what empty requests
-    cost it elsewhere; and the measured part. None where it measured none (an event loop)."""
+    cost it elsewhere; and the measured part. None where it measured none (a server without the counter)."""
     thread = record.get("server_thread_cpu_s")
     empty_thread = cost.server_thread_cpu_per_request_s
     if thread is None or empty_thread is None or cost.server_cpu_per_request_s is None:

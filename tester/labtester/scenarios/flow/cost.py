@@ -28,9 +28,9 @@ class ServingCost(BaseModel):
     server_thread_cpu_per_request_s: float | None = Field(
         default=None,
         description="Of server_cpu_per_request_s, what the server spent on the threads that ran the "
-        "requests, between them (its `lab_between_requests_cpu_seconds_total`, per empty request): "
-        "measured over each flow again, as the path's own requests cost the server there; None where "
-        "the server measures none there (an event loop: uvicorn, granian's ASGI).",
+        "requests, between them (its `lab_between_requests_cpu_seconds_total`, per empty request; on an "
+        "event loop, its thread's CPU between any two request steps): measured over each flow again, as "
+        "the path's own requests cost the server there; None where the server measures none there.",
     )
     client_cpu_per_request_s: float | None = Field(
         description="The load client's CPU per request where it runs on the serving cores (a target on "
