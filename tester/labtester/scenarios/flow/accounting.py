@@ -20,10 +20,10 @@ Where a request has its thread (sync, gthread, granian's blocking threads) or gr
 itself, the server's own work there between requests is measured over each flow, and on an event
 loop (uvicorn, granian's ASGI) the loop thread's CPU between any two request steps
 (`lab_between_requests_cpu_seconds_total`): a path's server cost is that plus what empty requests
-cost the server elsewhere (gthread's poller, gevent's hub, granian's own threads). Empty requests alone fell short:
-httpbin's gthread threads spent 0.27 to 0.34 ms a request of their own on /json and /html, 0.21 to
-0.26 on /healthz; empty requests held as long (a sleep) cost no more, spinning ones little more:
-the app's own code having run costs it, which only its requests carry.
+cost the server elsewhere (gthread's poller, gevent's hub, granian's own threads). Empty requests
+alone fell short: httpbin's gthread threads spent 0.27 to 0.34 ms a request of their own on /json
+and /html, 0.21 to 0.26 on /healthz; empty requests held as long (a sleep) cost no more, spinning
+ones little more: the app's own code having run costs it, which only its requests carry.
 """
 
 from __future__ import annotations
