@@ -2,7 +2,7 @@
 
 A target runs at most `slots` requests of an endpoint at once (1 per event loop for code that
 blocks it, w for gunicorn's sync workers, w x threads for threaded workers, w x worker_connections
-for gevent, the pool size for a process pool, unbounded for async waits unless the server admits
+for gevent, the pool size of each worker's process pool, unbounded for async waits unless the server admits
 only so many connections per worker). Requests are admitted in the order
 the server took them (its own start times) as slots free. Running CPU work shares the cores it can
 use equally (processor sharing, with unequal jobs): 4 gunicorn workers on 2 cores finish 3 equal
@@ -43,15 +43,21 @@ ONE_CORE_PER_PROCESS = frozenset({"event_loop", "thread_pool", "greenlets", "asy
 class Capacity:
     slots: float  # requests running at once; math.inf: no limit
     cores: float  # cores those requests' CPU work shares; math.inf for waits, which use none
-    # > 0: Python runs on one thread per process, so each of these processes runs its requests'
-    # CPU work on one core at most (requests spread as measured, else evenly); 0: they share
-    # `cores` freely.
+    # > 0: each request stays with the server process that took it (spread as measured, else
+    # evenly), which runs `slots / processes` of them at once; with `one_core_each`, Python runs on
+    # one thread per process, so each process runs its requests' CPU work on one core at most;
+    # without (a worker's own process pool), their CPU shares `cores` freely. 0: any free slot
+    # takes the next request, and the CPU shares `cores` freely.
     processes: int = 0
+    one_core_each: bool = True
 
     def describe(self) -> str:
         slots = "no limit on requests at once" if math.isinf(self.slots) else f"{self.slots:g} at once"
         cores = "" if math.isinf(self.cores) else f" on {self.cores:g} core{'s' * (self.cores != 1)}"
-        per_process = f", one core per process ({self.processes})" if self.processes > 1 else ""
+        per_process = ""
+        if self.processes > 1:
+            each = "one core" if self.one_core_each else f"{self.slots / self.processes:g} of them"
+            per_process = f", {each} per process ({self.processes})"
         return slots + cores + per_process
 
 
@@ -62,6 +68,12 @@ def capacity(endpoint: EndpointInfo, info: TargetInfo) -> Capacity:
         return Capacity(slots, math.inf)
     if endpoint.execution in ONE_CORE_PER_PROCESS:
         return Capacity(slots, float(min(info.workers, info.effective_cores)), processes=info.workers)
+    if endpoint.execution == "process_pool":
+        # Each worker's own pool: a request waits for a process of the pool of the worker whose
+        # event loop took it (granian-asgi's two workers, 4 requests taken 3 and 1: the third of
+        # the three waited, 1.17-1.34x the model that pooled the slots); the pools' processes
+        # share the cores.
+        return Capacity(slots, float(info.effective_cores), processes=info.workers, one_core_each=False)
     return Capacity(slots, float(info.effective_cores))
 
 
@@ -78,7 +90,7 @@ def _rates(running: list[int], computing: set[int], process: list[int], limits: 
     """How fast each running job progresses: waits at full speed; CPU work shares the cores (or,
     one core per process, each process's core among its requests, the processes the cores)."""
     on_cores = [j for j in running if j in computing]
-    if limits.processes == 0:
+    if limits.processes == 0 or not limits.one_core_each:
         rate = min(1.0, limits.cores / len(on_cores)) if on_cores else 1.0
         return {j: rate if j in computing else 1.0 for j in running}
     per_process = {p: sum(1 for j in on_cores if process[j] == p) for p in {process[j] for j in on_cores}}
