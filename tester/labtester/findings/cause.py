@@ -31,7 +31,10 @@ def execution(endpoint: EndpointInfo, info: TargetInfo, cores: float | None, cpu
         case "workers":
             return f"{plural(workers, 'sync worker')}, one request each{on_cores}"
         case "process_pool":
-            return f"a pool of {plural(endpoint.slots or 0, 'process', 'processes')}{on_cores}"
+            if workers == 1:
+                return f"a pool of {plural(endpoint.slots or 0, 'process', 'processes')}{on_cores}"
+            each = plural((endpoint.slots or 0) // workers, "process", "processes")
+            return f"each of {workers} workers has a pool of {each}{on_cores}, for the requests it took"
         case "thread_pool":
             per = "one core" if workers == 1 else "one core per worker"
             return f"threads under the GIL share {per}" if cpu else "the waits overlap in the thread pool"
