@@ -46,9 +46,10 @@ def test_cpu_s_stays_the_work_while_duration_grows_with_sharing(start: StartTarg
     # One CPU cannot give more CPU seconds than the wall seconds they spanned.
     span = max(b["finished_at"] for b in together) - min(b["started_at"] for b in together)
     assert sum(b["cpu_s"] for b in together) <= span + CLOCK_GRANULARITY_S
-    # Each got about a third of the core: its wall time grew to about three times its CPU time
-    # (a ratio within each request, so the CPU's speed drift cancels out) ...
-    assert sum(b["duration_s"] for b in together) / sum(b["cpu_s"] for b in together) > 2
+    # Each got a share of the core: its wall time grew well past its CPU time (a ratio within each
+    # request, so the CPU's speed drift cancels out): about 3x when the three start at once, 1x
+    # unshared; the three sends' own stagger left 1.82x once, on requests of 65 ms ...
+    assert sum(b["duration_s"] for b in together) / sum(b["cpu_s"] for b in together) > 1.5
     # ... while its CPU time stayed the work it did. Measured seconds apart, these two can differ
     # by the CPU's own drift (+-25 % here), never by the factor of three the sharing gives.
     ratio = statistics.median(b["cpu_s"] for b in together) / statistics.median(b["cpu_s"] for b in alone)
