@@ -51,6 +51,11 @@ class Capacity:
     processes: int = 0
     one_core_each: bool = True
 
+    @property
+    def core_per_process(self) -> bool:
+        """Each server process runs its requests' CPU work on one core at most."""
+        return self.processes > 0 and self.one_core_each
+
     def describe(self) -> str:
         slots = "no limit on requests at once" if math.isinf(self.slots) else f"{self.slots:g} at once"
         cores = "" if math.isinf(self.cores) else f" on {self.cores:g} core{'s' * (self.cores != 1)}"
@@ -90,7 +95,7 @@ def _rates(running: list[int], computing: set[int], process: list[int], limits: 
     """How fast each running job progresses: waits at full speed; CPU work shares the cores (or,
     one core per process, each process's core among its requests, the processes the cores)."""
     on_cores = [j for j in running if j in computing]
-    if limits.processes == 0 or not limits.one_core_each:
+    if not limits.core_per_process:
         rate = min(1.0, limits.cores / len(on_cores)) if on_cores else 1.0
         return {j: rate if j in computing else 1.0 for j in running}
     per_process = {p: sum(1 for j in on_cores if process[j] == p) for p in {process[j] for j in on_cores}}

@@ -66,7 +66,7 @@ def target_cores(endpoint: EndpointInfo, info: TargetInfo, cores_per_process: fl
     process, unless its processes measured using more (never fewer: a process that was not kept busy
     says nothing of its cap), never more than its effective cores."""
     limits = capacity(endpoint.model_copy(update={"work": "cpu"}), info)
-    if not (limits.processes and limits.one_core_each) or cores_per_process is None or cores_per_process <= 1:
+    if not limits.core_per_process or cores_per_process is None or cores_per_process <= 1:
         return limits.cores
     return min(float(info.effective_cores), limits.processes * cores_per_process)
 
