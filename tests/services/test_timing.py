@@ -10,7 +10,7 @@ import httpx
 from labtester.launcher import RunningTarget
 from labtester.stats import max_overlap
 from tests.conftest import StartTarget
-from tests.services.work import intervals, iterations_for, simultaneous
+from tests.services.work import intervals, iterations_for_cpu, simultaneous
 
 WORK_SECONDS = 0.3
 TOGETHER = 3
@@ -32,7 +32,7 @@ def test_cpu_s_stays_the_work_while_duration_grows_with_sharing(start: StartTarg
     target = start("flask-1x", LAB_CPU_CORES=str(TOGETHER))
     assert httpx.get(f"{target.url}/info").json()["workers"] == TOGETHER
     pin_to_one_cpu(target)
-    url = f"{target.url}/test/sync-cpubound/{iterations_for(target, WORK_SECONDS)}"
+    url = f"{target.url}/test/sync-cpubound/{iterations_for_cpu(target, 'sync-cpubound', WORK_SECONDS)}"
 
     alone = simultaneous(url, 1) + simultaneous(url, 1)
     together = simultaneous(url, TOGETHER)
@@ -48,7 +48,8 @@ def test_cpu_s_stays_the_work_while_duration_grows_with_sharing(start: StartTarg
     assert sum(b["cpu_s"] for b in together) <= span + CLOCK_GRANULARITY_S
     # Each got a share of the core: its wall time grew well past its CPU time (a ratio within each
     # request, so the CPU's speed drift cancels out): about 3x when the three start at once, 1x
-    # unshared; the three sends' own stagger left 1.82x once, on requests of 65 ms ...
+    # unshared; the three sends' own stagger left 1.82x once, on requests of 65 ms where the wall
+    # clock's calibration asked 300 (the work is sized from its CPU time now) ...
     assert sum(b["duration_s"] for b in together) / sum(b["cpu_s"] for b in together) > 1.5
     # ... while its CPU time stayed the work it did. Measured seconds apart, these two can differ
     # by the CPU's own drift (+-25 % here), never by the factor of three the sharing gives.
