@@ -182,3 +182,19 @@ def test_a_proof_run_is_judged_against_the_prediction_it_made_from_its_warm_up()
     proposed = sized("proposed", "gunicorn sync, 5 workers", 20.6, 19.9).model_copy(update={"levels": [warm]})
     text = headline(conclusion(proposed=proposed))
     assert "(p99 0.78 s on the CPU measured before its window, 1.13x the plan's)" in text
+
+
+def test_a_departure_names_the_cpu_a_kind_used_beside_another_request_of_its_process() -> None:
+    # The Flask shop's granian-wsgi 2 x 8 at 6.1/s: /report used 1.98x the CPU beside another
+    # /report in its worker than alone in it; /checkout's 1.05 is not worth a word.
+    level = Level(
+        offered_per_s=6.1, predicted_per_s=6.0, predicted_p99_s=0.50, measured_per_s=6.0,
+        measured_p99_s=0.74, cores_free=1.98, cpu_used_ratio=1.02, explained_per_s=6.0, explained_p99_s=0.65,
+        shared_cpu_ratio={"/report": 1.98, "/checkout": 1.05},
+    )  # fmt: skip
+    said = "a /report beside another in its process used 1.98x the CPU of one alone in it"
+    assert level.departures()[2] == said
+    assert not any("/checkout" in said for said in level.departures())
+    # Within the prediction, nothing to explain: not said.
+    kept = level.model_copy(update={"measured_p99_s": 0.52})
+    assert kept.departures() == []

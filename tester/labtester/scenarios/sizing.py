@@ -141,6 +141,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
         update={
             "cores_free": free,
             "cpu_used_ratio": window.used_ratio(summary.kinds, used),
+            "shared_cpu_ratio": window.shared_cpu_ratio(summary.kinds, done),
             "explained_per_s": explained.per_s if explained else None,
             "explained_p99_s": explained.p99_s if explained else None,
             "measured_per_s": len(done) / wall if wall > 0 else 0.0,

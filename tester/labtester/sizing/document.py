@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+SHARED_CPU_NOTABLE = 1.2  # a kind's CPU beside another request of its process over alone: said from here
 PROOF_S = 20.0  # each proof run's length
 # A proof run's first fifth is its warm-up: served and measured, not judged. The CPU its requests
 # use there, in the configuration proved, predicts the window that follows, before it is measured:
@@ -83,6 +84,9 @@ class Level(BaseModel):
     # The CPU the run's requests used (their Server-Timing) over what the model drew for as many of
     # each kind: the proof's own measure of its main input.
     cpu_used_ratio: float | None = None
+    # Per kind: the CPU its requests used beside another computing request in their process over
+    # alone in it (window.shared_cpu_ratio): what makes a kind's CPU move with how its requests met.
+    shared_cpu_ratio: dict[str, float] = {}
     explained_per_s: float | None = None
     explained_p99_s: float | None = None
     load_average: float | None = None  # the machine's 1-minute load average as the run ended
@@ -130,6 +134,11 @@ class Level(BaseModel):
             found.append(
                 f"the machine left it {self.cores_free:.2f} cores{used}, on which the model predicts "
                 f"{self.explained_per_s:.1f}/s at p99 {p99}"
+            )
+            found.extend(
+                f"a {kind} beside another in its process used {ratio:.2f}x the CPU of one alone in it"
+                for kind, ratio in self.shared_cpu_ratio.items()
+                if ratio >= SHARED_CPU_NOTABLE
             )
         if found and self.load_average is not None:
             found.append(f"load average {self.load_average:.1f}")

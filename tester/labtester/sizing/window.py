@@ -10,6 +10,7 @@ left the server: what explains a departure (fitted to the window, so never the y
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 
 from labtester.load import Sample
@@ -29,6 +30,46 @@ def used_ratio(kinds: Sequence[KindCost], used: Mapping[str, Sequence[float]]) -
     """The CPU these requests used over what the plan drew for as many of each kind."""
     drawn = sum(k.mean_cpu_s * len(used.get(k.name, ())) for k in kinds)
     return sum(sum(cpu) for cpu in used.values()) / drawn if drawn > 0 else None
+
+
+def shared_cpu_ratio(kinds: Sequence[KindCost], samples: Sequence[Sample]) -> dict[str, float]:
+    """Per kind that computes more than it waits: the median CPU of its requests that ran beside
+    another such request in the same process (for half their time or more) over the median of those
+    that ran alone in theirs, where each has FEWEST. The Flask shop's /report (SQLite) used 143 ms
+    alone in its granian-wsgi worker and 314 ms beside another in it, and never more in a process of
+    its own beside others' (sync): likeliest, threads handing the GIL back and forth around work
+    that releases it, each hand-over costing both. A kind's CPU is not one figure there, and a run
+    whose requests met in their processes more or less than the plan's did uses more or less."""
+    computing = {k.name for k in kinds if k.mean_cpu_s >= k.wait_s}
+    # (process, start, time in the app, CPU, kind) of each answered request of those kinds
+    runs = [
+        (s.pid, s.started_at, s.app_s, s.cpu_s, s.path)
+        for s in samples
+        if s.ok and s.path in computing and s.app_s
+        if s.pid is not None and s.started_at is not None and s.cpu_s is not None
+    ]
+    beside = [0.0] * len(runs)  # each request's time with another computing request of its process
+    by_process: dict[int, list[int]] = {}
+    for i, (pid, *_) in enumerate(runs):
+        by_process.setdefault(pid, []).append(i)
+    for members in by_process.values():
+        members.sort(key=lambda i: runs[i][1])
+        for n, i in enumerate(members):
+            end = runs[i][1] + runs[i][2]
+            for j in members[n + 1 :]:  # those that started after it, until one starts after its end
+                if runs[j][1] >= end:
+                    break
+                both = min(end, runs[j][1] + runs[j][2]) - runs[j][1]
+                beside[i] += both
+                beside[j] += both
+    ratios = {}
+    for name in sorted(computing):
+        mine = [(cpu, beside[i] / app_s) for i, (_, _, app_s, cpu, kind) in enumerate(runs) if kind == name]
+        alone = [cpu for cpu, share in mine if share <= 0]
+        shared = [cpu for cpu, share in mine if share >= 0.5]
+        if len(alone) >= FEWEST and len(shared) >= FEWEST and statistics.median(alone) > 0:
+            ratios[name] = statistics.median(shared) / statistics.median(alone)
+    return ratios
 
 
 def measured_kinds(

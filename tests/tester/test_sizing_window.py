@@ -1,0 +1,54 @@
+"""What a proof run's requests tell about how a kind's CPU moves with the requests beside it."""
+
+from __future__ import annotations
+
+from labtester.load import Sample
+from labtester.sizing.document import KindCost
+from labtester.sizing.model import FEWEST
+from labtester.sizing.window import shared_cpu_ratio
+
+REPORT = KindCost(name="/report", weight=1, cpu_s=0.14, wait_s=0.0, overhead_s=0.0005, cores_per_process=1.0)
+CHECKOUT = KindCost(
+    name="/checkout", weight=1, cpu_s=0.002, wait_s=0.15, overhead_s=0.0005, cores_per_process=1.0
+)
+
+
+def request(path: str, pid: int, started_at: float, app_s: float, cpu_s: float) -> Sample:
+    return Sample(path, 0.0, 0.0, app_s, 200, None, cpu_s=cpu_s, app_s=app_s, pid=pid, started_at=started_at)
+
+
+def alone(count: int, pid: int = 1) -> list[Sample]:
+    """/report requests one after another in one process: 140 ms of CPU each."""
+    return [request("/report", pid, 10.0 + n, 0.15, 0.14) for n in range(count)]
+
+
+def beside(pairs: int, pid: int = 2) -> list[Sample]:
+    """Two /report at once in one process for all their time: 300 ms of CPU each."""
+    return [request("/report", pid, 30.0 + n, 0.6, 0.30) for n in range(pairs) for _ in range(2)]
+
+
+def test_a_kinds_cpu_beside_another_computing_request_of_its_process_over_alone_in_it() -> None:
+    assert FEWEST == 5  # the counts below sit at its edge, so a request put on the wrong side shows
+    assert shared_cpu_ratio([REPORT], alone(5) + beside(3)) == {"/report": 0.30 / 0.14}
+    assert shared_cpu_ratio([REPORT], alone(4) + beside(3)) == {}  # 4 alone: too few to say
+
+
+def test_beside_another_process_or_a_waiting_request_is_alone_in_its_own() -> None:
+    other_process = [request("/report", 3, 50.0, 0.15, 0.14), request("/report", 4, 50.0, 0.15, 0.14)]
+    assert shared_cpu_ratio([REPORT], alone(3) + other_process + beside(3)) == {"/report": 0.30 / 0.14}
+    waiting = [request("/report", 5, 70.0, 0.15, 0.14), request("/checkout", 5, 70.0, 0.15, 0.002)]
+    assert shared_cpu_ratio([REPORT, CHECKOUT], alone(4) + waiting + beside(3)) == {"/report": 0.30 / 0.14}
+
+
+def test_a_request_beside_another_for_less_than_half_its_time_is_on_neither_side() -> None:
+    # Two /report overlapping 0.1 s of their 0.5 s: not alone, not beside.
+    partly = [request("/report", 6, 90.0, 0.5, 0.2), request("/report", 6, 90.4, 0.5, 0.2)]
+    two_pairs = beside(2)  # 4 beside: one short of FEWEST, so the partly-overlapping would tip it
+    assert shared_cpu_ratio([REPORT], alone(5) + two_pairs + partly) == {}
+    assert shared_cpu_ratio([REPORT], alone(4) + partly + beside(3)) == {}  # nor alone
+
+
+def test_a_kind_that_mostly_waits_gets_no_ratio() -> None:
+    waits = [request("/checkout", 1, 10.0 + n, 0.15, 0.002) for n in range(6)]
+    waits += [request("/checkout", 2, 30.0 + n, 0.15, 0.004) for n in range(6) for _ in range(2)]
+    assert shared_cpu_ratio([CHECKOUT], waits) == {}
