@@ -36,10 +36,11 @@ def shared_cpu_ratio(kinds: Sequence[KindCost], samples: Sequence[Sample]) -> di
     """Per kind that computes more than it waits: the median CPU of its requests that ran beside
     another such request in the same process (for half their time or more) over the median of those
     that ran alone in theirs, where each has FEWEST. The Flask shop's /report (SQLite) used 143 ms
-    alone in its granian-wsgi worker and 314 ms beside another in it, and never more in a process of
-    its own beside others' (sync): likeliest, threads handing the GIL back and forth around work
-    that releases it, each hand-over costing both. A kind's CPU is not one figure there, and a run
-    whose requests met in their processes more or less than the plan's did uses more or less."""
+    alone in its granian-wsgi worker and 314 ms beside another in it: likeliest, threads handing
+    the GIL back and forth around work that releases it, each hand-over costing both. A kind's CPU
+    is not one figure there, and a run whose requests met in their processes more or less than the
+    plan's did uses more or less. Processes are told apart by pid alone: one server's, as a proof
+    runs (replicas of a pod could share pids)."""
     computing = {k.name for k in kinds if k.mean_cpu_s >= k.wait_s}
     # (process, start, time in the app, CPU, kind) of each answered request of those kinds
     runs = [
