@@ -32,7 +32,8 @@ def test_cpu_s_stays_the_work_while_duration_grows_with_sharing(start: StartTarg
     target = start("flask-1x", LAB_CPU_CORES=str(TOGETHER))
     assert httpx.get(f"{target.url}/info").json()["workers"] == TOGETHER
     pin_to_one_cpu(target)
-    url = f"{target.url}/test/sync-cpubound/{iterations_for_cpu(target, 'sync-cpubound', WORK_SECONDS)}"
+    iterations = iterations_for_cpu(target, "sync-cpubound", WORK_SECONDS, TOGETHER + 1)
+    url = f"{target.url}/test/sync-cpubound/{iterations}"
 
     alone = simultaneous(url, 1) + simultaneous(url, 1)
     together = simultaneous(url, TOGETHER)

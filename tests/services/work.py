@@ -15,16 +15,18 @@ def iterations_for(target: RunningTarget, seconds: float) -> int:
     return max(1, round(seconds / per_iteration["seconds_per_iteration"]))
 
 
-def iterations_for_cpu(target: RunningTarget, kind: str, seconds: float) -> int:
-    """Iterations of `kind` that take `seconds` of CPU, read from the request's own cpu_s.
+def iterations_for_cpu(target: RunningTarget, kind: str, seconds: float, probes: int = 4) -> int:
+    """Iterations of `kind` that take `seconds` of CPU, read from the requests' own cpu_s.
 
     The calibration endpoint times iterations on the wall clock, so a core shared at that moment
     (a neighbour, a worker's first request) sizes the work short: a test asking 300 ms got 65 ms
-    requests beside a noisy neighbour. CPU time is what the work is, whatever shares the core."""
+    requests beside a noisy neighbour. CPU time is what the work is, whatever shares the core.
+    `probes` requests, one at a time, the least CPU of them taken: a worker's first request pays
+    its own warm-up (give at least one more probe than the server has workers)."""
     probe = iterations_for(target, seconds)
-    for _ in range(2):  # the first request a worker serves pays its own warm-up
-        body = httpx.get(f"{target.url}/test/{kind}/{probe}", timeout=60).json()
-    return max(1, round(probe * seconds / max(body["cpu_s"], 1e-6)))
+    used = [httpx.get(f"{target.url}/test/{kind}/{probe}", timeout=60).json()["cpu_s"] for _ in range(probes)]
+    assert min(used) > 0.001, used  # a clock that read nothing: no size to scale from
+    return max(1, round(probe * seconds / min(used)))
 
 
 def simultaneous(url: str, count: int) -> list[dict[str, Any]]:

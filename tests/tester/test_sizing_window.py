@@ -52,3 +52,26 @@ def test_a_kind_that_mostly_waits_gets_no_ratio() -> None:
     waits = [request("/checkout", 1, 10.0 + n, 0.15, 0.002) for n in range(6)]
     waits += [request("/checkout", 2, 30.0 + n, 0.15, 0.004) for n in range(6) for _ in range(2)]
     assert shared_cpu_ratio([CHECKOUT], waits) == {}
+
+
+def test_time_with_company_counts_once_however_many_kept_it() -> None:
+    # A in the app 0-1 s; B and C both beside it for the same 0.3 s: 30 % of A's time, not 60 %.
+    trio = [request("/report", 7, 100.0, 1.0, 0.9), request("/report", 7, 100.0, 0.3, 0.9)]
+    trio.append(request("/report", 7, 100.0, 0.3, 0.9))
+    # B and C are each beside the others all their time: 2 beside; A is on neither side.
+    assert shared_cpu_ratio([REPORT], alone(5) + beside(1) + trio) == {}  # 2 + 2 beside: too few
+    assert shared_cpu_ratio([REPORT], alone(5) + beside(2) + trio) == {"/report": 0.30 / 0.14}  # 4 + 2
+
+
+def test_a_neighbour_outside_the_measured_requests_still_keeps_one_company() -> None:
+    # The window's requests alone, but each began beside a warm-up request of its process.
+    window = alone(5) + [request("/report", 8, 200.0 + n, 0.6, 0.30) for n in range(5)]
+    warmup = [request("/report", 8, 200.0 + n, 0.6, 0.30) for n in range(5)]
+    assert shared_cpu_ratio([REPORT], window) == {}  # seen alone: 10 alone, 0 beside
+    assert shared_cpu_ratio([REPORT], window, window + warmup) == {"/report": 0.30 / 0.14}
+
+
+def test_a_request_whose_response_said_no_process_or_time_is_left_out() -> None:
+    unplaced = [Sample("/report", 0.0, 0.0, 0.1, 200, None, cpu_s=9.0) for _ in range(6)]
+    unplaced += [request("/report", 9, 300.0, 0.0, 9.0) for _ in range(6)]  # no time in the app
+    assert shared_cpu_ratio([REPORT], alone(5) + beside(3) + unplaced) == {"/report": 0.30 / 0.14}

@@ -118,7 +118,8 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
     """The run's window measured (its sends after the warm-up; a run recorded without one: all),
     beside the prediction the run made from its warm-up and the model on what the window used."""
     warmup_s = float(run.get("warmup_s", 0.0))
-    samples = [s for s in decode(run["samples"]) if s.scheduled_s >= warmup_s]
+    everything = decode(run["samples"])
+    samples = [s for s in everything if s.scheduled_s >= warmup_s]
     done = [s for s in samples if s.ok]
     wall = run["wall_s"] - warmup_s
     p99 = (
@@ -141,7 +142,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
         update={
             "cores_free": free,
             "cpu_used_ratio": window.used_ratio(summary.kinds, used),
-            "shared_cpu_ratio": window.shared_cpu_ratio(summary.kinds, done),
+            "shared_cpu_ratio": window.shared_cpu_ratio(summary.kinds, done, everything),
             "explained_per_s": explained.per_s if explained else None,
             "explained_p99_s": explained.p99_s if explained else None,
             "measured_per_s": len(done) / wall if wall > 0 else 0.0,

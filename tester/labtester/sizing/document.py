@@ -135,6 +135,7 @@ class Level(BaseModel):
                 f"the machine left it {self.cores_free:.2f} cores{used}, on which the model predicts "
                 f"{self.explained_per_s:.1f}/s at p99 {p99}"
             )
+        if found:
             found.extend(
                 f"a {kind} beside another in its process used {ratio:.2f}x the CPU of one alone in it"
                 for kind, ratio in self.shared_cpu_ratio.items()

@@ -10,6 +10,7 @@ left the server: what explains a departure (fitted to the window, so never the y
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections.abc import Mapping, Sequence
 
@@ -32,45 +33,76 @@ def used_ratio(kinds: Sequence[KindCost], used: Mapping[str, Sequence[float]]) -
     return sum(sum(cpu) for cpu in used.values()) / drawn if drawn > 0 else None
 
 
-def shared_cpu_ratio(kinds: Sequence[KindCost], samples: Sequence[Sample]) -> dict[str, float]:
-    """Per kind that computes more than it waits: the median CPU of its requests that ran beside
-    another such request in the same process (for half their time or more) over the median of those
-    that ran alone in theirs, where each has FEWEST. The Flask shop's /report (SQLite) used 143 ms
-    alone in its granian-wsgi worker and 314 ms beside another in it: likeliest, threads handing
-    the GIL back and forth around work that releases it, each hand-over costing both. A kind's CPU
-    is not one figure there, and a run whose requests met in their processes more or less than the
-    plan's did uses more or less. Processes are told apart by pid alone: one server's, as a proof
-    runs (replicas of a pod could share pids)."""
+def shared_cpu_ratio(
+    kinds: Sequence[KindCost], samples: Sequence[Sample], neighbours: Sequence[Sample] | None = None
+) -> dict[str, float]:
+    """Per kind that computes more than it waits: the median CPU of its requests (of `samples`, the
+    answered ones) that ran beside another such request in the same process for half their time or
+    more, over the median of those that ran alone in theirs, where each has FEWEST. A neighbour is
+    any request of `neighbours` (default: `samples`; a proof gives its whole run, warm-up and
+    failures included, so a request at its window's edge is not taken for alone), the measured ones
+    among them as the same objects (a request is not its own company). On the Flask shop's proofs
+    /report's was 1.24-1.45 on gthread and granian-wsgi 4 x 2 / 4 x 4 and 1.53-1.99 on granian-wsgi
+    2 x 8 (SQLite): likeliest, threads handing the GIL back and forth around work that releases it,
+    each hand-over costing both. A kind's CPU is not one figure there, and a run whose requests met
+    in their processes more or less than the plan's did uses more or less. Processes are told apart
+    by pid alone: one server's, as a proof runs (replicas could share pids)."""
     computing = {k.name for k in kinds if k.mean_cpu_s >= k.wait_s}
-    # (process, start, time in the app, CPU, kind) of each answered request of those kinds
-    runs = [
-        (s.pid, s.started_at, s.app_s, s.cpu_s, s.path)
-        for s in samples
-        if s.ok and s.path in computing and s.app_s
-        if s.pid is not None and s.started_at is not None and s.cpu_s is not None
-    ]
-    beside = [0.0] * len(runs)  # each request's time with another computing request of its process
-    by_process: dict[int, list[int]] = {}
-    for i, (pid, *_) in enumerate(runs):
-        by_process.setdefault(pid, []).append(i)
-    for members in by_process.values():
-        members.sort(key=lambda i: runs[i][1])
-        for n, i in enumerate(members):
-            end = runs[i][1] + runs[i][2]
-            for j in members[n + 1 :]:  # those that started after it, until one starts after its end
-                if runs[j][1] >= end:
-                    break
-                both = min(end, runs[j][1] + runs[j][2]) - runs[j][1]
-                beside[i] += both
-                beside[j] += both
-    ratios = {}
-    for name in sorted(computing):
-        mine = [(cpu, beside[i] / app_s) for i, (_, _, app_s, cpu, kind) in enumerate(runs) if kind == name]
+    company = _Company([s for s in (samples if neighbours is None else neighbours) if s.path in computing])
+    by_kind: dict[str, list[tuple[float, float]]] = {}  # (CPU, share of its time beside another)
+    for s in samples:
+        if s.ok and s.path in computing and s.cpu_s is not None and (share := company.share(s)) is not None:
+            by_kind.setdefault(s.path, []).append((s.cpu_s, share))
+    ratios: dict[str, float] = {}
+    for name, mine in sorted(by_kind.items()):
         alone = [cpu for cpu, share in mine if share <= 0]
         shared = [cpu for cpu, share in mine if share >= 0.5]
         if len(alone) >= FEWEST and len(shared) >= FEWEST and statistics.median(alone) > 0:
             ratios[name] = statistics.median(shared) / statistics.median(alone)
     return ratios
+
+
+def _span(s: Sample) -> tuple[int, float, float] | None:
+    """(process, start, end) of a request's time in the app, where its response said them."""
+    if s.pid is None or s.started_at is None or not s.app_s:
+        return None
+    return s.pid, s.started_at, s.started_at + s.app_s
+
+
+class _Company:
+    """Requests' times in the app by process, to ask what share of one's time others kept it company."""
+
+    def __init__(self, requests: Sequence[Sample]) -> None:
+        self.spans: dict[int, list[tuple[float, float, int]]] = {}  # by process: (start, end, id)
+        for s in requests:
+            if (place := _span(s)) is not None:
+                self.spans.setdefault(place[0], []).append((place[1], place[2], id(s)))
+        self.starts: dict[int, list[float]] = {}  # by process: its requests' starts, sorted
+        self.longest: dict[int, float] = {}  # by process: the longest time one request was in the app
+        for pid, spans in self.spans.items():
+            spans.sort()
+            self.starts[pid] = [a for a, _, _ in spans]
+            self.longest[pid] = max(b - a for a, b, _ in spans)
+
+    def share(self, request: Sample) -> float | None:
+        """The share of the request's time in the app that another of its process was in it too:
+        the union of their overlaps, counted once however many kept it company."""
+        if (place := _span(request)) is None:
+            return None
+        pid, start, end = place
+        starts = self.starts.get(pid, [])
+        # Only those that started within the longest time in the app before its end can reach it.
+        low = bisect.bisect_left(starts, start - self.longest.get(pid, 0.0))
+        near = self.spans.get(pid, [])[low : bisect.bisect_left(starts, end)]
+        overlaps = sorted(
+            (max(start, a), min(end, b)) for a, b, other in near if other != id(request) and b > start
+        )
+        beside, reached = 0.0, start
+        for a, b in overlaps:
+            if b > reached:
+                beside += b - max(a, reached)
+                reached = b
+        return beside / (end - start)
 
 
 def measured_kinds(
