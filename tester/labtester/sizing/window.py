@@ -77,11 +77,9 @@ class _Company:
         for s in requests:
             if (place := _span(s)) is not None:
                 self.spans.setdefault(place[0], []).append((place[1], place[2], id(s)))
-        self.starts: dict[int, list[float]] = {}  # by process: its requests' starts, sorted
         self.longest: dict[int, float] = {}  # by process: the longest time one request was in the app
         for pid, spans in self.spans.items():
-            spans.sort()
-            self.starts[pid] = [a for a, _, _ in spans]
+            spans.sort()  # by start
             self.longest[pid] = max(b - a for a, b, _ in spans)
 
     def share(self, request: Sample) -> float | None:
@@ -90,10 +88,10 @@ class _Company:
         if (place := _span(request)) is None:
             return None
         pid, start, end = place
-        starts = self.starts.get(pid, [])
+        spans = self.spans.get(pid, [])
         # Only those that started within the longest time in the app before its end can reach it.
-        low = bisect.bisect_left(starts, start - self.longest.get(pid, 0.0))
-        near = self.spans.get(pid, [])[low : bisect.bisect_left(starts, end)]
+        low = bisect.bisect_left(spans, start - self.longest.get(pid, 0.0), key=lambda span: span[0])
+        near = spans[low : bisect.bisect_left(spans, end, key=lambda span: span[0])]
         overlaps = sorted(
             (max(start, a), min(end, b)) for a, b, other in near if other != id(request) and b > start
         )
