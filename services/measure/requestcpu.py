@@ -78,12 +78,20 @@ class RequestAccount:
     def total_s(self) -> float:
         """Everything counted so far, the threads it started up to now; called on the request's
         own thread."""
+        own, elsewhere = self.split_s()
+        return own + elsewhere
+
+    def split_s(self) -> tuple[float, float]:
+        """What was counted so far on the request's own thread (its event loop's, greenlet's or
+        worker's), and elsewhere: threads it handed work to or started, other processes. Called
+        on the request's own thread. An event loop runs the first part one request at a time;
+        the second runs in threads beside it (sizing models the two apart)."""
         running = 0.0 if self.running_since is None else time.thread_time() - self.running_since
         if not self.children:
-            return self.cpu_s + running + sum(self.added)
+            return self.cpu_s + running, sum(self.added)
         with _CHARGES:  # a thread that ends meanwhile moves its seconds into `added`
             children = sum(child.so_far() for child in self.children)
-            return self.cpu_s + running + sum(self.added) + children
+            return self.cpu_s + running, sum(self.added) + children
 
     def charge(self, seconds: float) -> None:
         """Seconds used for this request on another thread or process (any thread may call)."""

@@ -1,9 +1,11 @@
 """The W3C Server-Timing header each measured response carries, and the route label of a request.
 
     Server-Timing: lab-cpu;dur=12.345, lab-app;dur=45.678, lab-pid;desc=1234,
-                   lab-start;desc=1764000000.123456, lab-queue;dur=0.512
+                   lab-start;desc=1764000000.123456, lab-queue;dur=0.512, lab-elsewhere;dur=9.876
 
 `lab-cpu` (ms): the CPU the request used up to its response headers (measure.requestcpu);
+`lab-elsewhere` (ms): of `lab-cpu`, what ran off the request's own thread (in threads it handed
+work to or started, in other processes): on an event loop, the part that ran beside the loop;
 `lab-app` (ms): wall time from the app being called to its headers being sent; `lab-pid`: the
 process that served it; `lab-start`: server epoch seconds when the app was called; `lab-queue`
 (ms): of `lab-app`, the time the request's threads waited on a run queue for a core (a busy
@@ -32,13 +34,22 @@ _RULE_PARAMETER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 
 def timing_value(
-    cpu_s: float, app_s: float, pid: int, started_at: float, queued_s: float | None = None
+    cpu_s: float,
+    app_s: float,
+    pid: int,
+    started_at: float,
+    queued_s: float | None = None,
+    elsewhere_s: float | None = None,
 ) -> str:
     value = (
         f"lab-cpu;dur={cpu_s * 1000:.3f}, lab-app;dur={app_s * 1000:.3f}, "
         f"lab-pid;desc={pid}, lab-start;desc={started_at:.6f}"
     )
-    return value if queued_s is None else f"{value}, lab-queue;dur={queued_s * 1000:.3f}"
+    if queued_s is not None:
+        value += f", lab-queue;dur={queued_s * 1000:.3f}"
+    if elsewhere_s is not None:
+        value += f", lab-elsewhere;dur={elsewhere_s * 1000:.3f}"
+    return value
 
 
 def with_timing(

@@ -139,7 +139,8 @@ class _Response:
         before the client can have the response, so a count read after it holds the request."""
         if self.status_line is None:
             raise RuntimeError("the app returned without calling start_response")
-        cpu_s, app_s = self.account.total_s(), time.perf_counter() - self.started
+        own_s, elsewhere_s = self.account.split_s()
+        cpu_s, app_s = own_s + elsewhere_s, time.perf_counter() - self.started
         environ = self.environ
         path, query = environ.get("PATH_INFO", ""), environ.get("QUERY_STRING", "")
         route = self.routes.label(environ.get(ROUTE_KEY), path, query)
@@ -148,7 +149,7 @@ class _Response:
         )
         queued = queued_since(self.queued_at)
         queued = None if queued is None else queued + self.account.queued_s
-        timing = timing_value(cpu_s, app_s, os.getpid(), self.started_at, queued)
+        timing = timing_value(cpu_s, app_s, os.getpid(), self.started_at, queued, elsewhere_s)
         self.sent = True
         self.server_write = self.server_start(
             self.status_line, with_timing(self.headers, HEADER, timing, ", ")

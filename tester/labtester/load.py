@@ -34,6 +34,7 @@ SAMPLE_FIELDS = (
     "started_at",
     "client",
     "queued_s",
+    "elsewhere_s",
 )
 
 
@@ -54,6 +55,7 @@ class Sample:
     started_at: float | None = None
     client: int = 0  # the client (of P) that sent it
     queued_s: float | None = None  # of app_s, the server's threads' time on a run queue for a core
+    elsewhere_s: float | None = None  # of cpu_s, what ran off the request's own thread (its handed-over work)
 
     @property
     def from_schedule_s(self) -> float:

@@ -2,8 +2,10 @@
 
 Every target wraps its app in the lab's CPU middleware, which appends to any Server-Timing the app
 set itself: `lab-cpu;dur=12.345, lab-app;dur=45.678, lab-pid;desc=1234,
-lab-start;desc=1764000000.123456, lab-queue;dur=0.512` (milliseconds for `dur`; `lab-start` in
-server epoch seconds; `lab-queue`, of the app's time, its threads' wait on a run queue for a core).
+lab-start;desc=1764000000.123456, lab-queue;dur=0.512, lab-elsewhere;dur=9.876` (milliseconds
+for `dur`; `lab-start` in server epoch seconds; `lab-queue`, of the app's time, its threads' wait on
+a run queue for a core; `lab-elsewhere`, of its CPU, what ran off its own thread: in threads it
+handed work to or started, in other processes).
 Only those names are read, in any order among the app's own entries (an app's `cpu` or `app` is its
 own, never the lab's); where a name comes twice the last wins, the lab's being appended last. A
 response without them was not measured: None, never zero.
@@ -24,9 +26,11 @@ class ServerTiming:
     pid: int | None = None  # the process that served it
     started_at: float | None = None  # server epoch seconds when the app was called
     queued_s: float | None = None  # of app_s, the time its threads waited on a run queue for a core
+    elsewhere_s: float | None = None  # of cpu_s, what ran off the request's own thread
 
 
 CPU, APP, PID, START, QUEUE = "lab-cpu", "lab-app", "lab-pid", "lab-start", "lab-queue"
+ELSEWHERE = "lab-elsewhere"
 
 
 def _entries(values: Iterable[str]) -> dict[str, dict[str, str]]:
@@ -58,12 +62,14 @@ def parse(values: Iterable[str]) -> ServerTiming:
     cpu_ms, app_ms = _number(entries.get(CPU), "dur"), _number(entries.get(APP), "dur")
     pid = _number(entries.get(PID), "desc")
     queued_ms = _number(entries.get(QUEUE), "dur")
+    elsewhere_ms = _number(entries.get(ELSEWHERE), "dur")
     return ServerTiming(
         cpu_s=cpu_ms / 1000 if cpu_ms is not None else None,
         app_s=app_ms / 1000 if app_ms is not None else None,
         pid=int(pid) if pid is not None else None,
         started_at=_number(entries.get(START), "desc"),
         queued_s=queued_ms / 1000 if queued_ms is not None else None,
+        elsewhere_s=elsewhere_ms / 1000 if elsewhere_ms is not None else None,
     )
 
 

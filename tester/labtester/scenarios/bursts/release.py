@@ -44,6 +44,7 @@ class Reply:
     started_at: float | None = None  # server epoch seconds
     client: int = 0  # the client (of P) that sent it
     queued_s: float | None = None  # of app_s, the server's threads' time on a run queue for a core
+    elsewhere_s: float | None = None  # of cpu_s, what ran off the request's own thread
 
     @property
     def ok(self) -> bool:
