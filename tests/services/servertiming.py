@@ -21,11 +21,12 @@ class Timing:
     app_s: float
     pid: int
     started_at: float
+    elsewhere_s: float | None = None  # of cpu_s, what ran off the request's own thread
 
 
 def parse(header: str | None) -> Timing | None:
-    """The lab's entries of a Server-Timing header (`lab-cpu`, `lab-app`, `lab-pid`, `lab-start`),
-    in any order among the app's own; None without them."""
+    """The lab's entries of a Server-Timing header (`lab-cpu`, `lab-app`, `lab-pid`, `lab-start`,
+    `lab-elsewhere` where present), in any order among the app's own; None without the first four."""
     entries: dict[str, dict[str, str]] = {}
     for entry in (header or "").split(","):
         name, *parameters = (part.strip() for part in entry.split(";"))
@@ -36,6 +37,7 @@ def parse(header: str | None) -> Timing | None:
             app_s=float(entries["lab-app"]["dur"]) / 1000,
             pid=int(entries["lab-pid"]["desc"]),
             started_at=float(entries["lab-start"]["desc"]),
+            elsewhere_s=float(entries["lab-elsewhere"]["dur"]) / 1000 if "lab-elsewhere" in entries else None,
         )
     except (KeyError, ValueError):
         return None

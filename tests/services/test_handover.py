@@ -104,6 +104,15 @@ def test_work_handed_to_a_thread_counts_to_its_request(asgi_target: RunningTarge
     replies = burst([with_query(f"{asgi_target.url}{path}", ms=WORK_MS)] * 3)
     for reply in replies:
         assert agrees(reply.timing.cpu_s, reply.body["cpu_s"]), (reply.timing, reply.body)
+        # All of its work ran in a thread: said apart, as what ran beside the event loop.
+        assert reply.timing.elsewhere_s is not None, reply.timing
+        assert agrees(reply.timing.elsewhere_s, reply.body["cpu_s"]), (reply.timing, reply.body)
+
+
+def test_work_on_the_loop_is_not_said_to_run_elsewhere(asgi_target: RunningTarget) -> None:
+    for reply in burst([f"{asgi_target.url}/cpu?ms={WORK_MS}"] * 3):
+        assert agrees(reply.timing.cpu_s, reply.body["cpu_s"]), (reply.timing, reply.body)
+        assert reply.timing.elsewhere_s == 0.0, reply.timing
 
 
 @pytest.mark.parametrize("path", ["/pool?name=made-by-the-first", "/asgiref?mode=global", "/anyio"])
@@ -178,6 +187,8 @@ def wsgi_target() -> Iterator[RunningTarget]:
 def test_a_thread_the_request_starts_counts_to_it(wsgi_target: RunningTarget) -> None:
     for reply in burst([f"{wsgi_target.url}/thread?ms={WORK_MS}"] * 3):
         assert agrees(reply.timing.cpu_s, reply.body["cpu_s"]), (reply.timing, reply.body)
+        assert reply.timing.elsewhere_s is not None, reply.timing
+        assert agrees(reply.timing.elsewhere_s, reply.body["cpu_s"]), (reply.timing, reply.body)
 
 
 def test_the_apps_own_pool_under_gthread(wsgi_target: RunningTarget) -> None:

@@ -101,3 +101,39 @@ def test_a_warm_up_is_served_and_not_judged() -> None:
     assert run.served_per_s == pytest.approx(1 / (1.0 + CPU.cpu_s - 0.5))
     everything = simulate([CPU], config, 2, 5, len(times), arrivals=times)
     assert everything.latencies_s == pytest.approx((0.02, 0.02, 0.02, 0.04, 0.04))
+
+
+def test_an_event_loops_work_in_threads_runs_beside_it_not_after() -> None:
+    """On an event loop, CPU a request ran in a thread (`lab-elsewhere`) shares the core with the
+    loop's next request instead of holding it: 100 ms in a thread, then 20 ms on the loop 5 ms
+    later, one core. Beside: the loop's request gets half the core, 40 ms; the thread's ends at
+    5 + 40 + 75 = 120 ms. On the loop, one after the other: 100 ms, then 115."""
+    handed = RequestKind("/handed", 1, 0.1, 0.0, elsewhere_share=1.0)
+    on_loop = RequestKind("/loop", 1, 0.02, 0.0)
+    latencies = {}
+    for beside in (True, False):
+        config = Configuration("uvicorn", 1, None, "per_worker", False, threads_beside=beside)
+        run = simulate([handed, on_loop], config, 1, 1, 2, arrivals=[0.0, 0.005], picked=[0, 1])
+        latencies[beside] = run.latencies_s
+    assert latencies[True] == pytest.approx((0.04, 0.12))
+    assert latencies[False] == pytest.approx((0.1, 0.115))
+
+
+def test_an_event_loop_whose_requests_hand_nothing_over_is_modelled_as_before() -> None:
+    kinds = [RequestKind("/cpu", 1, 0.02, 0.0, overhead_s=0.001), RequestKind("/mixed", 2, 0.005, 0.03)]
+    runs = [
+        simulate(
+            kinds, Configuration("uvicorn", 2, None, "per_worker", False, threads_beside=beside), 2, 60, 1500
+        )
+        for beside in (True, False)
+    ]
+    assert runs[0] == runs[1]
+
+
+def test_work_in_threads_beside_a_loop_uses_the_cores_a_process_can_use() -> None:
+    """Two requests in threads beside one loop, on a process measured to use 1.6 cores (work that
+    releases the GIL): 1.6 cores between them, not one."""
+    handed = RequestKind("/handed", 1, 0.1, 0.0, cores_per_process=1.6, elsewhere_share=1.0)
+    config = Configuration("uvicorn", 1, None, "per_worker", False, threads_beside=True)
+    both = simulate([handed], config, 2, 1, 2, arrivals=[0.0, 0.0])
+    assert both.latencies_s == pytest.approx((0.2 / 1.6, 0.2 / 1.6))

@@ -141,6 +141,7 @@ def kinds_of(
                 cores_per_process=max(1.0, max(parallel, default=1.0)),
                 cpu_spread_s=measured.cpu_s,
                 wait_spread_s=measured.wait_s,
+                elsewhere_share=measured.elsewhere_share,
             )
         )
         if not overheads:
@@ -159,6 +160,7 @@ def kind_costs(kinds: list[RequestKind]) -> list[KindCost]:
             cores_per_process=k.cores_per_process,
             cpu_spread_s=list(k.cpu_spread_s),
             wait_spread_s=list(k.wait_spread_s),
+            elsewhere_share=k.elsewhere_share,
         )
         for k in kinds
     ]

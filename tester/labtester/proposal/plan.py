@@ -111,6 +111,7 @@ def _summary(role: Role, sized: Sized, state: Search, found: Found, context: Siz
             "memory_bytes": c.memory_bytes,
             "accept": c.family.rule.accept,
             "preemptive": c.family.rule.preemptive,
+            "threads_beside": c.family.rule.threads_beside,
             "sustainable_per_s": sized.rate_per_s,
             # At the sustainable rate, the proof run's prediction (replicated) once there is one.
             "predicted_p99_s": levels[-1].predicted_p99_s if levels else sized.p99_s,

@@ -10,6 +10,8 @@ Read back from the raw log's flow records (the results document keeps medians on
   document from before it), the kind's own flow under load: its Server-Timing `lab-cpu`, plus
   what the processes charged to the flow's requests after their headers, per request, as the
   flow's model adds it (also added to the mix's, which reads no such counter);
+- the share of that CPU its requests ran off their own thread (`lab-elsewhere`: handed to threads
+  or other processes), over the same requests: on an event loop, what runs beside the loop;
 - its wait from the requests alone (the flows' baselines) in every configuration: the app's time
   less its CPU and less its threads' time on a run queue (`lab-queue`), so a busy machine's delay
   for a core is not read as a wait. Under load a thread's time off its core also holds its wait
@@ -18,19 +20,22 @@ Read back from the raw log's flow records (the results document keeps medians on
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from labtester.load import Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import late_cpu
-from labtester.sizing.model import FEWEST, spread
+from labtester.sizing.model import FEWEST
+from labtester.sizing.quantiles import spread
 
 
 @dataclass(frozen=True)
 class Spread:
     cpu_s: tuple[float, ...] = ()
     wait_s: tuple[float, ...] = ()
+    elsewhere_share: float = 0.0
 
 
 def _flows(records: Iterable[Record], mix: bool) -> list[Record]:
@@ -54,6 +59,7 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
     own = set(family_targets)
     cpu: list[float] = []
     mixed: list[float] = []
+    measured: list[Sample] = []  # the requests whose headers said both their CPU and where it ran
     for r in runs:
         if r.get("target") in own and not r.get("unloaded"):
             samples = decode(r["samples"])
@@ -61,12 +67,10 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
             # body's later chunks), per request, as the flow's model adds it to the path's CPU.
             late = late_cpu(r, samples)
             cpu += [s.cpu_s + late for s in samples if s.ok and s.cpu_s is not None]
-            mixed += [
-                s.cpu_s + late
-                for m in mixes
-                if m.get("target") == r["target"]
-                for s in decode(m["samples"])
-                if s.path == path and s.ok and s.cpu_s is not None
+            in_mix = [s for m in mixes if m.get("target") == r["target"] for s in decode(m["samples"])]
+            mixed += [s.cpu_s + late for s in in_mix if s.path == path and s.ok and s.cpu_s is not None]
+            measured += [
+                s for s in (*samples, *in_mix) if s.path == path and s.ok and s.elsewhere_s is not None
             ]
     if len(mixed) >= FEWEST:
         cpu = mixed
@@ -80,4 +84,12 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
     return Spread(
         spread(cpu) if len(cpu) >= FEWEST else (),
         spread([max(0.0, w) for w in waits]) if len(waits) >= FEWEST else (),
+        elsewhere_share(measured),
     )
+
+
+def elsewhere_share(samples: Sequence[Sample]) -> float:
+    """Of these requests' CPU, the share that ran off their own threads; 0 where none said it."""
+    cpu = sum(s.cpu_s for s in samples if s.cpu_s is not None and s.elsewhere_s is not None)
+    elsewhere = sum(s.elsewhere_s for s in samples if s.cpu_s is not None and s.elsewhere_s is not None)
+    return min(1.0, elsewhere / cpu) if cpu > 0 else 0.0

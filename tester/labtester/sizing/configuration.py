@@ -20,6 +20,9 @@ class Configuration:
     per_process: int | None  # requests one process runs at once; None: no limit (an event loop)
     accept: Accept
     preemptive: bool  # threads share a process's core; greenlets and event loops run CPU to its end
+    # An event loop whose requests hand work to real threads (executors, asgiref's, anyio's): that
+    # part of their CPU runs beside the loop, sharing the process's core with it and each other.
+    threads_beside: bool = False
 
     @property
     def slots(self) -> float:

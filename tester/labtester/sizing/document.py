@@ -57,6 +57,8 @@ class KindCost(BaseModel):
     # measured (CPU under load in the family's configurations, wait alone net of the run queue).
     cpu_spread_s: list[float] = []
     wait_spread_s: list[float] = []
+    # Of its CPU, the share its requests ran off their own thread (Server-Timing `lab-elsewhere`).
+    elsewhere_share: float = 0.0
 
     @property
     def mean_cpu_s(self) -> float:
@@ -169,6 +171,7 @@ class SizedSummary(BaseModel):
     memory_bytes: int
     accept: Literal["shared", "per_worker"] = "per_worker"  # how its workers take connections
     preemptive: bool = True  # threads share a process's core; greenlets and event loops do not
+    threads_beside: bool = False  # an event loop: what its requests hand to threads runs beside it
     sustainable_per_s: float  # predicted: the most it serves with its p99 within the objective
     predicted_p99_s: float
     levels: list[Level] = []

@@ -7,7 +7,12 @@ within their share of the core at once (their answer's CPU is counted before the
 and event loops only once every CPU phase ahead of it in the process ended (its `resume`: the
 server's own CPU per request, writing the answer), so a path that never yields holds the other
 requests' answers, not only their start (the Flask shop's /checkout, a 150 ms wait, was answered
-in up to 6.1 s on gevent beside /report, where the model said 0.59 s)."""
+in up to 6.1 s on gevent beside /report, where the model said 0.59 s).
+
+On an event loop whose requests hand work to threads (`Configuration.threads_beside`), a request's
+CPU is two phases: its part on the loop (one request's at a time, in turn), then its part in
+threads (`beside`: shared with the loop and the process's other such threads, as threads share
+it), then its wait and its answer on the loop."""
 
 from __future__ import annotations
 
@@ -18,17 +23,29 @@ from collections.abc import Sequence
 
 from labtester.sizing.configuration import Accept, Configuration
 
+# Run.step's events beside a process's index: an arrival, a wait's end, and a phase in threads
+# beside process p's loop ending (_BESIDE - p).
+_ARRIVAL, _WAIT, _BESIDE = -1, -2, -3
+
 
 class _Process:
     """One server process: its requests computing (with their CPU left) and its own queue."""
 
-    __slots__ = ("busy", "computing", "queue", "virtual")
+    __slots__ = ("beside", "beside_virtual", "busy", "computing", "queue", "virtual")
 
     def __init__(self) -> None:
         self.busy = 0  # requests holding a slot
         self.computing: list[tuple[float, int]] = []  # preemptive: a heap by virtual finish
         self.virtual = 0.0  # preemptive: CPU each computing request received so far (all alike)
         self.queue: deque[int] = deque()  # requests that reached this process and wait for a slot
+        self.beside: list[tuple[float, int]] = []  # threads beside an event loop: a heap, as `computing`
+        self.beside_virtual = 0.0
+
+    def running(self, preemptive: bool) -> int:
+        """How many share the process's cores now: its threads, or its loop's one request at a
+        time and the threads beside it."""
+        on_loop = len(self.computing) if preemptive else min(1, len(self.computing))
+        return on_loop + len(self.beside)
 
 
 class Run:
@@ -45,6 +62,8 @@ class Run:
         self.wait: list[float] = []
         self.resume: list[float] = []  # CPU after the wait, to answer
         self.waited = [False] * len(times)
+        self.beside: list[float] = []  # CPU in threads beside the loop, after its loop CPU (or none)
+        self.handed = [False] * len(times)
         self.draws: Sequence[float] = ()
         self.latencies: list[float] = []
         self.answered: list[int] = []  # each request as it was answered, in the latencies' order
@@ -54,40 +73,57 @@ class Run:
         """To the next event (an arrival, a wait's end, a CPU phase's end), and handle it."""
         preemptive = self.config.preemptive
         speeds = _speeds(self.processes, self.cores, self.parallel, preemptive)
-        next_at, event = math.inf, -1
+        next_at, event = math.inf, _ARRIVAL
         if self.arrived < len(self.times):
             next_at = self.times[self.arrived]
         if self.waits and self.waits[0][0] < next_at:
-            next_at, event = self.waits[0][0], -2
-        for p, speed in speeds.items():
+            next_at, event = self.waits[0][0], _WAIT
+        for p, each in speeds.items():
             process = self.processes[p]
-            if preemptive:
-                left = process.computing[0][0] - process.virtual
-                speed /= len(process.computing)
-            else:
-                left = self.remaining[process.computing[0][1]]
-            at = self.now + max(0.0, left) / speed
-            if at < next_at:
-                next_at, event = at, p
-        elapsed = next_at - self.now
-        for p, speed in speeds.items():
-            process = self.processes[p]
-            if preemptive:
-                process.virtual += elapsed * speed / len(process.computing)
-            else:
-                self.remaining[process.computing[0][1]] -= elapsed * speed
+            if process.computing:
+                if preemptive:
+                    left = process.computing[0][0] - process.virtual
+                else:
+                    left = self.remaining[process.computing[0][1]]
+                at = self.now + max(0.0, left) / each
+                if at < next_at:
+                    next_at, event = at, p
+            if (
+                process.beside
+                and (at := self.now + max(0.0, process.beside[0][0] - process.beside_virtual) / each)
+                < next_at
+            ):
+                next_at, event = at, _BESIDE - p
+        self.advance(speeds, next_at - self.now)
         self.now = next_at
-        if event == -1:
+        if event == _ARRIVAL:
             self.arrive()
-        elif event == -2:
+        elif event == _WAIT:
             _, request, p = heapq.heappop(self.waits)
             self.waited[request] = True
-            if self.config.preemptive:
+            if preemptive:
                 self.finish(request, p)  # its answer's CPU was counted with the rest (model.py)
             else:
                 self.compute(request, p, self.resume[request])
+        elif event <= _BESIDE:
+            p = _BESIDE - event
+            _, request = heapq.heappop(self.processes[p].beside)
+            self.handed[request] = True
+            self.computed_request(request, p)
         else:
             self.computed(event)
+
+    def advance(self, speeds: dict[int, float], elapsed: float) -> None:
+        """Each computing request's CPU, `elapsed` seconds on: `speeds`, the cores each one gets."""
+        for p, each in speeds.items():
+            process = self.processes[p]
+            if process.computing:
+                if self.config.preemptive:
+                    process.virtual += elapsed * each
+                else:
+                    self.remaining[process.computing[0][1]] -= elapsed * each
+            if process.beside:
+                process.beside_virtual += elapsed * each
 
     def arrive(self) -> None:
         request = self.arrived
@@ -101,10 +137,9 @@ class Run:
             self.processes[chosen].queue.append(request)
 
     def start(self, request: int, p: int) -> None:
-        process = self.processes[p]
-        process.busy += 1
+        self.processes[p].busy += 1
         if self.cpu[request] <= 0:
-            heapq.heappush(self.waits, (self.now + self.wait[request], request, p))
+            self.computed_request(request, p)
         else:
             self.compute(request, p, self.cpu[request])
 
@@ -118,13 +153,20 @@ class Run:
             process.computing.append((0.0, request))
 
     def computed(self, p: int) -> None:
-        """A request's CPU phase is done: its wait begins, or it is done."""
+        """A request's CPU phase on its process's thread (or its loop) is done."""
         process = self.processes[p]
         if self.config.preemptive:
             _, request = heapq.heappop(process.computing)
         else:
             _, request = process.computing.pop(0)
-        if self.wait[request] > 0 and not self.waited[request]:
+        self.computed_request(request, p)
+
+    def computed_request(self, request: int, p: int) -> None:
+        """Its next phase: its CPU in threads beside the loop, its wait, or its end."""
+        process = self.processes[p]
+        if self.beside and self.beside[request] > 0 and not self.handed[request]:
+            heapq.heappush(process.beside, (process.beside_virtual + self.beside[request], request))
+        elif self.wait[request] > 0 and not self.waited[request]:
             heapq.heappush(self.waits, (self.now + self.wait[request], request, p))
         else:
             self.finish(request, p)
@@ -140,16 +182,14 @@ class Run:
 
 
 def _speeds(processes: list[_Process], cores: float, parallel: float, preemptive: bool) -> dict[int, float]:
-    """The cores each computing process gets: as many as it can use (one request uses at most one,
-    a process at most `parallel`), all scaled down alike when they ask for more than `cores`."""
-    demand = {
-        p: min(float(len(process.computing)) if preemptive else 1.0, parallel)
-        for p, process in enumerate(processes)
-        if process.computing
-    }
+    """The cores each request computing in a process gets, by process: the process gets as many
+    as it can use (one request uses at most one, a process at most `parallel`), all scaled down
+    alike when they ask for more than `cores`, and shares them evenly among its requests."""
+    running = {p: n for p, process in enumerate(processes) if (n := process.running(preemptive))}
+    demand = {p: min(float(n), parallel) for p, n in running.items()}
     asked = sum(demand.values())
     scale = min(1.0, cores / asked) if asked else 1.0
-    return {p: d * scale for p, d in demand.items()}
+    return {p: d * scale / running[p] for p, d in demand.items()}
 
 
 def _choose(processes: list[_Process], per_process: float, accept: Accept, draw: float) -> int | None:

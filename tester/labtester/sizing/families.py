@@ -41,6 +41,8 @@ class Rule:
     # Greenlets: a request runs until it yields on I/O, and a path that never does holds every other
     # request of its worker (their answers after a wait included) for its whole CPU.
     greenlets: bool = False
+    # An event loop: what its requests hand to threads runs beside it (Configuration.threads_beside).
+    threads_beside: bool = False
 
 
 RULES: dict[tuple[str, str], Rule] = {
@@ -49,8 +51,8 @@ RULES: dict[tuple[str, str], Rule] = {
     ("gunicorn", "gevent"): Rule(
         "per_worker", False, "LAB_WORKER_CONNECTIONS", None, CONNECTIONS, "connections", greenlets=True
     ),
-    ("uvicorn", "asgi"): Rule("per_worker", False, None, None),
-    ("granian", "asgi"): Rule("per_worker", False, None, None),
+    ("uvicorn", "asgi"): Rule("per_worker", False, None, None, threads_beside=True),
+    ("granian", "asgi"): Rule("per_worker", False, None, None, threads_beside=True),
     ("granian", "wsgi"): Rule("per_worker", True, "LAB_THREADS", None, THREADS, "threads"),
 }
 
@@ -68,7 +70,10 @@ class Family:
         return self.rule.choices if self.rule.knob else (self.rule.fixed,)
 
     def configuration(self, processes: int, per_process: int | None) -> Configuration:
-        return Configuration(self.name, processes, per_process, self.rule.accept, self.rule.preemptive)
+        rule = self.rule
+        return Configuration(
+            self.name, processes, per_process, rule.accept, rule.preemptive, rule.threads_beside
+        )
 
     def knobs(self, processes: int, per_process: int | None) -> dict[str, str]:
         knobs = {"LAB_WORKERS": str(processes)}

@@ -13,7 +13,10 @@ CPU work shares the pod's cores. Python runs on one thread per process (the GIL)
 uses at most `cores_per_process` cores (1, or more where its work releases the GIL, as measured).
 Threads share their process's core in turn (processor sharing: the GIL's switch interval is short
 against a request); greenlets and event loops never preempt, so a process runs one request's CPU
-to its end before the next (first come, first served).
+to its end before the next (first come, first served). What an event loop's request hands to
+threads (its executor calls, asgiref's and anyio's threads: the share of its CPU its Server-Timing
+says ran elsewhere) runs in those threads, beside the loop and sharing the core with it, not in
+the loop's turn (datasette's SQL, every Django sync view served as ASGI).
 
 The arrival sequence comes from a seed, so two configurations (and two rates) are compared on the
 same requests: the search's steps are smooth, not noise.
@@ -21,7 +24,6 @@ same requests: the search's steps are smooth, not noise.
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 from collections.abc import Sequence
@@ -31,6 +33,7 @@ from typing import Protocol
 
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.events import Run
+from labtester.sizing.quantiles import percentile, quantile
 
 SEED = 27
 REPLICATIONS = 5  # simulated runs behind a proof run's prediction
@@ -63,6 +66,9 @@ class RequestKind:
     cores_per_process: float = 1.0  # cores one process's CPU can use (> 1: work that releases the GIL)
     cpu_spread_s: tuple[float, ...] = ()  # the app's CPU per request, quantiles (under load)
     wait_spread_s: tuple[float, ...] = ()  # its wait, quantiles (alone, net of the run queue)
+    # Of the app's CPU, the share that ran off the request's own thread (handed to threads or
+    # other processes, Server-Timing's `lab-elsewhere`): beside an event loop, not on it.
+    elsewhere_share: float = 0.0
 
     @property
     def mean_cpu_s(self) -> float:
@@ -81,25 +87,19 @@ class RequestKind:
     def alone_s(self) -> float:
         return self.demand_s + self.mean_wait_s
 
-    def drawn(self, cpu_draw: float, wait_draw: float) -> tuple[float, float, float]:
-        """One request's CPU, its wait and its CPU after the wait, from draws in [0, 1): the server's
-        own CPU is the answer's (after the wait), or one with the app's where it waits nothing."""
-        cpu = _quantile(self.cpu_spread_s, cpu_draw) if self.cpu_spread_s else self.cpu_s
-        wait = _quantile(self.wait_spread_s, wait_draw) if self.wait_spread_s else self.wait_s
-        return (cpu, wait, self.overhead_s) if wait > 0 else (cpu + self.overhead_s, 0.0, 0.0)
-
-
-def _quantile(spread: tuple[float, ...], draw: float) -> float:
-    return spread[min(int(draw * len(spread)), len(spread) - 1)]
-
-
-def spread(values: Sequence[float], points: int = 40) -> tuple[float, ...]:
-    """`points` evenly spaced quantiles of the values (the midpoints of as many equal shares), so a
-    draw from them follows the values' distribution, tail included, in a few numbers."""
-    ordered = sorted(values)
-    if not ordered:
-        return ()
-    return tuple(percentile(ordered, 100 * (i + 0.5) / points) for i in range(points))
+    def drawn(self, cpu_draw: float, wait_draw: float) -> tuple[float, float, float, float]:
+        """One request's CPU on its own thread, its CPU elsewhere (`elsewhere_share` of the app's),
+        its wait and its CPU after the wait, from draws in [0, 1): the server's own CPU is the
+        answer's (after the wait), or one with the app's where it waits nothing."""
+        cpu = quantile(self.cpu_spread_s, cpu_draw) if self.cpu_spread_s else self.cpu_s
+        wait = quantile(self.wait_spread_s, wait_draw) if self.wait_spread_s else self.wait_s
+        elsewhere = cpu * self.elsewhere_share
+        own = cpu - elsewhere
+        return (
+            (own, elsewhere, wait, self.overhead_s)
+            if wait > 0
+            else (own + self.overhead_s, elsewhere, 0.0, 0.0)
+        )
 
 
 @dataclass(frozen=True)
@@ -122,16 +122,6 @@ class Simulated:
         """Requests over the time until the last one finished: the arrival rate where it kept up."""
         span = self.finished_s - self.from_s
         return len(self.latencies_s) / span if span > 0 else 0.0
-
-
-def percentile(ordered: Sequence[float], point: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default), of sorted values."""
-    if not ordered:
-        return math.nan
-    rank = (len(ordered) - 1) * point / 100
-    low = math.floor(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
 def mean_of(kinds: Sequence[RequestKind], value: str) -> float:
@@ -208,10 +198,16 @@ def simulate(
     run = Run(config, cores, mean_of(kinds, "cores_per_process"), times)
     costs = [kinds[k].drawn(cpu_draws[i], wait_draws[i]) for i, k in enumerate(kind_of)]
     # Threads answer within their share of the core: the answer's CPU is counted with the rest.
-    threads = config.preemptive
-    run.cpu = [cpu + resume if threads else cpu for cpu, _, resume in costs]
-    run.wait = [wait for _, wait, _ in costs]
-    run.resume = [0.0 if threads else resume for _, _, resume in costs]
+    # Work handed elsewhere is a phase of its own only beside an event loop: among threads it
+    # shares the core as the request's own thread does, and a greenlet's pool runs on its hub.
+    threads, beside = config.preemptive, config.threads_beside
+    run.cpu = [
+        own + resume + elsewhere if threads else own if beside else own + elsewhere
+        for own, elsewhere, _, resume in costs
+    ]
+    run.beside = [elsewhere for _, elsewhere, _, _ in costs] if beside else []
+    run.wait = [wait for _, _, wait, _ in costs]
+    run.resume = [0.0 if threads else resume for _, _, _, resume in costs]
     run.draws = worker_draws
     while len(run.latencies) < len(times):
         run.step()

@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from labtester.load import Sample
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import MOST_PREDICTED, KindCost, SizedSummary
-from labtester.sizing.model import BAND_DRAWS, FEWEST, Predicted, RequestKind, proof_run, spread
+from labtester.sizing.model import BAND_DRAWS, FEWEST, Predicted, RequestKind, proof_run
+from labtester.sizing.quantiles import spread
 
 
 def cpu_used(kinds: Sequence[KindCost], samples: Sequence[Sample]) -> dict[str, list[float]]:
@@ -119,6 +120,7 @@ def measured_kinds(
             k.cores_per_process,
             spread(used[k.name]) if len(used.get(k.name, ())) >= FEWEST else tuple(k.cpu_spread_s),
             tuple(k.wait_spread_s),
+            k.elsewhere_share,
         )
         for k in kinds
     ]
@@ -126,7 +128,12 @@ def measured_kinds(
 
 def configuration_of(summary: SizedSummary) -> Configuration:
     return Configuration(
-        summary.family, summary.processes, summary.threads, summary.accept, summary.preemptive
+        summary.family,
+        summary.processes,
+        summary.threads,
+        summary.accept,
+        summary.preemptive,
+        summary.threads_beside,
     )
 
 
