@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import resource
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, astuple, dataclass
 from types import TracebackType
 
@@ -74,6 +75,14 @@ class Sample:
 
     def as_row(self) -> tuple[object, ...]:
         return astuple(self)
+
+
+def elsewhere_share(samples: Sequence[Sample]) -> float:
+    """Of these requests' CPU, the share that ran off their own threads (`lab-elsewhere`: handed to
+    threads or other processes); 0 where none said it (a server from before it)."""
+    said = [(s.cpu_s, s.elsewhere_s) for s in samples if s.cpu_s is not None and s.elsewhere_s is not None]
+    cpu = sum(c for c, _ in said)
+    return min(1.0, sum(e for _, e in said) / cpu) if cpu > 0 else 0.0
 
 
 def raise_open_file_limit() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from labtester.results import Results, RunInfo, TargetResult
 from labtester.scenarios import SHAPES
+from labtester.scenarios.flow.advice import cost
 from labtester.scenarios.flow.analyse import FlowSummary, PathFlow, Prediction
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.scenarios.flow.cost import PathAccount
@@ -248,3 +249,19 @@ def test_where_the_cpu_was_not_accounted_for_the_answers_say_lower_bound_and_at_
         and "only 40 %" in recommendation.evidence
     )
     assert "Its CPU per request is a lower bound on gevent" in path.answer and "gevent 40 %" in path.evidence
+
+
+def test_a_path_that_runs_its_cpu_in_threads_says_so_with_the_share() -> None:
+    # Two configurations: 95 % and 99 % of the path's CPU ran in threads it handed work to (an ASGI
+    # app's executor); the answer takes their median. A path that ran it all on its own thread
+    # says nothing of it.
+    handed = {
+        "uvicorn": [flow("/a", 12, 1.2, slots=None).model_copy(update={"elsewhere_share": 0.95})],
+        "granian-asgi": [flow("/a", 14, 1.0, slots=None).model_copy(update={"elsewhere_share": 0.99})],
+    }
+    conclusion = conclude(results(handed))
+    assert conclusion.paths[0].elsewhere_share == pytest.approx(0.97)
+    said = "/a used 40 ms of CPU (97 % of it in threads it handed work to) and waited 120 ms"
+    assert cost(conclusion.paths[0]) == said
+    own = conclude(results({"uvicorn": [flow("/a", 12, 1.2, slots=None)]}))
+    assert cost(own.paths[0]) == "/a used 40 ms of CPU and waited 120 ms"

@@ -1,6 +1,6 @@
 """The Server-Timing header as the tester reads it: the lab's own entries (`lab-cpu`, `lab-app`,
-`lab-pid`, `lab-start`, `lab-queue`) in any order, among the app's own, which are never read as the lab's; a
-response without them is not measured (None), never zero."""
+`lab-pid`, `lab-start`, `lab-queue`, `lab-elsewhere`) in any order, among the app's own, which are
+never read as the lab's; a response without them is not measured (None), never zero."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ def test_the_labs_entries_in_seconds() -> None:
     assert timing.pid == 1234 and timing.started_at == pytest.approx(1764000000.123456)
     assert timing.queued_s is None  # a server that keeps no schedstat: not measured, never zero
     assert parse([f"{LAB}, lab-queue;dur=0.512"]).queued_s == pytest.approx(0.000512)
+    assert timing.elsewhere_s is None  # a server that did not say where its CPU ran
+    assert parse([f"{LAB}, lab-elsewhere;dur=9.876"]).elsewhere_s == pytest.approx(0.009876)
 
 
 def test_any_order_among_the_apps_own_entries_and_lines() -> None:

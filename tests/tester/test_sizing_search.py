@@ -5,10 +5,23 @@ from __future__ import annotations
 
 from functools import cache
 
+from labtester.proposal.plan import _caveats
 from labtester.sizing.document import MOST_PREDICTED, warmup_of
 from labtester.sizing.families import RULES, Family, families
 from labtester.sizing.model import RequestKind, proof_run
-from labtester.sizing.search import CHECKS, MIB, REFINEMENTS, Found, Memory, Pod, Search, candidates, search
+from labtester.sizing.search import (
+    CHECKS,
+    MIB,
+    REFINEMENTS,
+    Candidate,
+    Found,
+    Memory,
+    Pod,
+    Search,
+    Sized,
+    candidates,
+    search,
+)  # fmt: skip
 from labtester.targets import DEFAULT_VALUES
 
 # The shared note's mixed app: a CPU path, a waiting path, a path that does both.
@@ -147,3 +160,15 @@ def test_greenlets_with_a_path_that_never_yields_are_not_proposed_where_another_
     assert "gevent" in found.best_by_family  # still sized, and proved beside: the proof decides
     alone = search([gevent], kinds, MEMORY, POD, objective_s=0.5, duration_s=20)
     assert alone.proposed is not None  # where no other family is searched, it is proposed all the same
+
+
+def test_an_event_loops_caveat_names_only_paths_whose_cpu_runs_on_the_loop() -> None:
+    # 200 ms of CPU against a 1 s objective holds an event loop's other requests where it runs on
+    # the loop; where 98 % of it runs in threads (datasette's SQL, Django's sync views) it does not.
+    uvicorn = next(f for f in SEARCHED if f.name == "uvicorn")
+    sized = Sized(Candidate(uvicorn, 2, None, 0, 10.0), 4.0, 0.5)
+    light = RequestKind("/light", 1, 0.002, 0.0)
+    on_loop = [RequestKind("/report", 1, 0.2, 0.0), light]
+    in_threads = [RequestKind("/report", 1, 0.2, 0.0, elsewhere_share=0.98), light]
+    assert any("/report holds every other request" in c for c in _caveats(sized, on_loop, 1.0))
+    assert not any("holds every other request" in c for c in _caveats(sized, in_threads, 1.0))

@@ -65,3 +65,22 @@ def test_cpu_is_what_the_path_cost_in_the_familys_mix_where_it_ran_one() -> None
     assert measured.cpu_s and all(c == pytest.approx(0.03) for c in measured.cpu_s)
     # No mix ran (one path, an older document): the path's own flow.
     assert all(c == pytest.approx(0.02) for c in spread_of(records[:1], "/p", ["gthread"]).cpu_s)
+
+
+def test_the_share_of_cpu_elsewhere_is_the_familys_requests_on_the_path_and_none_unsaid() -> None:
+    # 40 ms a request, 30 of it in a thread, under the path's own flow and in the mix; another
+    # path's and another family's requests (all elsewhere) are not its; a server that did not say
+    # where its CPU ran (an older one) says nothing.
+    def handed(path: str, cpu_s: float, elsewhere_s: float | None) -> Sample:
+        return Sample(path, 0.0, 0.0, 0.1, 200, None, cpu_s=cpu_s, app_s=0.1, elsewhere_s=elsewhere_s)
+
+    alone = [served(0.02, 0.1, None)] * 6
+    mix = {
+        "type": "scenario", "scenario": "flow", "kind": "run", "target": "uvicorn", "mix": True,
+        "samples": encode([handed("/p", 0.04, 0.03)] * 10 + [handed("/q", 0.5, 0.5)] * 10),
+    }  # fmt: skip
+    other_family = flow("granian-asgi", [handed("/p", 0.04, 0.04)] * 10, alone)
+    records = [flow("uvicorn", [handed("/p", 0.04, 0.03)] * 10, alone), mix, other_family]
+    assert spread_of(records, "/p", ["uvicorn"]).elsewhere_share == pytest.approx(0.75)
+    unsaid = [flow("uvicorn", [handed("/p", 0.04, None)] * 10, alone)]
+    assert spread_of(unsaid, "/p", ["uvicorn"]).elsewhere_share == 0.0

@@ -44,7 +44,10 @@ class Planned:
 def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list[str]:
     c, family = sized.candidate, sized.candidate.family
     found = []
-    cpu_heavy = [k.name for k in kinds if k.cpu_s > 0.1 * objective_s]
+    # On an event loop, what a request ran in threads runs beside the loop (the model says so): only
+    # its CPU on the loop holds the others.
+    beside = family.rule.threads_beside
+    cpu_heavy = [k.name for k in kinds if k.cpu_s * (1 - k.elsewhere_share * beside) > 0.1 * objective_s]
     if not family.holds(kinds, objective_s):
         found.append(
             f"{c.label}: greenlets never preempt, so {', '.join(never_yielding(kinds, objective_s))} "

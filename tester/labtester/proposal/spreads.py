@@ -20,10 +20,10 @@ Read back from the raw log's flow records (the results document keeps medians on
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from labtester.load import Sample
+from labtester.load import Sample, elsewhere_share
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import late_cpu
@@ -86,10 +86,3 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
         spread([max(0.0, w) for w in waits]) if len(waits) >= FEWEST else (),
         elsewhere_share(measured),
     )
-
-
-def elsewhere_share(samples: Sequence[Sample]) -> float:
-    """Of these requests' CPU, the share that ran off their own threads; 0 where none said it."""
-    cpu = sum(s.cpu_s for s in samples if s.cpu_s is not None and s.elsewhere_s is not None)
-    elsewhere = sum(s.elsewhere_s for s in samples if s.cpu_s is not None and s.elsewhere_s is not None)
-    return min(1.0, elsewhere / cpu) if cpu > 0 else 0.0

@@ -24,18 +24,23 @@ def _s(seconds: float | None) -> str:
 
 
 SKEWED = 0.1  # a mean this far from the median is shown beside it: the rates follow the mean
+ELSEWHERE_NOTABLE = 0.1  # a share of a path's CPU run in threads worth saying (an event loop runs it beside)
 
 
 def cost(path: PathServed) -> str:
     """`/search used 38 ms of CPU and waited 120 ms`: one request alone, as the server measured it
-    (the median), with the mean beside it where a skewed spread puts it apart."""
+    (the median), with the mean beside it where a skewed spread puts it apart, and the share it ran
+    in threads where that is a tenth or more (an event loop runs it beside, not in turn)."""
     if path.cpu_s is None or path.wait_s is None:
         return f"{path.path} (its CPU unmeasured: no Server-Timing header)"
     used = milliseconds(path.cpu_s)
     mean = path.cpu_mean_s
     if mean is not None and path.cpu_s > 0 and abs(mean / path.cpu_s - 1) > SKEWED:
         used = f"{used} (median; mean {milliseconds(mean)}, which the rates follow)"
-    return f"{path.path} used {used} of CPU and waited {milliseconds(path.wait_s)}"
+    where = ""
+    if path.elsewhere_share >= ELSEWHERE_NOTABLE:
+        where = f" ({path.elsewhere_share * 100:.0f} % of it in threads it handed work to)"
+    return f"{path.path} used {used} of CPU{where} and waited {milliseconds(path.wait_s)}"
 
 
 def _agrees(served: Configuration) -> bool:

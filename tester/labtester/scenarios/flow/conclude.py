@@ -66,6 +66,7 @@ class PathServed(BaseModel):
     # follows the mean; a skewed spread's median is below it). None where unmeasured.
     cpu_mean_s: float | None = None
     wait_s: float | None  # what it waited alone: the app's time less its CPU (least over configurations)
+    elsewhere_share: float = 0.0  # of its CPU, the share it ran off its own thread (median of configurations)
     best_p99_s: float | None
     configurations: list[Configuration]  # by rate, highest first
     best: str | None  # the highest rate at an acceptable p99 on this path
@@ -149,6 +150,7 @@ def _path(path: str, pairs: list[tuple[TargetResult, PathFlow]], within: float) 
         cpu_s=statistics.median(cpu) if cpu else None,
         cpu_mean_s=statistics.fmean(cpu_mean) if cpu_mean else None,
         wait_s=min(wait) if wait else None,  # a busy machine only adds to a wait: the least is the path's
+        elsewhere_share=statistics.median(f.elsewhere_share for _, f in pairs) if pairs else 0.0,
         best_p99_s=best_p99,
         configurations=served,
         best=next((s.target for s in served if s.acceptable), None),
