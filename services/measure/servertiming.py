@@ -6,6 +6,7 @@
 `lab-cpu` (ms): the CPU the request used up to its response headers (measure.requestcpu);
 `lab-elsewhere` (ms): of `lab-cpu`, what ran off the request's own thread (in threads it handed
 work to or started, in other processes): on an event loop, the part that ran beside the loop;
+absent in a gevent worker, whose pools and threads are greenlets of its one thread;
 `lab-app` (ms): wall time from the app being called to its headers being sent; `lab-pid`: the
 process that served it; `lab-start`: server epoch seconds when the app was called; `lab-queue`
 (ms): of `lab-app`, the time the request's threads waited on a run queue for a core (a busy

@@ -99,7 +99,7 @@ class _Response:
 
     __slots__ = (
         *("account", "environ", "headers", "routes", "sent", "server_start"),
-        *("queued_at", "server_write", "started", "started_at", "status_line"),
+        *("queued_at", "server_write", "started", "started_at", "status_line", "threads_apart"),
     )
 
     def __init__(
@@ -109,10 +109,14 @@ class _Response:
         account: RequestAccount,
         routes: RouteLabels,
         started: float,
+        threads_apart: bool = True,
     ) -> None:
         self.environ, self.server_start, self.account, self.routes = environ, start_response, account, routes
         self.started_at = time.time()
         self.started = started
+        # Where a request's work in pools runs in threads of their own (not greenlets of the one
+        # thread, whose split between the request's and the pool's is no place): said apart.
+        self.threads_apart = threads_apart
         self.queued_at = run_queue_s()  # the request's thread (a gevent worker's one thread)
         self.status_line: str | None = None
         self.headers: Headers = []
@@ -149,7 +153,8 @@ class _Response:
         )
         queued = queued_since(self.queued_at)
         queued = None if queued is None else queued + self.account.queued_s
-        timing = timing_value(cpu_s, app_s, os.getpid(), self.started_at, queued, elsewhere_s)
+        elsewhere = elsewhere_s if self.threads_apart else None
+        timing = timing_value(cpu_s, app_s, os.getpid(), self.started_at, queued, elsewhere)
         self.sent = True
         self.server_write = self.server_start(
             self.status_line, with_timing(self.headers, HEADER, timing, ", ")
@@ -248,7 +253,8 @@ class WsgiCpuMiddleware:
         account = meter.begin()
         account.control = is_control(environ.get("PATH_INFO", ""))
         request = _Request(meter, account, ACCOUNT.set(account))
-        response = _Response(environ, start_response, account, self.routes, started)
+        threads_apart = not isinstance(meter, GreenletMeter)
+        response = _Response(environ, start_response, account, self.routes, started, threads_apart)
         request_started()
         file_wrapper = environ.get("wsgi.file_wrapper")
         result: Iterable[bytes] | None = None

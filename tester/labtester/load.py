@@ -77,12 +77,13 @@ class Sample:
         return astuple(self)
 
 
-def elsewhere_share(samples: Sequence[Sample]) -> float:
-    """Of these requests' CPU, the share that ran off their own threads (`lab-elsewhere`: handed to
-    threads or other processes); 0 where none said it (a server from before it)."""
+def elsewhere_share(samples: Sequence[Sample], late_s: float = 0.0) -> float | None:
+    """Of these requests' CPU (each with `late_s`, what was charged after its headers), the share
+    that ran off their own threads (`lab-elsewhere`: handed to threads or other processes); None
+    where none said it (a gevent worker's greenlets, a server from before it)."""
     said = [(s.cpu_s, s.elsewhere_s) for s in samples if s.cpu_s is not None and s.elsewhere_s is not None]
-    cpu = sum(c for c, _ in said)
-    return min(1.0, sum(e for _, e in said) / cpu) if cpu > 0 else 0.0
+    cpu = sum(c + late_s for c, _ in said)
+    return min(1.0, sum(e for _, e in said) / cpu) if cpu > 0 else None
 
 
 def raise_open_file_limit() -> None:

@@ -211,6 +211,8 @@ def test_the_apps_own_pool_and_threads_under_gevent(gevent_target: RunningTarget
     threads = burst([f"{gevent_target.url}/thread?ms={WORK_MS}"] * 2)
     for reply in (first, second, *threads):
         assert agrees(reply.timing.cpu_s, reply.body["cpu_s"]), (reply.timing, reply.body)
+        # Greenlets of the worker's one thread: no CPU ran elsewhere, and none is said to.
+        assert reply.timing.elsewhere_s is None, reply.timing
 
 
 def test_a_generator_bodys_later_chunks_are_charged_to_requests(wsgi_target: RunningTarget) -> None:

@@ -119,15 +119,36 @@ def test_an_event_loops_work_in_threads_runs_beside_it_not_after() -> None:
     assert latencies[False] == pytest.approx((0.1, 0.115))
 
 
-def test_an_event_loop_whose_requests_hand_nothing_over_is_modelled_as_before() -> None:
-    kinds = [RequestKind("/cpu", 1, 0.02, 0.0, overhead_s=0.001), RequestKind("/mixed", 2, 0.005, 0.03)]
-    runs = [
-        simulate(
-            kinds, Configuration("uvicorn", 2, None, "per_worker", False, threads_beside=beside), 2, 60, 1500
-        )
-        for beside in (True, False)
+def test_where_a_requests_cpu_ran_matters_only_beside_an_event_loop() -> None:
+    """Among threads, work handed to another thread shares the core as the request's own does, and
+    a greenlet's pool runs on its hub, in turn: the share changes nothing there, nor on an event
+    loop whose requests hand nothing over; beside a loop it shortens the tail."""
+    said = [
+        RequestKind("/cpu", 1, 0.02, 0.0, 0.001, elsewhere_share=0.9),
+        RequestKind("/mixed", 2, 0.005, 0.03),
     ]
-    assert runs[0] == runs[1]
+    unsaid = [RequestKind("/cpu", 1, 0.02, 0.0, 0.001), RequestKind("/mixed", 2, 0.005, 0.03)]
+    loop = Configuration("uvicorn", 2, None, "per_worker", False)
+    beside = Configuration("uvicorn", 2, None, "per_worker", False, threads_beside=True)
+    for config in (
+        Configuration("gthread", 2, 4, "per_worker", True),
+        Configuration("gevent", 2, 100, "per_worker", False),
+        loop,
+    ):
+        assert simulate(said, config, 2, 60, 1500) == simulate(unsaid, config, 2, 60, 1500), config
+    assert simulate(unsaid, beside, 2, 60, 1500) == simulate(unsaid, loop, 2, 60, 1500)
+    assert simulate(said, beside, 2, 60, 1500).p99_s < simulate(unsaid, beside, 2, 60, 1500).p99_s
+
+
+def test_after_its_work_in_threads_a_request_answers_on_the_loop_in_turn() -> None:
+    """50 ms in a thread and 10 ms of the server's own to answer, no wait, sent just before 100 ms
+    on the loop, one core: the thread's work ends beside the loop's at 99 ms, but its answer waits
+    for the loop's request to end (150 ms) and takes 10 ms more."""
+    handed = RequestKind("/handed", 1, 0.05, 0.0, overhead_s=0.01, elsewhere_share=1.0)
+    on_loop = RequestKind("/loop", 1, 0.1, 0.0)
+    config = Configuration("uvicorn", 1, None, "per_worker", False, threads_beside=True)
+    run = simulate([handed, on_loop], config, 1, 1, 2, arrivals=[0.0, 0.001], picked=[0, 1])
+    assert run.latencies_s == pytest.approx((0.149, 0.16))
 
 
 def test_work_in_threads_beside_a_loop_uses_the_cores_a_process_can_use() -> None:

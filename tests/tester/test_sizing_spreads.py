@@ -68,9 +68,10 @@ def test_cpu_is_what_the_path_cost_in_the_familys_mix_where_it_ran_one() -> None
 
 
 def test_the_share_of_cpu_elsewhere_is_the_familys_requests_on_the_path_and_none_unsaid() -> None:
-    # 40 ms a request, 30 of it in a thread, under the path's own flow and in the mix; another
-    # path's and another family's requests (all elsewhere) are not its; a server that did not say
-    # where its CPU ran (an older one) says nothing.
+    # 40 ms a request: 10 of it in a thread under the path's own flow, 30 in the mix: (10 x 10 +
+    # 10 x 30) / (20 x 40) = 0.5; another path's and another family's requests (all elsewhere) are
+    # not its; what the processes charged after the headers (20 ms a request: a streamed body, on
+    # the loop) is of its CPU; a server that did not say where its CPU ran says nothing.
     def handed(path: str, cpu_s: float, elsewhere_s: float | None) -> Sample:
         return Sample(path, 0.0, 0.0, 0.1, 200, None, cpu_s=cpu_s, app_s=0.1, elsewhere_s=elsewhere_s)
 
@@ -80,7 +81,10 @@ def test_the_share_of_cpu_elsewhere_is_the_familys_requests_on_the_path_and_none
         "samples": encode([handed("/p", 0.04, 0.03)] * 10 + [handed("/q", 0.5, 0.5)] * 10),
     }  # fmt: skip
     other_family = flow("granian-asgi", [handed("/p", 0.04, 0.04)] * 10, alone)
-    records = [flow("uvicorn", [handed("/p", 0.04, 0.03)] * 10, alone), mix, other_family]
-    assert spread_of(records, "/p", ["uvicorn"]).elsewhere_share == pytest.approx(0.75)
+    own = flow("uvicorn", [handed("/p", 0.04, 0.01)] * 10, alone)
+    records = [own, mix, other_family]
+    assert spread_of(records, "/p", ["uvicorn"]).elsewhere_share == pytest.approx(0.5)
+    streamed = {**own, "charged_cpu_s": 10 * 0.06}  # 20 ms more a request, after its headers
+    assert spread_of([streamed, mix], "/p", ["uvicorn"]).elsewhere_share == pytest.approx(0.4 / 1.2)
     unsaid = [flow("uvicorn", [handed("/p", 0.04, None)] * 10, alone)]
     assert spread_of(unsaid, "/p", ["uvicorn"]).elsewhere_share == 0.0

@@ -57,11 +57,11 @@ def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list
         )
     elif not family.rule.preemptive and cpu_heavy and len(kinds) > 1:
         runner = "greenlets never preempt" if family.rule.greenlets else "an event loop never preempts"
+        held = "its CPU on the loop (what it ran in threads runs beside it)" if beside else "its whole CPU"
         found.append(
-            f"{c.label}: {runner}, so "
-            f"{', '.join(cpu_heavy)} holds every other request of its worker for its whole CPU; the model "
-            "runs each worker's CPU first come, first served, which holds only if those paths yield "
-            "nowhere else."
+            f"{c.label}: {runner}, so {', '.join(cpu_heavy)} holds every other request of its worker for "
+            f"{held}; the model runs each worker's CPU first come, first served, which holds only if those "
+            "paths yield nowhere else."
         )
     if family.rule.accept == "per_worker" and c.processes > 1 and family.rule.preemptive:
         found.append(

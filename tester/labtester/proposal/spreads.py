@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from labtester.load import Sample, elsewhere_share
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import late_cpu
@@ -59,7 +58,7 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
     own = set(family_targets)
     cpu: list[float] = []
     mixed: list[float] = []
-    measured: list[Sample] = []  # the requests whose headers said both their CPU and where it ran
+    elsewhere = said_cpu = 0.0  # where requests said where their CPU ran: off their thread, of all
     for r in runs:
         if r.get("target") in own and not r.get("unloaded"):
             samples = decode(r["samples"])
@@ -69,9 +68,9 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
             cpu += [s.cpu_s + late for s in samples if s.ok and s.cpu_s is not None]
             in_mix = [s for m in mixes if m.get("target") == r["target"] for s in decode(m["samples"])]
             mixed += [s.cpu_s + late for s in in_mix if s.path == path and s.ok and s.cpu_s is not None]
-            measured += [
-                s for s in (*samples, *in_mix) if s.path == path and s.ok and s.elsewhere_s is not None
-            ]
+            said = [s for s in (*samples, *in_mix) if s.path == path and s.ok and s.elsewhere_s is not None]
+            elsewhere += sum(s.elsewhere_s or 0.0 for s in said)
+            said_cpu += sum((s.cpu_s or 0.0) + late for s in said)
     if len(mixed) >= FEWEST:
         cpu = mixed
     waits = [
@@ -84,5 +83,5 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
     return Spread(
         spread(cpu) if len(cpu) >= FEWEST else (),
         spread([max(0.0, w) for w in waits]) if len(waits) >= FEWEST else (),
-        elsewhere_share(measured),
+        min(1.0, elsewhere / said_cpu) if said_cpu > 0 else 0.0,
     )

@@ -62,7 +62,7 @@ class Run:
         self.wait: list[float] = []
         self.resume: list[float] = []  # CPU after the wait, to answer
         self.waited = [False] * len(times)
-        self.beside: list[float] = []  # CPU in threads beside the loop, after its loop CPU (or none)
+        self.beside = [0.0] * len(times)  # CPU in threads beside the loop, after its CPU on it
         self.handed = [False] * len(times)
         self.draws: Sequence[float] = ()
         self.latencies: list[float] = []
@@ -138,10 +138,12 @@ class Run:
 
     def start(self, request: int, p: int) -> None:
         self.processes[p].busy += 1
-        if self.cpu[request] <= 0:
+        if self.cpu[request] > 0:
+            self.compute(request, p, self.cpu[request])
+        elif self.beside[request] > 0:
             self.computed_request(request, p)
         else:
-            self.compute(request, p, self.cpu[request])
+            heapq.heappush(self.waits, (self.now + self.wait[request], request, p))
 
     def compute(self, request: int, p: int, cpu_s: float) -> None:
         """A CPU phase: shared with the process's other threads, or after every phase ahead of it."""
@@ -162,11 +164,12 @@ class Run:
         self.computed_request(request, p)
 
     def computed_request(self, request: int, p: int) -> None:
-        """Its next phase: its CPU in threads beside the loop, its wait, or its end."""
+        """Its next phase: its CPU in threads beside the loop, its wait (after its work in threads,
+        if none, its answer still needs the loop back: the waits hand it over), or its end."""
         process = self.processes[p]
-        if self.beside and self.beside[request] > 0 and not self.handed[request]:
+        if self.beside[request] > 0 and not self.handed[request]:
             heapq.heappush(process.beside, (process.beside_virtual + self.beside[request], request))
-        elif self.wait[request] > 0 and not self.waited[request]:
+        elif (self.wait[request] > 0 or self.handed[request]) and not self.waited[request]:
             heapq.heappush(self.waits, (self.now + self.wait[request], request, p))
         else:
             self.finish(request, p)

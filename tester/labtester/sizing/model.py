@@ -16,7 +16,10 @@ against a request); greenlets and event loops never preempt, so a process runs o
 to its end before the next (first come, first served). What an event loop's request hands to
 threads (its executor calls, asgiref's and anyio's threads: the share of its CPU its Server-Timing
 says ran elsewhere) runs in those threads, beside the loop and sharing the core with it, not in
-the loop's turn (datasette's SQL, every Django sync view served as ASGI).
+the loop's turn (datasette's SQL, every Django sync view served as ASGI); then the request answers
+on the loop, in its turn. Work a request ran in another process (a process pool's, which the app
+adds itself) is in that share too and is modelled the same way, on its process's cores: a
+pessimistic simplification, as that work has cores of its own.
 
 The arrival sequence comes from a seed, so two configurations (and two rates) are compared on the
 same requests: the search's steps are smooth, not noise.
@@ -87,19 +90,23 @@ class RequestKind:
     def alone_s(self) -> float:
         return self.demand_s + self.mean_wait_s
 
-    def drawn(self, cpu_draw: float, wait_draw: float) -> tuple[float, float, float, float]:
-        """One request's CPU on its own thread, its CPU elsewhere (`elsewhere_share` of the app's),
-        its wait and its CPU after the wait, from draws in [0, 1): the server's own CPU is the
-        answer's (after the wait), or one with the app's where it waits nothing."""
+    def phases(
+        self, cpu_draw: float, wait_draw: float, config: Configuration
+    ) -> tuple[float, float, float, float]:
+        """One request's phases in `config`, from draws in [0, 1): its CPU on its process's thread
+        (or loop), its CPU in threads beside an event loop, its wait, and its CPU after them (the
+        answer's). Threads answer within their share of the core: all their CPU is one phase. On a
+        loop or greenlets the server's own CPU is the answer's, after the wait and the work in
+        threads (with the app's, where there is neither); the work in threads is a phase of its own
+        only beside an event loop (a greenlet's pool runs on its hub, in its turn)."""
         cpu = quantile(self.cpu_spread_s, cpu_draw) if self.cpu_spread_s else self.cpu_s
         wait = quantile(self.wait_spread_s, wait_draw) if self.wait_spread_s else self.wait_s
-        elsewhere = cpu * self.elsewhere_share
-        own = cpu - elsewhere
-        return (
-            (own, elsewhere, wait, self.overhead_s)
-            if wait > 0
-            else (own + self.overhead_s, elsewhere, 0.0, 0.0)
-        )
+        if config.preemptive:
+            return cpu + self.overhead_s, 0.0, wait, 0.0
+        elsewhere = cpu * self.elsewhere_share if config.threads_beside else 0.0
+        if wait > 0 or elsewhere > 0:
+            return cpu - elsewhere, elsewhere, wait, self.overhead_s
+        return cpu + self.overhead_s, 0.0, 0.0, 0.0
 
 
 @dataclass(frozen=True)
@@ -196,18 +203,11 @@ def simulate(
     bounds = _cumulative([k.weight / total for k in kinds])
     kind_of = list(picked) if picked is not None else [_pick(bounds, d) for d in kind_draws[: len(times)]]
     run = Run(config, cores, mean_of(kinds, "cores_per_process"), times)
-    costs = [kinds[k].drawn(cpu_draws[i], wait_draws[i]) for i, k in enumerate(kind_of)]
-    # Threads answer within their share of the core: the answer's CPU is counted with the rest.
-    # Work handed elsewhere is a phase of its own only beside an event loop: among threads it
-    # shares the core as the request's own thread does, and a greenlet's pool runs on its hub.
-    threads, beside = config.preemptive, config.threads_beside
-    run.cpu = [
-        own + resume + elsewhere if threads else own if beside else own + elsewhere
-        for own, elsewhere, _, resume in costs
-    ]
-    run.beside = [elsewhere for _, elsewhere, _, _ in costs] if beside else []
+    costs = [kinds[k].phases(cpu_draws[i], wait_draws[i], config) for i, k in enumerate(kind_of)]
+    run.cpu = [cpu for cpu, _, _, _ in costs]
+    run.beside = [beside for _, beside, _, _ in costs]
     run.wait = [wait for _, _, wait, _ in costs]
-    run.resume = [0.0 if threads else resume for _, _, _, resume in costs]
+    run.resume = [resume for _, _, _, resume in costs]
     run.draws = worker_draws
     while len(run.latencies) < len(times):
         run.step()

@@ -164,7 +164,7 @@ class PathFlow(BaseModel):
     cpu_s: float | None = None  # CPU of one request alone (its header; median of the baseline): as shown
     cpu_mean_s: float | None = None  # the same, the baseline's mean: the demand a rate depends on
     wait_s: float | None = None  # what it waited alone: the app's time less its CPU (median)
-    elsewhere_share: float = 0.0  # of its requests' CPU, the share run off their own thread (lab-elsewhere)
+    elsewhere_share: float | None = None  # of its requests' CPU, the share run off their own thread
     account: PathAccount | None = None  # where the serving processes' CPU went (conservation)
     server_cpu_s: float | None = None  # the server's processes' CPU over the run (census), for sizing
 
@@ -284,7 +284,7 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
         loaded=not record.get("unloaded", False),
         account=account,
         server_cpu_s=server_cpu,
-        elsewhere_share=elsewhere_share([s for s in (*alone, *samples) if s.ok]),
+        elsewhere_share=elsewhere_share([s for s in (*alone, *samples) if s.ok], late),
         **alone_costs,
     )
 

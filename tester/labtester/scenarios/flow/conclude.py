@@ -145,12 +145,13 @@ def _path(path: str, pairs: list[tuple[TargetResult, PathFlow]], within: float) 
     cpu = [f.cpu_s for _, f in pairs if f.cpu_s is not None]
     cpu_mean = [f.cpu_mean_s for _, f in pairs if f.cpu_mean_s is not None]
     wait = [f.wait_s for _, f in pairs if f.wait_s is not None]
+    said = [f.elsewhere_share for _, f in pairs if f.elsewhere_share is not None]  # where it was said
     return PathServed(
         path=path,
         cpu_s=statistics.median(cpu) if cpu else None,
         cpu_mean_s=statistics.fmean(cpu_mean) if cpu_mean else None,
         wait_s=min(wait) if wait else None,  # a busy machine only adds to a wait: the least is the path's
-        elsewhere_share=statistics.median(f.elsewhere_share for _, f in pairs) if pairs else 0.0,
+        elsewhere_share=statistics.median(said) if said else 0.0,
         best_p99_s=best_p99,
         configurations=served,
         best=next((s.target for s in served if s.acceptable), None),
