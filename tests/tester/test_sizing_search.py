@@ -21,7 +21,7 @@ from labtester.sizing.search import (
     Sized,
     candidates,
     search,
-)  # fmt: skip
+)
 from labtester.targets import DEFAULT_VALUES
 
 # The shared note's mixed app: a CPU path, a waiting path, a path that does both.
