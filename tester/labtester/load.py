@@ -77,13 +77,20 @@ class Sample:
         return astuple(self)
 
 
-def elsewhere_share(samples: Sequence[Sample], late_s: float = 0.0) -> float | None:
-    """Of these requests' CPU (each with `late_s`, what was charged after its headers), the share
-    that ran off their own threads (`lab-elsewhere`: handed to threads or other processes); None
-    where none said it (a gevent worker's greenlets, a server from before it)."""
+def elsewhere_parts(samples: Sequence[Sample], late_s: float = 0.0) -> tuple[float, float]:
+    """Of the requests that said where their CPU ran (`lab-elsewhere`: not a gevent worker's
+    greenlets, nor a server from before it): the CPU they ran off their own threads (handed to
+    threads or other processes), and all their CPU, each with `late_s`, what was charged after its
+    headers."""
     said = [(s.cpu_s, s.elsewhere_s) for s in samples if s.cpu_s is not None and s.elsewhere_s is not None]
-    cpu = sum(c + late_s for c, _ in said)
-    return min(1.0, sum(e for _, e in said) / cpu) if cpu > 0 else None
+    return sum(e for _, e in said), sum(c + late_s for c, _ in said)
+
+
+def elsewhere_share(samples: Sequence[Sample], late_s: float = 0.0) -> float | None:
+    """Of these requests' CPU, the share that ran off their own threads (`elsewhere_parts`); None
+    where none said it."""
+    elsewhere, cpu = elsewhere_parts(samples, late_s)
+    return min(1.0, elsewhere / cpu) if cpu > 0 else None
 
 
 def raise_open_file_limit() -> None:

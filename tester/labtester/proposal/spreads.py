@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from labtester.load import elsewhere_parts
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import late_cpu
@@ -68,9 +69,10 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
             cpu += [s.cpu_s + late for s in samples if s.ok and s.cpu_s is not None]
             in_mix = [s for m in mixes if m.get("target") == r["target"] for s in decode(m["samples"])]
             mixed += [s.cpu_s + late for s in in_mix if s.path == path and s.ok and s.cpu_s is not None]
-            said = [s for s in (*samples, *in_mix) if s.path == path and s.ok and s.elsewhere_s is not None]
-            elsewhere += sum(s.elsewhere_s or 0.0 for s in said)
-            said_cpu += sum((s.cpu_s or 0.0) + late for s in said)
+            run_elsewhere, run_cpu = elsewhere_parts(
+                [s for s in (*samples, *in_mix) if s.path == path and s.ok], late
+            )
+            elsewhere, said_cpu = elsewhere + run_elsewhere, said_cpu + run_cpu
     if len(mixed) >= FEWEST:
         cpu = mixed
     waits = [
