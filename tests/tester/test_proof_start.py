@@ -8,16 +8,22 @@ from typing import Any, cast
 
 from labtester.proposal.plan import Planned
 from labtester.proposal.starting import started_together
-from labtester.sizing.document import PodSize, SizedSummary
+from labtester.sizing.document import Level, PodSize, SizedSummary
 from labtester.sizing.families import Family
 
 MB = 1 << 20
 
 
-def planned(memory_mb: int, needs_pod: bool = False) -> Planned:
-    """A planned configuration of this predicted memory; `needs_pod`: predicted only, never started."""
+def planned(memory_mb: int, needs_pod: bool = False, offered: bool = True) -> Planned:
+    """A planned configuration of this predicted memory; `needs_pod`: predicted only, never started;
+    not `offered`: no rate to offer it (no proposal's either), never started."""
     pod = PodSize(cores=8, memory_bytes=1 << 40, source="a bigger pod") if needs_pod else None
-    fields: dict[str, Any] = {"memory_bytes": memory_mb * MB, "needs_pod": pod}  # all it reads
+    levels = [Level(offered_per_s=4.0, predicted_per_s=4.0, predicted_p99_s=0.3)] if offered else []
+    fields: dict[str, Any] = {
+        "memory_bytes": memory_mb * MB,
+        "needs_pod": pod,
+        "levels": levels,
+    }  # all it reads
     summary = SizedSummary.model_construct(**fields)
     return Planned(summary, cast(Family, None))  # the family only defines how it starts
 
@@ -36,3 +42,8 @@ def test_one_configuration_beyond_the_share_starts_alone_and_the_plans_order_is_
 def test_a_configuration_only_predicted_takes_no_memory() -> None:
     a, needed, b = planned(100), planned(10**6, needs_pod=True), planned(100)
     assert started_together([a, needed, b], 250 * MB) == [[a, needed, b]]
+
+
+def test_a_configuration_with_no_rate_to_offer_takes_no_memory() -> None:
+    a, unoffered, b = planned(100), planned(10**6, offered=False), planned(100)
+    assert started_together([a, unoffered, b], 250 * MB) == [[a, unoffered, b]]

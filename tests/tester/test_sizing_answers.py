@@ -11,7 +11,7 @@ import yaml
 
 from labtester.proposal.values import proved_proposal, write_proposal
 from labtester.sizing.answers import answer, decided
-from labtester.sizing.document import Level, Objective, PodSize, SizedSummary, SizingConclusion
+from labtester.sizing.document import NO_RATE, Level, Objective, PodSize, SizedSummary, SizingConclusion
 
 POD = PodSize(cores=2, memory_bytes=1 << 30, source="CORES= and MEMORY=")
 
@@ -200,3 +200,26 @@ def test_a_departure_names_the_cpu_a_kind_used_beside_another_request_of_its_pro
     # Within the prediction, nothing to explain: not said.
     kept = level.model_copy(update={"measured_p99_s": 0.52})
     assert kept.departures() == []
+
+
+def test_a_configuration_no_rate_of_which_keeps_the_objective_is_proved_at_the_proposals_rates() -> None:
+    # The Django shop as ASGI (2026-11-27, objective p99 0.64 s): uvicorn's /report drew up to 0.70 s
+    # of CPU from its own flows, so no rate of its kept the objective in the model; its clause was
+    # empty and it was "proved at 0.0/s". Now it is offered the proposal's rates, and says why.
+    goal = Objective(p99_s=0.64, why="2x its slowest request alone")
+    granian = proved("proposed", "granian-asgi, 2 workers", (6.0, 6.0, 6.0, 0.38), (7.5, 7.3, 7.4, 0.70))
+    uvicorn = proved("fixed", "uvicorn, 2 workers", (6.0, 6.0, 5.9, 0.61), (7.5, 7.3, 7.2, 0.90))
+    uvicorn = uvicorn.model_copy(update={"sustainable_per_s": 0.0})
+    found = conclusion(proposed=granian, fixed=uvicorn, objective=goal)
+    text = headline(found)
+    assert text.startswith("Serve the app with granian-asgi, 2 workers")
+    assert (
+        f"the best of the fixed configurations, uvicorn, 2 workers, at the proposal's rate ({NO_RATE}), "
+        "measured 7.2/s at p99 0.90 s" in text
+    )
+    said = answer(decided(found)).evidence
+    assert f"uvicorn, 2 workers (fixed): {NO_RATE}; offered the proposal's rates, at 6.0/s predicted" in said
+    # Where there was not even a proposal's rate, it was not proved, and says so.
+    alone = uvicorn.model_copy(update={"levels": [], "error": f"{NO_RATE}, and there is no proposal"})
+    said = answer(decided(conclusion(proposed=granian, fixed=alone, objective=goal))).evidence
+    assert f"uvicorn, 2 workers (fixed): {NO_RATE}, and there is no proposal" in said

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from labtester.proposal.plan import _caveats
-from labtester.sizing.document import MOST_PREDICTED, warmup_of
+from labtester.proposal.plan import _caveats, _planned
+from labtester.sizing.document import MOST_PREDICTED, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import RULES, Family, families
 from labtester.sizing.model import RequestKind, proof_run
 from labtester.sizing.search import (
@@ -172,3 +172,31 @@ def test_an_event_loops_caveat_names_only_paths_whose_cpu_runs_on_the_loop() -> 
     in_threads = [RequestKind("/report", 1, 0.2, 0.0, elsewhere_share=0.98), light]
     assert any("/report holds every other request" in c for c in _caveats(sized, on_loop, 1.0))
     assert not any("holds every other request" in c for c in _caveats(sized, in_threads, 1.0))
+
+
+def test_a_family_no_rate_of_which_keeps_the_objective_is_offered_the_proposals_rates() -> None:
+    # Its slowest request alone takes longer than the objective (as uvicorn's /report drew up to
+    # 0.70 s of CPU from its flows on the Django shop, against p99 0.64 s): no rate is sustainable.
+    # It is proved at the proposal's rates, side by side, not "at 0.0/s" with nothing offered.
+    gthread, uvicorn = SEARCHED[1], SEARCHED[3]
+    kinds = {
+        "gthread": [RequestKind("/report", 1, 0.1, 0.0, 0.001)],
+        "uvicorn": [RequestKind("/report", 1, 0.5, 0.0)],
+    }
+    found = search([gthread, uvicorn], kinds, MEMORY, POD, objective_s=0.4, duration_s=20)
+    assert found.proposed is not None and found.proposed.candidate.family is gthread
+    assert found.best_by_family["uvicorn"].rate_per_s == 0
+    pod = PodSize(cores=POD.cores, memory_bytes=POD.memory_bytes, source="CORES=")
+    context = SizedSummary(
+        role="proposed", family="", server="", label="", processes=0, threads=None, env={}, memory_bytes=0,
+        sustainable_per_s=0.0, predicted_p99_s=0.0, pod=pod, objective=Objective(p99_s=0.4, why="P99="),
+    )  # fmt: skip
+    proposal, other = (p.summary for p in _planned(found, None, Search(kinds, POD, 0.4, 20), context))
+    assert (proposal.family, other.family, other.sustainable_per_s, other.error) == (
+        "gthread",
+        "uvicorn",
+        0,
+        None,
+    )
+    assert [lv.offered_per_s for lv in other.levels] == [lv.offered_per_s for lv in proposal.levels]
+    assert all(lv.predicted_p99_s > 0.4 for lv in other.levels)  # predicted to miss it there, as said

@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING
 from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
-from labtester.sizing.document import MOST_PREDICTED, PROOF_S, Level, PodSize, Role, SizedSummary, warmup_of
+from labtester.sizing.document import (
+    MOST_PREDICTED,
+    NO_RATE,
+    PROOF_S,
+    Level,
+    PodSize,
+    Role,
+    SizedSummary,
+    warmup_of,
+)
 from labtester.sizing.families import Family, families, never_yielding
 from labtester.sizing.model import BAND_DRAWS, RequestKind, ceiling_per_s, proof_run
 from labtester.sizing.search import (
@@ -99,8 +108,14 @@ def _levels(search_state: Search, candidate: Candidate, sustainable: float) -> l
 
 
 def _summary(role: Role, sized: Sized, state: Search, found: Found, context: SizedSummary) -> SizedSummary:
+    """A configuration's plan: its proof's levels at its sustainable rate; where no rate keeps the
+    objective in the model, at the proposal's (the same load, side by side: the proof decides), or
+    none, and not proved, where there is no proposal either."""
     c = sized.candidate
-    levels = [] if sized.rate_per_s <= 0 else _levels(state, c, sized.rate_per_s)
+    proposal = found.proposed.rate_per_s if found.proposed is not None else 0.0
+    rate = sized.rate_per_s if sized.rate_per_s > 0 else proposal
+    levels = [] if rate <= 0 else _levels(state, c, rate)
+    unproved = None if levels else f"{NO_RATE}, and there is no proposal's rate to prove it at"
     return context.model_copy(
         update={
             "role": role,
@@ -123,6 +138,7 @@ def _summary(role: Role, sized: Sized, state: Search, found: Found, context: Siz
             "caveats": context.caveats + _caveats(sized, state.kinds[c.family.name], state.objective_s),
             "search_cpu_s": found.cpu_s,
             "simulations": found.simulations,
+            "error": context.error or unproved,
         }
     )
 

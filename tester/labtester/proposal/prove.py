@@ -106,7 +106,7 @@ def prove(
     then offer to each in turn and stop it, recording everything. `requests`: the team's requests
     by name, sent as its traffic writes them."""
     for group in started_together(planned, memory_for_starting()):
-        local = [item for item in group if item.summary.needs_pod is None]
+        local = [item for item in group if item.summary.needs_pod is None and item.summary.levels]
         definitions = [
             item.family.definition(target_name(item.summary), item.summary.processes, item.summary.threads)
             for item in local
@@ -116,7 +116,11 @@ def prove(
             for item in group:
                 summary = item.summary
                 if callable(note):
-                    rate = f"{summary.sustainable_per_s:.1f}/s"
+                    rate = (
+                        f"{summary.sustainable_per_s:.1f}/s"
+                        if summary.sustainable_per_s > 0
+                        else "the proposal's rate"
+                    )
                     note(f"sizing: proving {summary.label} ({summary.role}) at {rate}")
                 target = running.get(target_name(summary), "")
                 _prove_one(target, summary, log, timeout_s, duration_s, requests or {})
@@ -132,7 +136,7 @@ def _prove_one(
 ) -> None:
     """Prove one started configuration, then stop it; `target`: why it did not start, if it did not."""
     name = target_name(summary)
-    if summary.needs_pod is not None:  # sized for a bigger pod than this machine: predicted only
+    if summary.needs_pod is not None or not summary.levels:  # a bigger pod; no rate to offer
         unproved(name, summary, log)
         return
     if isinstance(target, str):

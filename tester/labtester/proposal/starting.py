@@ -27,12 +27,13 @@ def memory_for_starting() -> int:
 def started_together(planned: Sequence[Planned], memory_bytes: int) -> list[list[Planned]]:
     """`planned` in order, cut into groups that start together: each as long as its configurations'
     predicted memory fits in `memory_bytes`, and at least one configuration (proved where it fits
-    the pod it was sized for, as before). A configuration predicted only (`needs_pod`) starts
-    nothing and takes no memory."""
+    the pod it was sized for, as before). A configuration predicted only (`needs_pod`), or with no
+    rate to offer it, starts nothing and takes no memory."""
     groups: list[list[Planned]] = []
     taken = 0
     for item in planned:
-        needs = 0 if item.summary.needs_pod is not None else item.summary.memory_bytes
+        started = item.summary.needs_pod is None and item.summary.levels  # else nothing to offer it
+        needs = item.summary.memory_bytes if started else 0
         if not groups or taken + needs > memory_bytes:
             groups.append([])
             taken = 0

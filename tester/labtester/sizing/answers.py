@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 
-from labtester.sizing.document import Level, SizedSummary, SizingConclusion
+from labtester.sizing.document import NO_RATE, Level, SizedSummary, SizingConclusion
 from labtester.views import Answer, Chart, Line
 
 
@@ -86,10 +86,8 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     if fixed is not None and fixed.label == chosen:
         text += "; the best of the fixed configurations is this one already"
     elif fixed is not None and fixed_level is not None and fixed_level.measured_per_s is not None:
-        text += (
-            f"; the best of the fixed configurations, {fixed.label}, sized the same way, "
-            f"{_measured(fixed_level)}"
-        )
+        sized = "sized the same way" if fixed.sustainable_per_s > 0 else f"at the proposal's rate ({NO_RATE})"
+        text += f"; the best of the fixed configurations, {fixed.label}, {sized}, {_measured(fixed_level)}"
     elif conclusion.fixed_best is not None:
         served = conclusion.fixed_best.flows_per_s
         text += f"; the best of the fixed configurations served {served:.1f}/s in the flows"
@@ -119,22 +117,26 @@ def _decided_by_proof(
     )
 
 
+def _proof(summary: SizedSummary) -> str:
+    """Each of its proof runs, predicted beside measured; or why there was none."""
+    if not summary.levels:
+        return summary.error or "not proved"
+    runs = ", ".join(
+        f"at {lv.offered_per_s:.1f}/s predicted {lv.predicted_per_s:.1f}/s "
+        f"p99 {lv.predicted_p99_s:.2f} s{_band(lv.p99_band_s)}{_from_warmup(lv)}, "
+        f"{_measured(lv)}" + (f" ({', '.join(lv.departures())})" if lv.departures() else "")
+        for lv in summary.levels
+    )
+    return runs if summary.sustainable_per_s > 0 else f"{NO_RATE}; offered the proposal's rates, {runs}"
+
+
 def answer(conclusion: SizingConclusion) -> Answer:
     proved = [
         s
         for s in [conclusion.proposed, *conclusion.families, conclusion.fixed, conclusion.needed]
         if s is not None
     ]
-    evidence = "; ".join(
-        f"{s.label} ({s.role}): "
-        + ", ".join(
-            f"at {lv.offered_per_s:.1f}/s predicted {lv.predicted_per_s:.1f}/s "
-            f"p99 {lv.predicted_p99_s:.2f} s{_band(lv.p99_band_s)}{_from_warmup(lv)}, "
-            f"{_measured(lv)}" + (f" ({', '.join(lv.departures())})" if lv.departures() else "")
-            for lv in s.levels
-        )
-        for s in proved
-    )
+    evidence = "; ".join(f"{s.label} ({s.role}): {_proof(s)}" for s in proved)
     costs = ", ".join(
         f"{k.name} {k.mean_cpu_s * 1000:.1f} ms CPU (mean) + {k.overhead_s * 1000:.1f} ms server's "
         f"+ {k.wait_s * 1000:.0f} ms wait"

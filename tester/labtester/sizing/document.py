@@ -24,6 +24,9 @@ MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as
 # the smallest configuration on the pod it would need (predicted, not proved).
 Role = Literal["proposed", "family", "fixed", "needed"]
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
+# A configuration whose predicted p99 misses the objective at every rate (its slowest requests'
+# CPU alone, as its family measured it, takes more): proved at the proposal's rates, side by side.
+NO_RATE = "no rate keeps the objective in the model"
 
 
 def warmup_of(duration_s: float) -> float:
