@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from labtester.proposal.values import proved_proposal, write_proposal
-from labtester.sizing.answers import answer, decided
+from labtester.sizing.answers import answer, decided, table
 from labtester.sizing.document import NO_RATE, Level, Objective, PodSize, SizedSummary, SizingConclusion
 
 POD = PodSize(cores=2, memory_bytes=1 << 30, source="CORES= and MEMORY=")
@@ -61,8 +61,13 @@ def test_the_proposal_against_the_best_fixed_configuration_measured_in_the_run()
     assert "predicted 118.0/s at p99 0.30 s, measured 114.0/s at p99 0.32 s" in text
     assert "the best of the fixed configurations, gunicorn gthread, 2 workers x 8 threads" in text
     assert "measured 70.0/s" in text
-    already = headline(conclusion(proposed=proposed, fixed=proposed))
-    assert "the best of the fixed configurations is this one already" in already
+    already = conclusion(proposed=proposed, fixed=proposed)
+    assert "the best of the fixed configurations is this one already" in headline(already)
+    # Named once in the evidence and the table, also as read back from results.json (two objects).
+    read_back = SizingConclusion.model_validate_json(already.model_dump_json())
+    assert read_back.each() == [proposed]
+    assert answer(decided(read_back)).evidence.count(proposed.label) == 1
+    assert table(read_back).row_count == len(proposed.levels) == 1
 
 
 def test_a_target_rate_is_served_by_the_smallest_configuration_that_does() -> None:
@@ -219,6 +224,10 @@ def test_a_configuration_no_rate_of_which_keeps_the_objective_is_proved_at_the_p
     )
     said = answer(decided(found)).evidence
     assert f"uvicorn, 2 workers (fixed): {NO_RATE}; offered the proposal's rates, at 6.0/s predicted" in said
+    # No proposal: nothing kept it at any rate, and the answer says so rather than end in a colon.
+    assert headline(conclusion(proposed=None, fixed=uvicorn, objective=goal)) == (
+        f"No configuration on 2 cores and 1 GiB meets p99 0.64 s: {NO_RATE}."
+    )
     # Where there was not even a proposal's rate, it was not proved, and says so.
     alone = uvicorn.model_copy(update={"levels": [], "error": f"{NO_RATE}, and there is no proposal"})
     said = answer(decided(conclusion(proposed=granian, fixed=alone, objective=goal))).evidence

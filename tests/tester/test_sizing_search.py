@@ -200,3 +200,11 @@ def test_a_family_no_rate_of_which_keeps_the_objective_is_offered_the_proposals_
     )
     assert [lv.offered_per_s for lv in other.levels] == [lv.offered_per_s for lv in proposal.levels]
     assert all(lv.predicted_p99_s > 0.4 for lv in other.levels)  # predicted to miss it there, as said
+
+
+def test_where_no_family_keeps_the_objective_at_any_rate_nothing_is_proposed() -> None:
+    slow = [RequestKind("/report", 1, 0.5, 0.0)]  # alone beyond the 0.4 s objective, everywhere
+    gthread, uvicorn = SEARCHED[1], SEARCHED[3]
+    kinds = {"gthread": slow, "uvicorn": slow}
+    found = search([gthread, uvicorn], kinds, MEMORY, POD, objective_s=0.4, duration_s=20)
+    assert found.proposed is None and {s.rate_per_s for s in found.best_by_family.values()} == {0}

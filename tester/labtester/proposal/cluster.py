@@ -47,7 +47,8 @@ def cluster_sizing(settings: LabSettings, run_dir: Path, log: RecordSink, progre
         return
     pod, resources = deployed_pod(installed)
     for item in sized(settings, run_dir, progress, values, pod, resources):
-        unproved(target_name(item.summary), item.summary.model_copy(update={"error": NOT_PROVED}), log)
+        why = NOT_PROVED if item.summary.levels else item.summary.error  # no rate to offer it anywhere
+        unproved(target_name(item.summary), item.summary.model_copy(update={"error": why}), log)
 
 
 def prove_deployed(

@@ -115,7 +115,7 @@ def prove(
             running: dict[str, RunningTarget | str] = {**started.failed, **{t.name: t for t in started}}
             for item in group:
                 summary = item.summary
-                if callable(note):
+                if callable(note) and item in local:  # the rest start nothing (_prove_one)
                     rate = (
                         f"{summary.sustainable_per_s:.1f}/s"
                         if summary.sustainable_per_s > 0

@@ -60,7 +60,8 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
             f"{needed.predicted_p99_s:.2f} s (not proved: this machine is not that pod)."
         )
     if proposed is None:
-        return f"No configuration on {pod} meets {goal}: {'; '.join(conclusion.caveats)}"
+        why = "; ".join(c.rstrip(".") for c in conclusion.caveats) or NO_RATE
+        return f"No configuration on {pod} meets {goal}: {why}."
     level = proposed.at_sustainable()
     serves = (
         f"{rate:g}/s with the smallest configuration that does, " if rate is not None else "the app with "
@@ -131,11 +132,7 @@ def _proof(summary: SizedSummary) -> str:
 
 
 def answer(conclusion: SizingConclusion) -> Answer:
-    proved = [
-        s
-        for s in [conclusion.proposed, *conclusion.families, conclusion.fixed, conclusion.needed]
-        if s is not None
-    ]
+    proved = conclusion.each()
     evidence = "; ".join(f"{s.label} ({s.role}): {_proof(s)}" for s in proved)
     costs = ", ".join(
         f"{k.name} {k.mean_cpu_s * 1000:.1f} ms CPU (mean) + {k.overhead_s * 1000:.1f} ms server's "
@@ -201,9 +198,7 @@ def table(conclusion: SizingConclusion) -> Table:
         "load avg",
     ):
         table.add_column(column, justify="left" if column in ("configuration", "role") else "right")
-    for s in [conclusion.proposed, *conclusion.families, conclusion.fixed, conclusion.needed]:
-        if s is None:
-            continue
+    for s in conclusion.each():
         for lv in s.levels:
             table.add_row(
                 s.label, s.role, _gib(s.memory_bytes), f"{lv.offered_per_s:.1f}", f"{lv.predicted_per_s:.1f}",

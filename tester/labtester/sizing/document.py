@@ -218,6 +218,12 @@ class SizingConclusion(BaseModel):
     # another's met it (the proof decides); None where nothing was proposed.
     chosen: str | None = None
 
+    def each(self) -> list[SizedSummary]:
+        """Every configuration it names, each once (the flows' pick is often the proposal or a
+        family's best itself), in order: the proposal, the families, the pick, the pod needed."""
+        named = [self.proposed, *self.families, self.fixed, self.needed]
+        return [s for i, s in enumerate(named) if s is not None and s not in named[:i]]  # as read back too
+
     def proved_best(self) -> tuple[SizedSummary, Level] | None:
         """Where the proposal's proof missed the objective at its predicted rate: the proof run of any
         configuration that met it (and served RATE=, if asked) at the highest measured rate."""
@@ -227,8 +233,7 @@ class SizingConclusion(BaseModel):
         rate = self.objective.rate_per_s
         held = [
             (summary, level)
-            for summary in [self.proposed, *self.families, self.fixed]
-            if summary is not None
+            for summary in self.each()
             for level in summary.levels
             if level.met(self.objective) and (rate is None or level.offered_per_s >= rate)
         ]

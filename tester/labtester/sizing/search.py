@@ -244,7 +244,9 @@ def search(
         sized = best_of_family(state, found[name], climb=name in holding or not holding)
         if sized is not None:
             best[name] = sized
-    pool = [s for name, s in best.items() if name in holding] or list(best.values())
+    # A family no rate of which keeps the objective is proved beside a proposal, never proposed.
+    rated = {name: s for name, s in best.items() if s.rate_per_s > 0}
+    pool = [s for name, s in rated.items() if name in holding] or list(rated.values())
     most = max((s.rate_per_s for s in pool), default=0.0)
     # Rates within BETTER of the most are one rate, as the model tells them apart: the least memory.
     near = [s for s in pool if s.rate_per_s * BETTER >= most]
