@@ -89,8 +89,12 @@ def elsewhere_parts(samples: Sequence[Sample], late_s: float = 0.0) -> tuple[flo
 def elsewhere_share(samples: Sequence[Sample], late_s: float = 0.0) -> float | None:
     """Of these requests' CPU, the share that ran off their own threads (`elsewhere_parts`); None
     where none said it."""
-    elsewhere, cpu = elsewhere_parts(samples, late_s)
-    return min(1.0, elsewhere / cpu) if cpu > 0 else None
+    return share_of(*elsewhere_parts(samples, late_s))
+
+
+def share_of(elsewhere_s: float, cpu_s: float) -> float | None:
+    """`elsewhere_s` of `cpu_s` (`elsewhere_parts`, summed over runs as they may be), at most all."""
+    return min(1.0, elsewhere_s / cpu_s) if cpu_s > 0 else None
 
 
 def raise_open_file_limit() -> None:

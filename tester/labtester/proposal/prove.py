@@ -106,7 +106,7 @@ def prove(
     then offer to each in turn and stop it, recording everything. `requests`: the team's requests
     by name, sent as its traffic writes them."""
     for group in started_together(planned, memory_for_starting()):
-        local = [item for item in group if item.summary.needs_pod is None and item.summary.levels]
+        local = [item for item in group if item.summary.runs_here]
         definitions = [
             item.family.definition(target_name(item.summary), item.summary.processes, item.summary.threads)
             for item in local
@@ -115,7 +115,7 @@ def prove(
             running: dict[str, RunningTarget | str] = {**started.failed, **{t.name: t for t in started}}
             for item in group:
                 summary = item.summary
-                if callable(note) and item in local:  # the rest start nothing (_prove_one)
+                if callable(note) and summary.runs_here:  # the rest start nothing (_prove_one)
                     rate = (
                         f"{summary.sustainable_per_s:.1f}/s"
                         if summary.sustainable_per_s > 0
@@ -136,7 +136,7 @@ def _prove_one(
 ) -> None:
     """Prove one started configuration, then stop it; `target`: why it did not start, if it did not."""
     name = target_name(summary)
-    if summary.needs_pod is not None or not summary.levels:  # a bigger pod; no rate to offer
+    if not summary.runs_here:  # a bigger pod, or no rate to offer it: predicted only
         unproved(name, summary, log)
         return
     if isinstance(target, str):

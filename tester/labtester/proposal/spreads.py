@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from labtester.load import elsewhere_parts
+from labtester.load import elsewhere_parts, share_of
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import late_cpu
@@ -85,5 +85,5 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
     return Spread(
         spread(cpu) if len(cpu) >= FEWEST else (),
         spread([max(0.0, w) for w in waits]) if len(waits) >= FEWEST else (),
-        min(1.0, elsewhere / said_cpu) if said_cpu > 0 else 0.0,
+        share_of(elsewhere, said_cpu) or 0.0,
     )

@@ -32,8 +32,7 @@ def started_together(planned: Sequence[Planned], memory_bytes: int) -> list[list
     groups: list[list[Planned]] = []
     taken = 0
     for item in planned:
-        started = item.summary.needs_pod is None and item.summary.levels  # else nothing to offer it
-        needs = item.summary.memory_bytes if started else 0
+        needs = item.summary.memory_bytes if item.summary.runs_here else 0
         if not groups or taken + needs > memory_bytes:
             groups.append([])
             taken = 0

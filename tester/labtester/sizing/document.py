@@ -192,6 +192,11 @@ class SizedSummary(BaseModel):
     def at_sustainable(self) -> Level | None:
         return max(self.levels, key=lambda level: level.offered_per_s, default=None)
 
+    @property
+    def runs_here(self) -> bool:
+        """Started and proved on this machine: sized for its pod, with a rate to offer it."""
+        return self.needs_pod is None and bool(self.levels)
+
 
 class FixedBest(BaseModel):
     """The best of the values' fixed configurations (the flows' recommendation) on the mix."""
