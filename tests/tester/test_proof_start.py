@@ -10,6 +10,7 @@ from labtester.proposal.plan import Planned
 from labtester.proposal.starting import started_together
 from labtester.sizing.document import Level, PodSize, SizedSummary
 from labtester.sizing.families import Family
+from labtester.sizing.search import Memory
 
 MB = 1 << 20
 
@@ -25,7 +26,7 @@ def planned(memory_mb: int, needs_pod: bool = False, offered: bool = True) -> Pl
         "levels": levels,
     }  # all it reads
     summary = SizedSummary.model_construct(**fields)
-    return Planned(summary, cast(Family, None))  # the family only defines how it starts
+    return Planned(summary, cast(Family, None), Memory(0, 0))  # the family only defines how it starts
 
 
 def test_configurations_start_together_while_the_memory_share_holds_them() -> None:

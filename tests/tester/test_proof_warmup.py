@@ -3,24 +3,31 @@ in the configuration proved, measured during the run, before the window it predi
 gunicorn sync server whose /cpu path burns 20 ms, proved on a plan that took it for 5 ms (the
 Flask shop's requests used 0.77 to 1.19 times the CPU the plan drew from the flows minutes before):
 the warm-up's prediction follows the CPU really used, on the cores the machine left the server
-meanwhile, and the window is judged against it."""
+meanwhile, and the window is judged against it. A proposal whose requests used other CPU than its
+plan drew is sized again on what they used (proposal/resize.py)."""
 
 from __future__ import annotations
 
 import math
 import os
+import statistics
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from labtester.launcher import RunningTarget
+from labtester.proposal.plan import Planned
 from labtester.proposal.prove import offer_levels
+from labtester.proposal.resize import resized
 from labtester.scenarios.common import decode
-from labtester.scenarios.sizing import SHAPE
+from labtester.scenarios.sizing import SHAPE, window_of
 from labtester.settings import LabSettings
 from labtester.sizing import window
 from labtester.sizing.document import KindCost, Level, Objective, PodSize, SizedSummary, warmup_of
+from labtester.sizing.families import families
+from labtester.sizing.search import Memory, Pod, search
+from labtester.targets import DEFAULT_VALUES
 from tests.services.apps import CONFIGURATIONS, serve_app
 
 SYNC = next(c for c in CONFIGURATIONS if c["name"] == "sync-1x")
@@ -65,13 +72,19 @@ def planned(cpu_s: float) -> SizedSummary:
     return summary.model_copy(update={"levels": [level], "predicted_p99_s": run.p99_s})
 
 
-def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(two_sync_workers: RunningTarget) -> None:
-    summary = planned(0.005)
+@pytest.fixture(scope="module")
+def a_quarter_planned(two_sync_workers: RunningTarget) -> Kept:
+    """One proof run of a plan that took the requests for a quarter of the CPU they use."""
     kept = Kept()
     times = (DURATION_S, 10.0)
     offer_levels(
-        "proved", two_sync_workers.url, summary, kept, times, {}, lambda: server_cpu(two_sync_workers)
+        "proved", two_sync_workers.url, planned(0.005), kept, times, {}, lambda: server_cpu(two_sync_workers)
     )
+    return kept
+
+
+def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(a_quarter_planned: Kept) -> None:
+    kept = a_quarter_planned
     (run,) = [r for r in kept.records if r.get("kind") == "run"]
     warmup = run["warmup"]
     assert run["warmup_s"] == pytest.approx(warmup_of(DURATION_S))
@@ -112,3 +125,31 @@ def test_a_second_level_adds_what_the_first_run_measured(two_sync_workers: Runni
     overhead = (first["server_cpu_s"] - sum(s.cpu_s or 0.0 for s in answered)) / len(answered)
     assert second["warmup"]["overhead_s"] == pytest.approx(max(0.0, overhead))
     assert 0 < second["warmup"]["overhead_s"] < 0.02  # the server's own: more than nothing, under the work
+
+
+def test_a_proposal_whose_requests_used_other_cpu_than_planned_is_sized_again_on_it(
+    a_quarter_planned: Kept,
+) -> None:
+    runs = [r for r in a_quarter_planned.records if r.get("kind") == "run"]
+    (sync,) = [f for f in families("wsgi", DEFAULT_VALUES)[0] if f.name == "sync"]
+    memory = Memory(0, 64 << 20)
+    first = planned(0.005)
+    again = resized(Planned(first, sync, memory), runs, DURATION_S)
+    assert again is not None and again.summary.role == "resized" and again.summary.levels
+    used = window.cpu_used(first.kinds, [s for s in window_of(runs[0])[1] if s.ok])[CPU]
+    # Sized on what the window's requests used: the ratio to the plan's, and the kind's CPU drawn from it.
+    assert again.summary.resized_on == pytest.approx(statistics.mean(used) / 0.005)
+    assert again.summary.resized_on > 2.5  # 20 ms burnt, 5 planned
+    (kind,) = again.summary.kinds
+    assert kind.mean_cpu_s == pytest.approx(statistics.mean(used), rel=0.1)
+    # Its family searched again: on four times the CPU it sustains less than on the plan's.
+    on_plan = search(
+        [sync], {"sync": window.measured_kinds(first.kinds, {})}, {"sync": memory},
+        Pod(2, 1 << 30), first.objective.p99_s, DURATION_S,
+    )  # fmt: skip
+    assert on_plan.proposed is not None
+    assert again.summary.sustainable_per_s < on_plan.proposed.rate_per_s / 2
+    # A plan on the CPU the requests used stands; only a proposal is sized again.
+    assert resized(Planned(planned(statistics.mean(used)), sync, memory), runs, DURATION_S) is None
+    family_best = first.model_copy(update={"role": "family"})
+    assert resized(Planned(family_best, sync, memory), runs, DURATION_S) is None

@@ -232,3 +232,41 @@ def test_a_configuration_no_rate_of_which_keeps_the_objective_is_proved_at_the_p
     alone = uvicorn.model_copy(update={"levels": [], "error": f"{NO_RATE}, and there is no proposal"})
     said = answer(decided(conclusion(proposed=granian, fixed=alone, objective=goal))).evidence
     assert f"uvicorn, 2 workers (fixed): {NO_RATE}, and there is no proposal" in said
+
+
+def test_a_proposal_sized_again_on_its_proofs_cpu_is_the_answer_where_that_proof_kept_the_objective(
+    tmp_path: Path,
+) -> None:
+    # datasette's (2026-11-27, objective p99 1.08 s): granian-asgi, 2 workers, proposed at 6.4/s on
+    # the flows' CPU, missed it (its requests used 1.34x that); uvicorn, 2 workers kept it at 4.2/s.
+    goal = Objective(p99_s=1.08, why="4x the mix's mean time alone")
+    label = "granian-asgi, 2 workers"
+    first = proved("proposed", label, (5.2, 5.1, 5.1, 1.84), (6.4, 6.3, 6.2, 1.66))
+    uvicorn = proved("family", "uvicorn, 2 workers", (3.4, 3.3, 3.2, 0.75), (4.2, 4.1, 4.1, 1.03))
+    again = proved("resized", label, (3.9, 3.9, 3.8, 0.70), (4.9, 4.8, 4.8, 1.10))
+    again = again.model_copy(update={"resized_on": 1.31})
+    found = conclusion(proposed=first, families=[uvicorn], resized=again, objective=goal)
+    text = headline(found)
+    assert text.startswith(f"Serve the app with {label}, on 2 cores and 1 GiB: sized again on the CPU")
+    assert "(1.31x what the flows gave), predicted 4.9/s at p99 0.30 s" in text
+    assert "measured 4.8/s at p99 1.10 s" in text
+    assert (
+        "first sized on the flows' CPU, predicted 6.4/s at p99 0.30 s, measured 6.2/s at p99 1.66 s" in text
+    )
+    assert decided(found).chosen == label and found.proved_best() == (again, again.levels[-1])
+    kept = proved_proposal(found)
+    assert kept is not None and (kept.role, kept.sustainable_per_s) == ("proposed", 4.9)
+    # Each is in the evidence and the table, the re-sizing after the proposal.
+    assert [s.role for s in found.each()] == ["proposed", "resized", "family"]
+    assert table(found).row_count == 6
+    # Its proof missed too: the proof decides among all, as without it.
+    missed = again.model_copy(
+        update={"levels": [again.levels[0], proved("resized", label, (4.9, 4.8, 4.8, 1.4)).levels[0]]}
+    )
+    found = conclusion(proposed=first, families=[uvicorn], resized=missed, objective=goal)
+    assert found.proved_best() == (uvicorn, uvicorn.levels[-1])
+    # The proposal's own proof kept it at a higher rate than the re-sizing's: the proposal stands.
+    held = proved("proposed", label, (5.2, 5.1, 5.1, 0.84), (6.4, 6.3, 6.2, 1.06))
+    found = conclusion(proposed=held, families=[uvicorn], resized=again, objective=goal)
+    assert found.proved_best() is None and decided(found).chosen == label
+    assert headline(found).startswith(f"Serve the app with {label}, on 2 cores and 1 GiB: predicted 6.4/s")

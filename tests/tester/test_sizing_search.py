@@ -191,7 +191,8 @@ def test_a_family_no_rate_of_which_keeps_the_objective_is_offered_the_proposals_
         role="proposed", family="", server="", label="", processes=0, threads=None, env={}, memory_bytes=0,
         sustainable_per_s=0.0, predicted_p99_s=0.0, pod=pod, objective=Objective(p99_s=0.4, why="P99="),
     )  # fmt: skip
-    proposal, other = (p.summary for p in _planned(found, None, Search(kinds, POD, 0.4, 20), context))
+    state = Search(kinds, POD, 0.4, 20)
+    proposal, other = (p.summary for p in _planned(found, None, state, context, MEMORY))
     assert (proposal.family, other.family, other.sustainable_per_s, other.error) == (
         "gthread",
         "uvicorn",

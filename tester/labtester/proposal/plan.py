@@ -4,6 +4,7 @@ its predicted rate and p99 at the rates the proof will offer, and the caveats th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,7 @@ MANY_THREADS = 16  # beyond this many threads per process, CPU-bound threads con
 class Planned:
     summary: SizedSummary
     family: Family
+    memory: Memory  # what the family's configurations hold: to size it again (resize.py)
 
 
 def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list[str]:
@@ -107,7 +109,7 @@ def _levels(search_state: Search, candidate: Candidate, sustainable: float) -> l
     return levels
 
 
-def _summary(role: Role, sized: Sized, state: Search, found: Found, context: SizedSummary) -> SizedSummary:
+def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: SizedSummary) -> SizedSummary:
     """A configuration's plan: its proof's levels at its sustainable rate; where no rate keeps the
     objective in the model, at the proposal's (the same load, side by side: the proof decides), or
     none, and not proved, where there is no proposal either."""
@@ -184,29 +186,32 @@ def plan(
     )  # fmt: skip
     picked = conclusion.recommendation.target if conclusion.recommendation else None
     fixed = _fixed(results, picked, searched, memory, state)
-    return _needed(found, state, context) + _planned(found, fixed, state, context)
+    return _needed(found, state, context, memory) + _planned(found, fixed, state, context, memory)
 
 
-def _needed(found: Found, state: Search, context: SizedSummary) -> list[Planned]:
+def _needed(found: Found, state: Search, context: SizedSummary, memory: dict[str, Memory]) -> list[Planned]:
     """Where nothing in the pod serves the target rate: the smallest configuration on the pod it
     would need, predicted on that pod and not proved here (this machine is not that pod)."""
     if found.needed is None or found.needed_pod is None:
         return []
     pod = found.needed_pod
     bigger = Search(state.kinds, pod, state.objective_s, state.duration_s)
-    summary = _summary("needed", found.needed, bigger, found, context)
+    summary = summary_of("needed", found.needed, bigger, found, context)
     needs = context.pod.model_copy(update={"cores": pod.cores, "memory_bytes": pod.memory_bytes})
     why = f"sized for a pod of {pod.cores:g} cores, not proved on this one"
-    return [
-        Planned(summary.model_copy(update={"needs_pod": needs, "error": why}), found.needed.candidate.family)
-    ]
+    family = found.needed.candidate.family
+    needed = summary.model_copy(update={"needs_pod": needs, "error": why})
+    return [Planned(needed, family, memory[family.name])]
 
 
-def _planned(found: Found, fixed: Sized | None, state: Search, context: SizedSummary) -> list[Planned]:
+def _planned(
+    found: Found, fixed: Sized | None, state: Search, context: SizedSummary, memory: dict[str, Memory]
+) -> list[Planned]:
     """The proposal, the other families' best, then the flows' pick unless it is one of those."""
 
     def planned_as(role: Role, sized: Sized) -> Planned:
-        return Planned(_summary(role, sized, state, found, context), sized.candidate.family)
+        family = sized.candidate.family
+        return Planned(summary_of(role, sized, state, found, context), family, memory[family.name])
 
     planned = []
     if found.proposed is not None:
@@ -219,7 +224,8 @@ def _planned(found: Found, fixed: Sized | None, state: Search, context: SizedSum
         return planned
     if any(p.summary.label == fixed.candidate.label for p in planned):  # said in each plan, not proved twice
         label = fixed.candidate.label
-        return [Planned(p.summary.model_copy(update={"fixed_label": label}), p.family) for p in planned]
+        named = [p.summary.model_copy(update={"fixed_label": label}) for p in planned]
+        return [dataclasses.replace(p, summary=summary) for p, summary in zip(planned, named, strict=True)]
     return [*planned, planned_as("fixed", fixed)]
 
 

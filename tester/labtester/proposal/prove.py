@@ -40,9 +40,12 @@ MOST_OUTSTANDING = 500
 
 
 def target_name(summary: SizedSummary) -> str:
-    return {"proposed": "sized-proposed", "family": f"sized-{summary.family}", "needed": "sized-needed"}.get(
-        summary.role, f"sized-fixed-{summary.family}"
-    )
+    return {
+        "proposed": "sized-proposed",
+        "resized": "sized-resized",
+        "family": f"sized-{summary.family}",
+        "needed": "sized-needed",
+    }.get(summary.role, f"sized-fixed-{summary.family}")
 
 
 async def offer(

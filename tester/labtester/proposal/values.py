@@ -46,8 +46,10 @@ def proposal_values(
 
 
 def proved_proposal(conclusion: SizingConclusion) -> SizedSummary | None:
-    """Where the proposal's proof missed the objective and another proof run kept it: that run's
-    configuration, at the rate it was proved at (its prediction there), to propose instead."""
+    """Where the answer names another configuration than the proposal as first sized (its
+    re-sizing on the CPU its proof measured, or the proof run that kept the objective where the
+    proposal's missed it): that configuration, at the rate it was proved at (its prediction
+    there), to propose instead."""
     best = conclusion.proved_best()
     if best is None:
         return None

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from rich.table import Table
 
 from labtester.info import TargetInfo
+from labtester.load import Sample
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.scenarios.common import decode
@@ -106,6 +107,7 @@ def conclusion_of(proved: list[SizedSummary]) -> SizingConclusion | None:
         fixed=next((s for s in proved if s.role == "fixed"), None)
         or next((s for s in proved if s.label == first.fixed_label), None),
         needed=next((s for s in proved if s.role == "needed"), None),
+        resized=next((s for s in proved if s.role == "resized"), None),
         caveats=list(dict.fromkeys(c for s in proved for c in s.caveats)),  # each once, in order
         search_cpu_s=first.search_cpu_s,
         simulations=first.simulations,
@@ -114,12 +116,19 @@ def conclusion_of(proved: list[SizedSummary]) -> SizingConclusion | None:
     return answers.decided(conclusion)
 
 
+def window_of(run: Record) -> tuple[list[Sample], list[Sample]]:
+    """A proof run's requests: all of them, and its window's (sent after its warm-up; a run
+    recorded without one: all)."""
+    everything = decode(run["samples"])
+    warmup_s = float(run.get("warmup_s", 0.0))
+    return everything, [s for s in everything if s.scheduled_s >= warmup_s]
+
+
 def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
     """The run's window measured (its sends after the warm-up; a run recorded without one: all),
     beside the prediction the run made from its warm-up and the model on what the window used."""
     warmup_s = float(run.get("warmup_s", 0.0))
-    everything = decode(run["samples"])
-    samples = [s for s in everything if s.scheduled_s >= warmup_s]
+    everything, samples = window_of(run)
     done = [s for s in samples if s.ok]
     wall = run["wall_s"] - warmup_s
     p99 = (

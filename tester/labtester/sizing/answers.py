@@ -66,7 +66,10 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     serves = (
         f"{rate:g}/s with the smallest configuration that does, " if rate is not None else "the app with "
     )
-    if best is not None:
+    if best is not None and best[0].role == "resized":
+        text = _resized(serves, pod, proposed, best[0])
+        chosen = best[0].label
+    elif best is not None:
         text = _decided_by_proof(serves, pod, goal, proposed, *best)
         chosen = best[0].label
     else:
@@ -93,6 +96,22 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
         served = conclusion.fixed_best.flows_per_s
         text += f"; the best of the fixed configurations served {served:.1f}/s in the flows"
     return text + "."
+
+
+def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummary) -> str:
+    """The answer where the proposal was sized again on the CPU its proof's requests used, and
+    that configuration's own proof kept the objective."""
+    level, first = resized.at_sustainable(), proposed.at_sustainable()
+    departs = level.departures() if level else []
+    again = f" ({', '.join(departs)})" if departs else ""
+    first_as = "" if proposed.label == resized.label else f" as {proposed.label}"
+    return (
+        f"Serve {serves}{resized.label}, on {pod}: sized again on the CPU its requests used in the "
+        f"proposal's proof ({resized.resized_on or 0:.2f}x what the flows gave), predicted "
+        f"{resized.sustainable_per_s:.1f}/s at p99 {resized.predicted_p99_s:.2f} s{_from_warmup(level)}, "
+        f"{_measured(level)}{again}; first sized on the flows' CPU{first_as}, predicted "
+        f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, {_measured(first)}"
+    )
 
 
 def _decided_by_proof(
@@ -156,7 +175,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
 def _chart(proved: list[SizedSummary]) -> Chart | None:
     lines = [
         Line(
-            label=s.family if s.role != "fixed" else f"{s.family} (fixed)",
+            label=s.family if s.role not in ("fixed", "resized") else f"{s.family} ({s.role})",
             x=[lv.offered_per_s for lv in sorted(s.levels, key=lambda lv: lv.offered_per_s)],
             y=[lv.measured_per_s for lv in sorted(s.levels, key=lambda lv: lv.offered_per_s)],
             reference=[lv.predicted_per_s for lv in sorted(s.levels, key=lambda lv: lv.offered_per_s)],

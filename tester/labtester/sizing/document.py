@@ -21,8 +21,10 @@ WARMUP_SHARE = 0.2
 MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
 
 # The proposal, another family's best, the lab's pick; and where nothing in the pod serves RATE=,
-# the smallest configuration on the pod it would need (predicted, not proved).
-Role = Literal["proposed", "family", "fixed", "needed"]
+# the smallest configuration on the pod it would need (predicted, not proved). Where the proposal's
+# requests used more or less CPU in its proof than the flows gave, its family searched again on what
+# they used there and proved (`resized`): the CPU at the rate it serves, not the flows' 50 users.
+Role = Literal["proposed", "family", "fixed", "needed", "resized"]
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
 # A configuration whose predicted p99 misses the objective at every rate (its slowest requests'
 # CPU alone, as its family measured it, takes more): proved at the proposal's rates, side by side.
@@ -188,6 +190,8 @@ class SizedSummary(BaseModel):
     error: str | None = None  # why it was not proved (it did not start)
     fixed_label: str | None = None  # the flows' pick, where it is this run's proposal or a family's best
     needs_pod: PodSize | None = None  # role "needed": the pod that serves the target rate
+    # Role "resized": the CPU the proposal's proof requests used over what its plan drew for them.
+    resized_on: float | None = None
 
     def at_sustainable(self) -> Level | None:
         return max(self.levels, key=lambda level: level.offered_per_s, default=None)
@@ -215,31 +219,53 @@ class SizingConclusion(BaseModel):
     fixed: SizedSummary | None = None  # the lab's recommended fixed configuration, proved the same way
     fixed_best: FixedBest | None = None
     needed: SizedSummary | None = None  # RATE= beyond the pod: the smallest on the pod it would need
+    resized: SizedSummary | None = None  # the proposal's family sized again on its proof's CPU
     caveats: list[str] = []
     search_cpu_s: float = 0.0
     simulations: int = 0
     headline: str  # the answer, first: "Serve X with ..."
-    # The configuration the answer names: the proposal, unless its proof missed the objective where
-    # another's met it (the proof decides); None where nothing was proposed.
+    # The configuration the answer names: the proposal, unless it was re-sized on its proof's CPU
+    # and that proof met the objective, or its proof missed the objective where another's met it
+    # (the proof decides); None where nothing was proposed.
     chosen: str | None = None
 
     def each(self) -> list[SizedSummary]:
         """Every configuration it names, each once (the flows' pick is often the proposal or a
-        family's best itself), in order: the proposal, the families, the pick, the pod needed."""
-        named = [self.proposed, *self.families, self.fixed, self.needed]
+        family's best itself), in order: the proposal, its re-sizing, the families, the pick, the
+        pod needed."""
+        named = [self.proposed, self.resized, *self.families, self.fixed, self.needed]
         return [s for i, s in enumerate(named) if s is not None and s not in named[:i]]  # as read back too
 
     def proved_best(self) -> tuple[SizedSummary, Level] | None:
-        """Where the proposal's proof missed the objective at its predicted rate: the proof run of any
-        configuration that met it (and served RATE=, if asked) at the highest measured rate."""
+        """What the answer names instead of the proposal as first sized: its re-sizing, where that
+        met the objective at its sustainable rate (sized on the CPU the proposal's requests really
+        used); else, where the proposal's proof missed the objective at its predicted rate, the
+        proof run of any configuration that met it (and served RATE=, if asked) at the highest
+        measured rate."""
+        rate = self.objective.rate_per_s
         proposed = self.proposed.at_sustainable() if self.proposed else None
+        if (kept := self._resized_kept(proposed)) is not None:
+            return kept
         if proposed is None or proposed.measured_per_s is None or proposed.met(self.objective):
             return None
-        rate = self.objective.rate_per_s
         held = [
             (summary, level)
             for summary in self.each()
             for level in summary.levels
             if level.met(self.objective) and (rate is None or level.offered_per_s >= rate)
         ]
-        return max(held, key=lambda held: held[1].measured_per_s or 0.0, default=None)
+        return max(held, key=lambda held: _served(held[1]), default=None)
+
+    def _resized_kept(self, proposed: Level | None) -> tuple[SizedSummary, Level] | None:
+        """The re-sizing, where its proof met the objective at its sustainable rate, and served no
+        less than the proposal's proof where that kept the objective too."""
+        resized = self.resized.at_sustainable() if self.resized else None
+        if self.resized is None or resized is None or not resized.met(self.objective):
+            return None
+        if proposed is not None and proposed.met(self.objective) and _served(resized) < _served(proposed):
+            return None
+        return self.resized, resized
+
+
+def _served(level: Level) -> float:
+    return level.measured_per_s or 0.0
