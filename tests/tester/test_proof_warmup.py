@@ -134,7 +134,7 @@ def test_a_proposal_whose_requests_used_other_cpu_than_planned_is_sized_again_on
     (sync,) = [f for f in families("wsgi", DEFAULT_VALUES)[0] if f.name == "sync"]
     memory = Memory(0, 64 << 20)
     first = planned(0.005)
-    again = resized(Planned(first, sync, memory), runs, DURATION_S)
+    again = resized(Planned(first, sync, memory), runs, DURATION_S, kept=False)
     assert again is not None and again.summary.role == "resized" and again.summary.levels
     used = window.cpu_used(first.kinds, [s for s in window_of(runs[0])[1] if s.ok])[CPU]
     # Sized on what the window's requests used: the ratio to the plan's, and the kind's CPU drawn from it.
@@ -150,6 +150,11 @@ def test_a_proposal_whose_requests_used_other_cpu_than_planned_is_sized_again_on
     assert on_plan.proposed is not None
     assert again.summary.sustainable_per_s < on_plan.proposed.rate_per_s / 2
     # A plan on the CPU the requests used stands; only a proposal is sized again.
-    assert resized(Planned(planned(statistics.mean(used)), sync, memory), runs, DURATION_S) is None
+    assert resized(Planned(planned(statistics.mean(used)), sync, memory), runs, DURATION_S, False) is None
     family_best = first.model_copy(update={"role": "family"})
-    assert resized(Planned(family_best, sync, memory), runs, DURATION_S) is None
+    assert resized(Planned(family_best, sync, memory), runs, DURATION_S, False) is None
+    # Nor one whose proof kept the objective on more CPU than drawn: sized on it, it would offer less.
+    assert resized(Planned(first, sync, memory), runs, DURATION_S, kept=True) is None
+    # On less CPU than drawn it would offer more: sized again, kept or not.
+    generous = planned(4 * statistics.mean(used))
+    assert resized(Planned(generous, sync, memory), runs, DURATION_S, kept=True) is not None

@@ -14,7 +14,7 @@ from labtester.proposal.plan import Planned, plan
 from labtester.proposal.prove import prove, target_name
 from labtester.proposal.resize import resized
 from labtester.proposal.values import proved_proposal, write_proposal
-from labtester.rawlog import Record, RecordSink, read_raw
+from labtester.rawlog import RecordSink, read_raw
 from labtester.scenarios.sizing import SHAPE, conclusion_of, proved_of
 from labtester.sizing.document import PodSize
 from labtester.traffic import Outgoing
@@ -47,24 +47,25 @@ def size_and_prove(
     timeout_s = proof_timeout_s(settings, planned[0].summary.objective.p99_s)
     requests = team_requests(settings)
     prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note, requests)
-    again = resized(planned[0], _runs_of(run_dir, target_name(planned[0].summary)), duration_s)
+    again = _resized(settings, run_dir, planned[0], duration_s)
     if again is not None:
         progress.note(
-            f"sizing: {planned[0].summary.label}'s requests used {again.summary.resized_on:.2f}x the CPU "
-            f"its plan drew for them; sized again on it: {again.summary.label}, predicted "
+            f"sizing: the proposal's requests used {again.summary.resized_on:.2f}x the CPU its plan drew "
+            f"for them; sized again on it: {again.summary.label}, predicted "
             f"{again.summary.sustainable_per_s:.1f}/s"
         )
         prove([again], log, extra_env, logs, timeout_s, duration_s, progress.note, requests)
     decided_by_proof(settings, run_dir, progress, planned[0].family.interface)
 
 
-def _runs_of(run_dir: Path, target: str) -> list[Record]:
-    """A proved configuration's proof runs, as recorded."""
-    return [
-        r
-        for r in read_raw(run_dir)
-        if r.get("type") == "scenario" and r.get("target") == target and r.get("kind") == "run"
-    ]
+def _resized(settings: LabSettings, run_dir: Path, planned: Planned, duration_s: float) -> Planned | None:
+    """The proposal sized again on its proof's CPU (resize.py), from its records as proved."""
+    target = target_name(planned.summary)
+    own = [r for r in read_raw(run_dir) if r.get("type") == "scenario" and r.get("target") == target]
+    proved = proved_of(own, settings)
+    level = proved[0].at_sustainable() if proved else None
+    kept = level is not None and level.met(planned.summary.objective)
+    return resized(planned, [r for r in own if r.get("kind") == "run"], duration_s, kept)
 
 
 def decided_by_proof(settings: LabSettings, run_dir: Path, progress: LabProgress, interface: str) -> None:
