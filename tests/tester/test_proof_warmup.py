@@ -130,31 +130,37 @@ def test_a_second_level_adds_what_the_first_run_measured(two_sync_workers: Runni
 def test_a_proposal_whose_requests_used_other_cpu_than_planned_is_sized_again_on_it(
     a_quarter_planned: Kept,
 ) -> None:
-    runs = [r for r in a_quarter_planned.records if r.get("kind") == "run"]
+    runs = {"sized-proposed": [r for r in a_quarter_planned.records if r.get("kind") == "run"]}
     (sync,) = [f for f in families("wsgi", DEFAULT_VALUES)[0] if f.name == "sync"]
     memory = Memory(0, 64 << 20)
     first = planned(0.005)
-    again = resized(Planned(first, sync, memory), runs, DURATION_S, kept=False)
+    again = resized([Planned(first, sync, memory)], runs, DURATION_S, kept_per_s=0.0)
     assert again is not None and again.summary.role == "resized" and again.summary.levels
-    used = window.cpu_used(first.kinds, [s for s in window_of(runs[0])[1] if s.ok])[CPU]
+    used = window.cpu_used(first.kinds, [s for s in window_of(runs["sized-proposed"][0])[1] if s.ok])[CPU]
     # Sized on what the window's requests used: the ratio to the plan's, and the kind's CPU drawn from it.
     assert again.summary.resized_on == pytest.approx(statistics.mean(used) / 0.005)
     assert again.summary.resized_on > 2.5  # 20 ms burnt, 5 planned
     (kind,) = again.summary.kinds
     assert kind.mean_cpu_s == pytest.approx(statistics.mean(used), rel=0.1)
-    # Its family searched again: on four times the CPU it sustains less than on the plan's.
+    # The knobs searched again: on four times the CPU it sustains less than on the plan's.
     on_plan = search(
         [sync], {"sync": window.measured_kinds(first.kinds, {})}, {"sync": memory},
         Pod(2, 1 << 30), first.objective.p99_s, DURATION_S,
     )  # fmt: skip
     assert on_plan.proposed is not None
     assert again.summary.sustainable_per_s < on_plan.proposed.rate_per_s / 2
+
+    def again_of(summary: SizedSummary, kept_per_s: float = 0.0, *more: Planned) -> Planned | None:
+        return resized([Planned(summary, sync, memory), *more], runs, DURATION_S, kept_per_s)
+
     # A plan on the CPU the requests used stands; only a proposal is sized again.
-    assert resized(Planned(planned(statistics.mean(used)), sync, memory), runs, DURATION_S, False) is None
-    family_best = first.model_copy(update={"role": "family"})
-    assert resized(Planned(family_best, sync, memory), runs, DURATION_S, False) is None
-    # Nor one whose proof kept the objective on more CPU than drawn: sized on it, it would offer less.
-    assert resized(Planned(first, sync, memory), runs, DURATION_S, kept=True) is None
-    # On less CPU than drawn it would offer more: sized again, kept or not.
+    assert again_of(planned(statistics.mean(used))) is None
+    assert again_of(first.model_copy(update={"role": "family"})) is None
+    # Nothing above what the proposal's proof served keeping the objective: sized on more CPU, it
+    # would be offered less than it was proved to serve.
+    assert again_of(first, again.summary.sustainable_per_s) is None
+    # Nor what was proved already (its label, within DEPARTS of its rate).
+    assert again_of(first, 0.0, again) is None
+    # On less CPU than drawn, more than the proposal served: sized again.
     generous = planned(4 * statistics.mean(used))
-    assert resized(Planned(generous, sync, memory), runs, DURATION_S, kept=True) is not None
+    assert (more := again_of(generous, RATE)) is not None and more.summary.sustainable_per_s > RATE

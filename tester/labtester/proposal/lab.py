@@ -14,7 +14,7 @@ from labtester.proposal.plan import Planned, plan
 from labtester.proposal.prove import prove, target_name
 from labtester.proposal.resize import resized
 from labtester.proposal.values import proved_proposal, write_proposal
-from labtester.rawlog import RecordSink, read_raw
+from labtester.rawlog import Record, RecordSink, read_raw
 from labtester.scenarios.sizing import SHAPE, conclusion_of, proved_of
 from labtester.sizing.document import PodSize
 from labtester.traffic import Outgoing
@@ -47,25 +47,31 @@ def size_and_prove(
     timeout_s = proof_timeout_s(settings, planned[0].summary.objective.p99_s)
     requests = team_requests(settings)
     prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note, requests)
-    again = _resized(settings, run_dir, planned[0], duration_s)
+    again = _resized(settings, run_dir, planned, duration_s)
     if again is not None:
         progress.note(
-            f"sizing: the proposal's requests used {again.summary.resized_on:.2f}x the CPU its plan drew "
-            f"for them; sized again on it: {again.summary.label}, predicted "
+            f"sizing: sized again on the CPU the proofs' requests used ({again.summary.resized_on:.2f}x "
+            f"the plan's for its family): {again.summary.label}, predicted "
             f"{again.summary.sustainable_per_s:.1f}/s"
         )
         prove([again], log, extra_env, logs, timeout_s, duration_s, progress.note, requests)
     decided_by_proof(settings, run_dir, progress, planned[0].family.interface)
 
 
-def _resized(settings: LabSettings, run_dir: Path, planned: Planned, duration_s: float) -> Planned | None:
-    """The proposal sized again on its proof's CPU (resize.py), from its records as proved."""
-    target = target_name(planned.summary)
-    own = [r for r in read_raw(run_dir) if r.get("type") == "scenario" and r.get("target") == target]
-    proved = proved_of(own, settings)
-    level = proved[0].at_sustainable() if proved else None
-    kept = level is not None and level.met(planned.summary.objective)
-    return resized(planned, [r for r in own if r.get("kind") == "run"], duration_s, kept)
+def _resized(
+    settings: LabSettings, run_dir: Path, planned: list[Planned], duration_s: float
+) -> Planned | None:
+    """The proposal sized again on the proofs' CPU (resize.py), from their records as proved."""
+    runs: dict[str, list[Record]] = {}
+    for record in read_raw(run_dir):
+        if record.get("type") == "scenario" and record.get("scenario") == SHAPE.name:
+            runs.setdefault(record["target"], []).append(record)
+    proposal = runs.get(target_name(planned[0].summary), [])
+    proved = proved_of(proposal, settings)
+    goal = planned[0].summary.objective
+    kept = [lv.measured_per_s or 0.0 for s in proved for lv in s.levels if lv.met(goal)]
+    measured = {name: [r for r in own if r.get("kind") == "run"] for name, own in runs.items()}
+    return resized(planned, measured, duration_s, max(kept, default=0.0))
 
 
 def decided_by_proof(settings: LabSettings, run_dir: Path, progress: LabProgress, interface: str) -> None:

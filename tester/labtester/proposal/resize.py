@@ -1,49 +1,72 @@
-"""Size the proposal again on the CPU its proof's requests used, where that departs from what the
-plan drew for them, and prove that.
+"""Size again on the CPU the proofs' requests used, where that departs from what the plan drew for
+them, and prove the new proposal.
 
 The plan draws each request's CPU from the flows, where 50 users ran at once; a request's CPU moves
-with what runs beside it. At the rates a proposal serves, the requests used 1.27x to 1.42x the
-flows' CPU on datasette (its wall-clock time limits cut its work when it is slow) and the Django
-shop's /report 0.4x to 0.8x of its one-worker flow's (what 50 requests in one process cost each
-other). The proposal's proof measures the CPU at the rate it serves, in the configuration proposed;
-its family's knobs searched again on that CPU give a prediction made on measured work, which its own
-proof, after, checks: the answer names it where it kept the objective (`SizingConclusion.proved_best`).
+with what runs beside it. At the rates a proposal serves, the requests used 1.16x to 1.42x the
+flows' CPU on datasette (2026-11-27), and the Django shop's /report 0.4x to 0.8x of what its
+one-worker flow gave uvicorn (what 50 requests in one process cost each other), so uvicorn's family
+kept no objective in the model and measured the best p99 in its proof. Each configuration's proof
+measures its family's CPU at the rates the proposal serves: every family's knobs searched again on
+it give a proposal made on measured work, which its own proof, after, checks (the answer names it
+where it kept the objective: `SizingConclusion.proved_best`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from labtester.proposal.plan import Planned, summary_of
+from labtester.proposal.prove import target_name
 from labtester.rawlog import Record
 from labtester.scenarios.sizing import window_of
 from labtester.sizing import window
 from labtester.sizing.document import DEPARTS
-from labtester.sizing.search import Pod, Search, search
+from labtester.sizing.model import RequestKind
+from labtester.sizing.search import Pod, Search, Sized, search
 
 
-def resized(planned: Planned, runs: Sequence[Record], duration_s: float, kept: bool) -> Planned | None:
-    """The proposal's family sized again on what the windows of its proof `runs` measured each
-    kind's requests using; None where that is within DEPARTS of what the plan drew (the plan
-    stands), nothing was measured, or no configuration of the family keeps the objective on it;
-    and where the proposal's proof `kept` the objective on more CPU than drawn: sized on more, it
-    would be offered less than it was proved to serve (a datasette proposal kept p99 1.08 s at
-    5.0/s on 1.22x its plan's CPU; sized again, 4.2/s)."""
-    summary = planned.summary
-    answered = [s for run in runs for s in window_of(run)[1] if s.ok]
-    used = window.cpu_used(summary.kinds, answered)
-    ratio = window.used_ratio(summary.kinds, used)
-    if summary.role != "proposed" or ratio is None or abs(ratio - 1) <= DEPARTS or (kept and ratio > 1):
+def resized(
+    planned: Sequence[Planned], runs: Mapping[str, Sequence[Record]], duration_s: float, kept_per_s: float
+) -> Planned | None:
+    """The proposal searched again, every family on what its proofs' `runs` (by target) measured its
+    requests using where that departs from its plan's by more than DEPARTS, the others on their
+    plan's. None where no family's departed, the search finds what was proved already (a label
+    proved at a rate within DEPARTS of it), or nothing above `kept_per_s` (the most the proposal's
+    proof served keeping the objective: what sized on more CPU would offer less than)."""
+    if not planned or planned[0].summary.role != "proposed":
         return None
-    family = planned.family
-    kinds = {family.name: window.measured_kinds(summary.kinds, used)}
-    pod = Pod(summary.pod.cores, summary.pod.memory_bytes, summary.pod.client_cpu_s)
-    goal = summary.objective
-    memory = {family.name: planned.memory}
-    found = search([family], kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
-    if found.proposed is None or found.proposed.rate_per_s <= 0:
+    first = planned[0].summary
+    by_family = {item.family.name: item for item in reversed(planned)}  # each family's first plan
+    kinds: dict[str, list[RequestKind]] = {}
+    ratios: dict[str, float] = {}
+    for name, item in by_family.items():
+        proofs = [r for p in planned if p.family.name == name for r in runs.get(target_name(p.summary), ())]
+        used = window.cpu_used(item.summary.kinds, [s for r in proofs for s in window_of(r)[1] if s.ok])
+        ratio = window.used_ratio(item.summary.kinds, used)
+        departed = ratio is not None and abs(ratio - 1) > DEPARTS
+        kinds[name] = window.measured_kinds(item.summary.kinds, used if departed else {})
+        if departed and ratio is not None:
+            ratios[name] = ratio
+    if not ratios:
+        return None
+    pod = Pod(first.pod.cores, first.pod.memory_bytes, first.pod.client_cpu_s)
+    goal = first.objective
+    families = [item.family for item in by_family.values()]
+    memory = {name: item.memory for name, item in by_family.items()}
+    found = search(families, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
+    new = found.proposed
+    if new is None or new.rate_per_s <= kept_per_s or _proved_already(new, planned):
         return None
     state = Search(kinds, pod, goal.p99_s, duration_s)
-    context = summary.model_copy(update={"fixed_label": None, "resized_on": ratio})
-    again = summary_of("resized", found.proposed, state, found, context)
-    return Planned(again, family, planned.memory)
+    family = new.candidate.family
+    context = first.model_copy(update={"fixed_label": None, "resized_on": ratios.get(family.name, 1.0)})
+    return Planned(summary_of("resized", new, state, found, context), family, by_family[family.name].memory)
+
+
+def _proved_already(new: Sized, planned: Sequence[Planned]) -> bool:
+    return any(
+        p.summary.label == new.candidate.label
+        and p.summary.sustainable_per_s > 0
+        and abs(new.rate_per_s / p.summary.sustainable_per_s - 1) <= DEPARTS
+        for p in planned
+    )

@@ -99,15 +99,15 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
 
 
 def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummary) -> str:
-    """The answer where the proposal was sized again on the CPU its proof's requests used, and
-    that configuration's own proof kept the objective."""
+    """The answer where the proposal was sized again on the CPU the proofs' requests used, and the
+    new proposal's own proof kept the objective."""
     level, first = resized.at_sustainable(), proposed.at_sustainable()
     departs = level.departures() if level else []
     again = f" ({', '.join(departs)})" if departs else ""
     first_as = "" if proposed.label == resized.label else f" as {proposed.label}"
     return (
-        f"Serve {serves}{resized.label}, on {pod}: sized again on the CPU its requests used in the "
-        f"proposal's proof ({resized.resized_on or 0:.2f}x what the flows gave), predicted "
+        f"Serve {serves}{resized.label}, on {pod}: sized again on the CPU its family's requests used in "
+        f"the proofs ({resized.resized_on or 0:.2f}x what the flows gave), predicted "
         f"{resized.sustainable_per_s:.1f}/s at p99 {resized.predicted_p99_s:.2f} s{_from_warmup(level)}, "
         f"{_measured(level)}{again}; first sized on the flows' CPU{first_as}, predicted "
         f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, {_measured(first)}"

@@ -21,9 +21,9 @@ WARMUP_SHARE = 0.2
 MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
 
 # The proposal, another family's best, the lab's pick; and where nothing in the pod serves RATE=,
-# the smallest configuration on the pod it would need (predicted, not proved). Where the proposal's
-# requests used more or less CPU in its proof than the flows gave, its family searched again on what
-# they used there and proved (`resized`): the CPU at the rate it serves, not the flows' 50 users.
+# the smallest configuration on the pod it would need (predicted, not proved). Where the proofs'
+# requests used other CPU than the flows gave, the knobs searched again on what they used there and
+# the new proposal proved (`resized`): the CPU at the rates it serves, not the flows' 50 users.
 Role = Literal["proposed", "family", "fixed", "needed", "resized"]
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
 # A configuration whose predicted p99 misses the objective at every rate (its slowest requests'
@@ -190,7 +190,7 @@ class SizedSummary(BaseModel):
     error: str | None = None  # why it was not proved (it did not start)
     fixed_label: str | None = None  # the flows' pick, where it is this run's proposal or a family's best
     needs_pod: PodSize | None = None  # role "needed": the pod that serves the target rate
-    # Role "resized": the CPU the proposal's proof requests used over what its plan drew for them.
+    # Role "resized": the CPU its family's requests used in the proofs over what the plan drew.
     resized_on: float | None = None
 
     def at_sustainable(self) -> Level | None:
@@ -219,7 +219,7 @@ class SizingConclusion(BaseModel):
     fixed: SizedSummary | None = None  # the lab's recommended fixed configuration, proved the same way
     fixed_best: FixedBest | None = None
     needed: SizedSummary | None = None  # RATE= beyond the pod: the smallest on the pod it would need
-    resized: SizedSummary | None = None  # the proposal's family sized again on its proof's CPU
+    resized: SizedSummary | None = None  # the proposal searched again on the proofs' CPU
     caveats: list[str] = []
     search_cpu_s: float = 0.0
     simulations: int = 0
