@@ -93,7 +93,7 @@ def test_the_answer_comes_first_and_the_proposal_is_a_values_overlay(sized: Run)
     assert "Serve the app with" in " ".join(answers[1:4])
     # The answer names the proposal, or, where its proof missed the objective and another's kept
     # it, that one (the proof decides: `chosen`), and the values overlay deploys what it names.
-    runs = [sizing["proposed"], *sizing["families"], sizing["fixed"]]
+    runs = [sizing["proposed"], sizing["resized"], *sizing["families"], sizing["fixed"]]
     chosen = next(s for s in runs if s and s["label"] == sizing["chosen"])
     assert sizing["headline"].startswith(f"Serve the app with {chosen['label']}")
     overlay = yaml.safe_load((run_dir / "proposal-values.yaml").read_text())
@@ -125,6 +125,9 @@ def test_the_proved_configurations_start_together_and_are_proved_one_at_a_time(s
                 max(ended, machine["after"]["at"]),
             )
     assert len(proofs) >= 2 and set(proofs) <= set(lines), (proofs, lines)
+    # A re-sizing (on what the proofs measured) starts once they were all proved.
+    if (again := proofs.pop("sized-resized", None)) is not None:
+        assert max(lines[name]["stopped"] for name in proofs) <= lines["sized-resized"]["started"] < again[0]
     # Started together: every one was ready before the first proof began (their imports overlapped).
     assert max(lines[name]["ready"] for name in proofs) < min(began for began, _ in proofs.values())
     # Proved one at a time, each alone under load: a proof begins once the one before it stopped.

@@ -86,7 +86,7 @@ def decided_by_proof(settings: LabSettings, run_dir: Path, progress: LabProgress
     assert kept is not None  # proved_best said which
     written = write_proposal(run_dir, kept, settings.app, interface, _paths(settings))
     why = (
-        "sized again on the CPU its proof's requests used"
+        "sized again on the CPU the proofs' requests used"
         if best[0].role == "resized"
         else "the proposal's proof missed"
     )
