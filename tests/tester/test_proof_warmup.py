@@ -8,6 +8,7 @@ plan drew is sized again on what they used (proposal/resize.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import statistics
@@ -20,7 +21,7 @@ from labtester.launcher import RunningTarget
 from labtester.proposal.plan import Planned
 from labtester.proposal.prove import offer_levels
 from labtester.proposal.resize import resized
-from labtester.scenarios.common import decode
+from labtester.scenarios.common import decode, encode
 from labtester.scenarios.sizing import SHAPE, window_of
 from labtester.settings import LabSettings
 from labtester.sizing import window
@@ -164,3 +165,29 @@ def test_a_proposal_whose_requests_used_other_cpu_than_planned_is_sized_again_on
     # On less CPU than drawn, more than the proposal served: sized again.
     generous = planned(4 * statistics.mean(used))
     assert (more := again_of(generous, RATE)) is not None and more.summary.sustainable_per_s > RATE
+
+
+def test_each_family_is_sized_again_on_its_own_proofs_and_overloaded_runs_are_left_out(
+    a_quarter_planned: Kept,
+) -> None:
+    # The same measured requests stand for two families' proofs: sync planned on what they used,
+    # gthread on a quarter of it. Only gthread's moved: the search runs on its measured CPU.
+    measured = [r for r in a_quarter_planned.records if r.get("kind") == "run"]
+    wsgi = {f.name: f for f in families("wsgi", DEFAULT_VALUES)[0]}
+    memory = Memory(0, 64 << 20)
+    used = window.cpu_used(planned(0.005).kinds, [s for s in window_of(measured[0])[1] if s.ok])[CPU]
+    sync = Planned(planned(statistics.mean(used)), wsgi["sync"], memory)
+    gthread_plan = planned(0.005).model_copy(update={"role": "family", "family": "gthread"})
+    gthread = Planned(gthread_plan, wsgi["gthread"], memory)
+    runs = {"sized-proposed": measured, "sized-gthread": measured}
+    again = resized([sync, gthread], runs, DURATION_S, 0.0)
+    assert again is not None
+    ratio = statistics.mean(used) / 0.005
+    expected = pytest.approx(ratio) if again.family.name == "gthread" else None
+    assert again.summary.resized_on == expected  # its own family's, or none where it did not move
+    # A run that failed requests was overloaded: its CPU is left out, and nothing else moved.
+    (run,) = measured
+    samples = decode(run["samples"])
+    failed = [dataclasses.replace(s, error="timeout") if s is samples[-1] else s for s in samples]
+    overloaded = {**run, "samples": encode(failed)}
+    assert resized([sync, gthread], {"sized-gthread": [overloaded]}, DURATION_S, 0.0) is None

@@ -234,7 +234,7 @@ def test_a_configuration_no_rate_of_which_keeps_the_objective_is_proved_at_the_p
     assert f"uvicorn, 2 workers (fixed): {NO_RATE}, and there is no proposal" in said
 
 
-def test_a_proposal_sized_again_on_its_proofs_cpu_is_the_answer_where_that_proof_kept_the_objective(
+def test_a_proposal_sized_again_on_the_proofs_cpu_is_the_answer_where_its_proof_kept_the_objective(
     tmp_path: Path,
 ) -> None:
     # datasette's (2026-11-27, objective p99 1.08 s): granian-asgi, 2 workers, proposed at 6.4/s on
@@ -248,7 +248,7 @@ def test_a_proposal_sized_again_on_its_proofs_cpu_is_the_answer_where_that_proof
     found = conclusion(proposed=first, families=[uvicorn], resized=again, objective=goal)
     text = headline(found)
     assert text.startswith(f"Serve the app with {label}, on 2 cores and 1 GiB: sized again on the CPU")
-    assert "(1.31x what the flows gave), predicted 4.9/s at p99 0.30 s" in text
+    assert "(its family's requests used 1.31x what the flows gave), predicted 4.9/s at p99 0.30 s" in text
     assert "measured 4.8/s at p99 1.10 s" in text
     assert (
         "first sized on the flows' CPU, predicted 6.4/s at p99 0.30 s, measured 6.2/s at p99 1.66 s" in text
@@ -259,14 +259,43 @@ def test_a_proposal_sized_again_on_its_proofs_cpu_is_the_answer_where_that_proof
     # Each is in the evidence and the table, the re-sizing after the proposal.
     assert [s.role for s in found.each()] == ["proposed", "resized", "family"]
     assert table(found).row_count == 6
-    # Its proof missed too: the proof decides among all, as without it.
-    missed = again.model_copy(
-        update={"levels": [again.levels[0], proved("resized", label, (4.9, 4.8, 4.8, 1.4)).levels[0]]}
-    )
+    # Sized again because another family's CPU moved, not its own: said so.
+    unmoved = found.model_copy(update={"resized": again.model_copy(update={"resized_on": None})})
+    assert "(its family's as the flows gave it, another's moved)" in headline(unmoved)
+
+
+def test_a_re_sizing_is_named_only_where_no_other_proof_served_more_keeping_the_objective() -> None:
+    goal = Objective(p99_s=1.08, why="4x the mix's mean time alone")
+    label = "granian-asgi, 2 workers"
+    first = proved("proposed", label, (5.2, 5.1, 5.1, 1.84), (6.4, 6.3, 6.2, 1.66))
+    uvicorn = proved("family", "uvicorn, 2 workers", (3.4, 3.3, 3.2, 0.75), (4.2, 4.1, 4.1, 1.03))
+    again = proved("resized", label, (3.9, 3.9, 3.8, 0.70), (4.9, 4.8, 4.8, 1.10))
+    # Its proof missed at its rate: the proof decides among all, and the answer says it at the rate
+    # that kept it (not the re-sizing's prediction at the rate that missed).
+    missed = again.model_copy(update={"levels": [again.levels[0], uvicorn.levels[0].model_copy(
+        update={"offered_per_s": 4.9, "measured_per_s": 4.8, "measured_p99_s": 1.4})]})  # fmt: skip
     found = conclusion(proposed=first, families=[uvicorn], resized=missed, objective=goal)
     assert found.proved_best() == (uvicorn, uvicorn.levels[-1])
+    faster = uvicorn.model_copy(update={"levels": [uvicorn.levels[0]]})  # its 4.2/s run gone: 3.2/s
+    found = conclusion(proposed=first, families=[faster], resized=missed, objective=goal)
+    assert found.proved_best() == (missed, missed.levels[0])
+    text = headline(found)
+    assert text.startswith(
+        f"Serve the app with {label}, on 2 cores and 1 GiB, at up to 3.9/s: its proof kept"
+    )
+    assert "sized again" not in text
+    # Another family kept it serving more than the re-sizing: that one.
+    busier = proved("family", "uvicorn, 4 workers", (4.8, 4.7, 4.7, 0.9), (6.0, 5.9, 5.9, 1.0))
+    found = conclusion(proposed=first, families=[busier], resized=again, objective=goal)
+    assert found.proved_best() == (busier, busier.levels[-1])
     # The proposal's own proof kept it at a higher rate than the re-sizing's: the proposal stands.
     held = proved("proposed", label, (5.2, 5.1, 5.1, 0.84), (6.4, 6.3, 6.2, 1.06))
     found = conclusion(proposed=held, families=[uvicorn], resized=again, objective=goal)
     assert found.proved_best() is None and decided(found).chosen == label
     assert headline(found).startswith(f"Serve the app with {label}, on 2 cores and 1 GiB: predicted 6.4/s")
+    # With RATE=, the smallest configuration proved to serve it stands, whatever the re-sizing measured.
+    serving = Objective(p99_s=1.08, why="P99=", rate_per_s=4.0)
+    small = proved("proposed", "uvicorn, 1 worker", (3.2, 3.2, 3.2, 0.5), (4.0, 4.0, 4.0, 0.9))
+    bigger = proved("resized", "uvicorn, 2 workers", (3.2, 3.2, 3.2, 0.4), (4.0, 4.0, 4.1, 0.6))
+    found = conclusion(proposed=small, resized=bigger, objective=serving)
+    assert found.proved_best() is None and decided(found).chosen == "uvicorn, 1 worker"

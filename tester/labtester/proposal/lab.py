@@ -69,6 +69,9 @@ def _resized(
     proposal = runs.get(target_name(planned[0].summary), [])
     proved = proved_of(proposal, settings)
     goal = planned[0].summary.objective
+    at_rate = proved[0].at_sustainable() if proved else None
+    if goal.rate_per_s is not None and at_rate is not None and at_rate.met(goal):
+        return None  # the smallest configuration that serves RATE= was proved to: it stands
     kept = [lv.measured_per_s or 0.0 for s in proved for lv in s.levels if lv.met(goal)]
     measured = {name: [r for r in own if r.get("kind") == "run"] for name, own in runs.items()}
     return resized(planned, measured, duration_s, max(kept, default=0.0))

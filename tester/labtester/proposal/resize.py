@@ -15,35 +15,40 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from labtester.load import Sample
 from labtester.proposal.plan import Planned, summary_of
 from labtester.proposal.prove import target_name
 from labtester.rawlog import Record
 from labtester.scenarios.sizing import window_of
 from labtester.sizing import window
 from labtester.sizing.document import DEPARTS
-from labtester.sizing.model import RequestKind
+from labtester.sizing.model import FEWEST, RequestKind
 from labtester.sizing.search import Pod, Search, Sized, search
 
 
 def resized(
     planned: Sequence[Planned], runs: Mapping[str, Sequence[Record]], duration_s: float, kept_per_s: float
 ) -> Planned | None:
-    """The proposal searched again, every family on what its proofs' `runs` (by target) measured its
-    requests using where that departs from its plan's by more than DEPARTS, the others on their
-    plan's. None where no family's departed, the search finds what was proved already (a label
-    proved at a rate within DEPARTS of it), or nothing above `kept_per_s` (the most the proposal's
-    proof served keeping the objective: what sized on more CPU would offer less than)."""
+    """The proposal searched again, every family on what its proofs' `runs` (by target; its
+    configurations' and levels' together, but for runs that failed requests) measured its requests
+    using where that departs from its plan's by more than DEPARTS, the others on their plan's.
+    None where no family's departed, the search finds what was proved already (a label proved at
+    a rate within DEPARTS of it), or nothing above `kept_per_s` (the most the proposal's proof
+    served keeping the objective: what sized on more CPU would offer less than)."""
     if not planned or planned[0].summary.role != "proposed":
         return None
     first = planned[0].summary
-    by_family = {item.family.name: item for item in reversed(planned)}  # each family's first plan
+    by_family: dict[str, Planned] = {}
+    for item in planned:
+        by_family.setdefault(item.family.name, item)  # each family's first plan, in the plan's order
     kinds: dict[str, list[RequestKind]] = {}
     ratios: dict[str, float] = {}
     for name, item in by_family.items():
         proofs = [r for p in planned if p.family.name == name for r in runs.get(target_name(p.summary), ())]
-        used = window.cpu_used(item.summary.kinds, [s for r in proofs for s in window_of(r)[1] if s.ok])
+        used = window.cpu_used(item.summary.kinds, _answered(proofs))
         ratio = window.used_ratio(item.summary.kinds, used)
-        departed = ratio is not None and abs(ratio - 1) > DEPARTS
+        measured = any(len(cpu) >= FEWEST for cpu in used.values())  # else the plan's spreads stand
+        departed = ratio is not None and measured and abs(ratio - 1) > DEPARTS
         kinds[name] = window.measured_kinds(item.summary.kinds, used if departed else {})
         if departed and ratio is not None:
             ratios[name] = ratio
@@ -59,8 +64,18 @@ def resized(
         return None
     state = Search(kinds, pod, goal.p99_s, duration_s)
     family = new.candidate.family
-    context = first.model_copy(update={"fixed_label": None, "resized_on": ratios.get(family.name, 1.0)})
+    # What the first plan assumed, not what it said of its own configuration (`label: ...`).
+    assumed = [c for c in first.caveats if not c.startswith(f"{first.label}: ")]
+    update = {"fixed_label": None, "resized_on": ratios.get(family.name), "caveats": assumed}
+    context = first.model_copy(update=update)
     return Planned(summary_of("resized", new, state, found, context), family, by_family[family.name].memory)
+
+
+def _answered(runs: Sequence[Record]) -> list[Sample]:
+    """The answered requests of the runs' windows, where nothing failed in them: a run that failed
+    requests was overloaded, and a request's CPU there is the overload's."""
+    windows = [window_of(run)[1] for run in runs]
+    return [s for samples in windows if all(s.ok for s in samples) for s in samples]
 
 
 def _proved_already(new: Sized, planned: Sequence[Planned]) -> bool:

@@ -66,7 +66,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     serves = (
         f"{rate:g}/s with the smallest configuration that does, " if rate is not None else "the app with "
     )
-    if best is not None and best[0].role == "resized":
+    if best is not None and best[0].role == "resized" and best[1] == best[0].at_sustainable():
         text = _resized(serves, pod, proposed, best[0])
         chosen = best[0].label
     elif best is not None:
@@ -105,9 +105,14 @@ def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummar
     departs = level.departures() if level else []
     again = f" ({', '.join(departs)})" if departs else ""
     first_as = "" if proposed.label == resized.label else f" as {proposed.label}"
+    moved = (
+        f"its family's requests used {resized.resized_on:.2f}x what the flows gave"
+        if resized.resized_on is not None
+        else "its family's as the flows gave it, another's moved"
+    )
     return (
-        f"Serve {serves}{resized.label}, on {pod}: sized again on the CPU its family's requests used in "
-        f"the proofs ({resized.resized_on or 0:.2f}x what the flows gave), predicted "
+        f"Serve {serves}{resized.label}, on {pod}: sized again on the CPU the proofs measured ({moved}), "
+        f"predicted "
         f"{resized.sustainable_per_s:.1f}/s at p99 {resized.predicted_p99_s:.2f} s{_from_warmup(level)}, "
         f"{_measured(level)}{again}; first sized on the flows' CPU{first_as}, predicted "
         f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, {_measured(first)}"
@@ -153,11 +158,15 @@ def _proof(summary: SizedSummary) -> str:
 def answer(conclusion: SizingConclusion) -> Answer:
     proved = conclusion.each()
     evidence = "; ".join(f"{s.label} ({s.role}): {_proof(s)}" for s in proved)
+    # The costs the named configuration was sized on: the re-sizing's where it is the one named.
+    again = conclusion.resized
+    shown = again if again is not None and conclusion.chosen == again.label else conclusion.proposed
     costs = ", ".join(
         f"{k.name} {k.mean_cpu_s * 1000:.1f} ms CPU (mean) + {k.overhead_s * 1000:.1f} ms server's "
         f"+ {k.wait_s * 1000:.0f} ms wait"
-        for k in (conclusion.proposed.kinds if conclusion.proposed else [])
+        for k in (shown.kinds if shown else [])
     )
+    resizing = f"; sized again in {again.search_cpu_s:.2f} s ({again.simulations})" if again else ""
     return Answer(
         order=0,
         key="sizing",
@@ -166,7 +175,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
         f"({conclusion.objective.why})?",
         answer=conclusion.headline,
         evidence=f"{evidence}. Costs per request: {costs}. The search took "
-        f"{conclusion.search_cpu_s:.2f} s of CPU ({conclusion.simulations} simulations).",
+        f"{conclusion.search_cpu_s:.2f} s of CPU ({conclusion.simulations} simulations{resizing}).",
         caveat="; ".join(c.rstrip(".") for c in conclusion.caveats) or None,
         chart=_chart(proved),
     )

@@ -238,33 +238,32 @@ class SizingConclusion(BaseModel):
 
     def proved_best(self) -> tuple[SizedSummary, Level] | None:
         """What the answer names instead of the proposal as first sized: its re-sizing, where that
-        met the objective at its sustainable rate (sized on the CPU the proposal's requests really
-        used); else, where the proposal's proof missed the objective at its predicted rate, the
-        proof run of any configuration that met it (and served RATE=, if asked) at the highest
-        measured rate."""
+        met the objective at its sustainable rate and served no less than any other proof run that
+        met it (with RATE=: where the proposal's proof did not serve it); else, where the
+        proposal's proof missed the objective at its predicted rate, the proof run of any
+        configuration that met it (and served RATE=, if asked) at the highest measured rate."""
         rate = self.objective.rate_per_s
         proposed = self.proposed.at_sustainable() if self.proposed else None
-        if (kept := self._resized_kept(proposed)) is not None:
-            return kept
-        if proposed is None or proposed.measured_per_s is None or proposed.met(self.objective):
-            return None
+        proposal_met = proposed is not None and proposed.met(self.objective)
         held = [
             (summary, level)
             for summary in self.each()
             for level in summary.levels
             if level.met(self.objective) and (rate is None or level.offered_per_s >= rate)
         ]
-        return max(held, key=lambda held: _served(held[1]), default=None)
-
-    def _resized_kept(self, proposed: Level | None) -> tuple[SizedSummary, Level] | None:
-        """The re-sizing, where its proof met the objective at its sustainable rate, and served no
-        less than the proposal's proof where that kept the objective too."""
+        best = max(held, key=lambda held: _served(held[1]), default=None)
         resized = self.resized.at_sustainable() if self.resized else None
-        if self.resized is None or resized is None or not resized.met(self.objective):
+        if (
+            self.resized is not None
+            and resized is not None
+            and resized.met(self.objective)
+            and not (rate is not None and proposal_met)
+            and (best is None or _served(resized) >= _served(best[1]))
+        ):
+            return self.resized, resized
+        if proposed is None or proposed.measured_per_s is None or proposal_met:
             return None
-        if proposed is not None and proposed.met(self.objective) and _served(resized) < _served(proposed):
-            return None
-        return self.resized, resized
+        return best
 
 
 def _served(level: Level) -> float:
