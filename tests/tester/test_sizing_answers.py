@@ -9,9 +9,18 @@ from typing import Any
 
 import yaml
 
+from labtester.proposal.lab import resized_note
 from labtester.proposal.values import proved_proposal, write_proposal
 from labtester.sizing.answers import answer, decided, table
-from labtester.sizing.document import NO_RATE, Level, Objective, PodSize, SizedSummary, SizingConclusion
+from labtester.sizing.document import (
+    NO_RATE,
+    KindCost,
+    Level,
+    Objective,
+    PodSize,
+    SizedSummary,
+    SizingConclusion,
+)
 
 POD = PodSize(cores=2, memory_bytes=1 << 30, source="CORES= and MEMORY=")
 
@@ -262,6 +271,26 @@ def test_a_proposal_sized_again_on_the_proofs_cpu_is_the_answer_where_its_proof_
     # Sized again because another family's CPU moved, not its own: said so.
     unmoved = found.model_copy(update={"resized": again.model_copy(update={"resized_on": None})})
     assert "(its family's as the flows gave it, another's moved)" in headline(unmoved)
+    assert resized_note(unmoved.resized).startswith(
+        f"sizing: sized again on the CPU the proofs' requests used: {label}"
+    )
+    assert "(1.31x the plan's for its family)" in resized_note(again)
+    # The evidence gives the costs it was sized on, and what sizing it again took.
+    on_plan, on_proofs = (
+        [KindCost(name="table", weight=1, cpu_s=cpu, wait_s=0.0, overhead_s=0.001, cores_per_process=1)]
+        for cpu in (0.2, 0.3)
+    )
+    costed = conclusion(
+        proposed=first.model_copy(update={"kinds": on_plan}), families=[uvicorn], objective=goal,
+        resized=again.model_copy(update={"kinds": on_proofs, "search_cpu_s": 0.3, "simulations": 15}),
+    )  # fmt: skip
+    evidence = answer(decided(costed)).evidence
+    assert "table 300.0 ms CPU" in evidence and "; 15 more in 0.30 s to size again)" in evidence
+    # Where the proposal stands (its proof served more), its own.
+    kept_levels = [lv.model_copy(update={"measured_p99_s": 0.9}) for lv in first.levels]
+    standing = first.model_copy(update={"kinds": on_plan, "levels": kept_levels})
+    costed = costed.model_copy(update={"proposed": standing})
+    assert costed.proved_best() is None and "table 200.0 ms CPU" in answer(decided(costed)).evidence
 
 
 def test_a_re_sizing_is_named_only_where_no_other_proof_served_more_keeping_the_objective() -> None:

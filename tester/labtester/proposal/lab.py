@@ -16,7 +16,7 @@ from labtester.proposal.resize import resized
 from labtester.proposal.values import proved_proposal, write_proposal
 from labtester.rawlog import Record, RecordSink, read_raw
 from labtester.scenarios.sizing import SHAPE, conclusion_of, proved_of
-from labtester.sizing.document import PodSize
+from labtester.sizing.document import PodSize, SizedSummary
 from labtester.traffic import Outgoing
 
 if TYPE_CHECKING:
@@ -49,13 +49,18 @@ def size_and_prove(
     prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note, requests)
     again = _resized(settings, run_dir, planned, duration_s)
     if again is not None:
-        progress.note(
-            f"sizing: sized again on the CPU the proofs' requests used ({again.summary.resized_on:.2f}x "
-            f"the plan's for its family): {again.summary.label}, predicted "
-            f"{again.summary.sustainable_per_s:.1f}/s"
-        )
+        progress.note(resized_note(again.summary))
         prove([again], log, extra_env, logs, timeout_s, duration_s, progress.note, requests)
     decided_by_proof(settings, run_dir, progress, planned[0].family.interface)
+
+
+def resized_note(summary: SizedSummary) -> str:
+    moved = summary.resized_on  # None: its family's CPU as planned, another's moved
+    by = f" ({moved:.2f}x the plan's for its family)" if moved is not None else ""
+    return (
+        f"sizing: sized again on the CPU the proofs' requests used{by}: {summary.label}, "
+        f"predicted {summary.sustainable_per_s:.1f}/s"
+    )
 
 
 def _resized(

@@ -159,14 +159,14 @@ def answer(conclusion: SizingConclusion) -> Answer:
     proved = conclusion.each()
     evidence = "; ".join(f"{s.label} ({s.role}): {_proof(s)}" for s in proved)
     # The costs the named configuration was sized on: the re-sizing's where it is the one named.
-    again = conclusion.resized
-    shown = again if again is not None and conclusion.chosen == again.label else conclusion.proposed
+    best, again = conclusion.proved_best(), conclusion.resized
+    shown = best[0] if best is not None and best[0].role == "resized" else conclusion.proposed
     costs = ", ".join(
         f"{k.name} {k.mean_cpu_s * 1000:.1f} ms CPU (mean) + {k.overhead_s * 1000:.1f} ms server's "
         f"+ {k.wait_s * 1000:.0f} ms wait"
         for k in (shown.kinds if shown else [])
     )
-    resizing = f"; sized again in {again.search_cpu_s:.2f} s ({again.simulations})" if again else ""
+    resizing = f"; {again.simulations} more in {again.search_cpu_s:.2f} s to size again" if again else ""
     return Answer(
         order=0,
         key="sizing",
