@@ -48,10 +48,9 @@ def resized(
         used = window.cpu_used(item.summary.kinds, _answered(proofs))
         ratio = window.used_ratio(item.summary.kinds, used)
         measured = any(len(cpu) >= FEWEST for cpu in used.values())  # else the plan's spreads stand
-        departed = ratio is not None and measured and abs(ratio - 1) > DEPARTS
-        kinds[name] = window.measured_kinds(item.summary.kinds, used if departed else {})
-        if departed and ratio is not None:
+        if ratio is not None and measured and abs(ratio - 1) > DEPARTS:
             ratios[name] = ratio
+        kinds[name] = window.measured_kinds(item.summary.kinds, used if name in ratios else {})
     if not ratios:
         return None
     pod = Pod(first.pod.cores, first.pod.memory_bytes, first.pod.client_cpu_s)

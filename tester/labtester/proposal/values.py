@@ -47,7 +47,7 @@ def proposal_values(
 
 def proved_proposal(conclusion: SizingConclusion) -> SizedSummary | None:
     """Where the answer names another configuration than the proposal as first sized (its
-    re-sizing on the CPU its proof measured, or the proof run that kept the objective where the
+    re-sizing on the CPU the proofs measured, or the proof run that kept the objective where the
     proposal's missed it): that configuration, at the rate it was proved at (its prediction
     there), to propose instead."""
     best = conclusion.proved_best()

@@ -112,8 +112,8 @@ def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummar
     )
     return (
         f"Serve {serves}{resized.label}, on {pod}: sized again on the CPU the proofs measured ({moved}), "
-        f"predicted "
-        f"{resized.sustainable_per_s:.1f}/s at p99 {resized.predicted_p99_s:.2f} s{_from_warmup(level)}, "
+        f"predicted {resized.sustainable_per_s:.1f}/s at p99 {resized.predicted_p99_s:.2f} s"
+        f"{_from_warmup(level)}, "
         f"{_measured(level)}{again}; first sized on the flows' CPU{first_as}, predicted "
         f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, {_measured(first)}"
     )

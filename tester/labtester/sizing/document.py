@@ -224,9 +224,9 @@ class SizingConclusion(BaseModel):
     search_cpu_s: float = 0.0
     simulations: int = 0
     headline: str  # the answer, first: "Serve X with ..."
-    # The configuration the answer names: the proposal, unless it was re-sized on its proof's CPU
-    # and that proof met the objective, or its proof missed the objective where another's met it
-    # (the proof decides); None where nothing was proposed.
+    # The configuration the answer names: the proposal, unless `proved_best` names another (its
+    # re-sizing on the proofs' CPU, or the proof run that kept the objective where the proposal's
+    # missed it: the proof decides); None where nothing was proposed.
     chosen: str | None = None
 
     def each(self) -> list[SizedSummary]:
