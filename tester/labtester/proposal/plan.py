@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING
 from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
+from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import (
     MOST_PREDICTED,
+    MOST_SUSTAINED,
     NO_RATE,
     PROOF_S,
+    SUSTAINED_S,
     Level,
     PodSize,
     Role,
@@ -24,7 +27,7 @@ from labtester.sizing.document import (
     warmup_of,
 )
 from labtester.sizing.families import Family, families, never_yielding
-from labtester.sizing.model import BAND_DRAWS, RequestKind, ceiling_per_s, proof_run
+from labtester.sizing.model import BAND_DRAWS, RequestKind, ceiling_per_s, proof_run, simulate
 from labtester.sizing.search import (
     CONNECTION_BYTES,
     THREAD_BYTES,
@@ -88,9 +91,9 @@ def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list
     return found
 
 
-def _levels(search_state: Search, candidate: Candidate, sustainable: float) -> list[Level]:
+def _levels(search_state: Search, candidate: Candidate, sustainable: float, sustained: bool) -> list[Level]:
     """Each proof run's prediction, on the very requests it will send (`proof_run`), over the window
-    it judges."""
+    it judges; `sustained` (the proposal's): also over SUSTAINED_S of traffic at its rate."""
     levels = []
     kinds, cores_left = search_state.kinds[candidate.family.name], search_state.pod.cores_left
     config, duration_s = candidate.configuration, search_state.duration_s
@@ -103,10 +106,24 @@ def _levels(search_state: Search, candidate: Candidate, sustainable: float) -> l
             kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS
         )
         band = list(run.p99_band_s)
+        held = _sustained_p99(kinds, config, cores_left(rate), rate) if sustained else None
         levels.append(
-            Level(offered_per_s=rate, predicted_per_s=run.per_s, predicted_p99_s=run.p99_s, p99_band_s=band)
+            Level(
+                offered_per_s=rate,
+                predicted_per_s=run.per_s,
+                predicted_p99_s=run.p99_s,
+                p99_band_s=band,
+                sustained_p99_s=held,
+            )
         )
     return levels
+
+
+def _sustained_p99(kinds: list[RequestKind], config: Configuration, cores: float, rate_per_s: float) -> float:
+    """The p99 of SUSTAINED_S of traffic at this rate (its first fifth not judged: from idle)."""
+    requests = int(min(MOST_SUSTAINED, rate_per_s * SUSTAINED_S))
+    after_s = warmup_of(requests / rate_per_s)
+    return simulate(kinds, config, cores, rate_per_s, requests, judged_from_s=after_s).p99_s
 
 
 def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: SizedSummary) -> SizedSummary:
@@ -116,7 +133,7 @@ def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: S
     c = sized.candidate
     proposal = found.proposed.rate_per_s if found.proposed is not None else 0.0
     rate = sized.rate_per_s if sized.rate_per_s > 0 else proposal
-    levels = [] if rate <= 0 else _levels(state, c, rate)
+    levels = [] if rate <= 0 else _levels(state, c, rate, sustained=role in ("proposed", "resized"))
     unproved = None if levels else f"{NO_RATE}, and there is no proposal's rate to prove it at"
     return context.model_copy(
         update={
