@@ -5,7 +5,16 @@ them holds the objective so: near the knee a queue builds over minutes that 20 s
 from __future__ import annotations
 
 from labtester.proposal.plan import _planned
-from labtester.sizing.document import Level, Objective, PodSize, SizedSummary
+from labtester.sizing.answers import table
+from labtester.sizing.document import (
+    MOST_SUSTAINED,
+    SUSTAINED_S,
+    Level,
+    Objective,
+    PodSize,
+    SizedSummary,
+    SizingConclusion,
+)
 from labtester.sizing.model import RequestKind
 from labtester.sizing.search import Search, search
 from tests.tester.test_sizing_answers import conclusion, headline, sized
@@ -36,20 +45,27 @@ def test_the_proposals_levels_carry_the_p99_of_traffic_sustained_at_their_rate()
     # model's own figures: 0.35 s against 0.64 s on this mix); at 80 % of it, less so.
     assert high.predicted_p99_s <= OBJECTIVE_S < high.sustained_p99_s
     assert low.sustained_p99_s < high.sustained_p99_s
+    # Ten minutes of it, or MOST_SUSTAINED requests at the highest rate where those take less.
+    assert low.sustained_s == high.sustained_s == min(SUSTAINED_S, MOST_SUSTAINED / high.offered_per_s)
     assert others and all(lv.sustained_p99_s is None for s in others for lv in s.levels)
 
 
 def levels_held(at_rate: float, at_80: float) -> list[Level]:
     return [
-        Level(offered_per_s=8, predicted_per_s=8, predicted_p99_s=0.2, sustained_p99_s=at_80),
+        Level(offered_per_s=8, predicted_per_s=8, predicted_p99_s=0.2, sustained_p99_s=at_80,
+              sustained_s=600),
         Level(offered_per_s=10, predicted_per_s=10, predicted_p99_s=0.3, sustained_p99_s=at_rate,
-              measured_per_s=10, measured_p99_s=0.32),
+              sustained_s=600, measured_per_s=10, measured_p99_s=0.32),
     ]  # fmt: skip
 
 
-def answer_with(at_rate: float, at_80: float) -> str:
+def held_at(at_rate: float, at_80: float) -> SizingConclusion:
     proposed = sized("proposed", "gunicorn sync, 7 workers", 10, 10)
-    return headline(conclusion(proposed=proposed.model_copy(update={"levels": levels_held(at_rate, at_80)})))
+    return conclusion(proposed=proposed.model_copy(update={"levels": levels_held(at_rate, at_80)}))
+
+
+def answer_with(at_rate: float, at_80: float) -> str:
+    return headline(held_at(at_rate, at_80))
 
 
 def test_the_answer_names_the_rate_that_holds_the_objective_sustained() -> None:
@@ -61,6 +77,8 @@ def test_the_answer_names_the_rate_that_holds_the_objective_sustained() -> None:
     )
     assert answer_with(0.35, 0.3).endswith("p99 0.40 s holds for traffic that stays at 10.0/s.")
     assert answer_with(0.9, 0.5).endswith("traffic that stays at either rate misses p99 0.40 s.")
+    column = next(c for c in table(held_at(0.6, 0.3)).columns if c.header == "sustained")
+    assert list(column.cells) == ["0.300", "0.600"]  # each level's, beside its proof's prediction
     # Only the proposal's levels carry the figure: a plan without it says nothing of it.
     plain = headline(conclusion(proposed=sized("proposed", "gunicorn sync, 7 workers", 10, 10)))
     assert "Sustained" not in plain

@@ -106,24 +106,22 @@ def _levels(search_state: Search, candidate: Candidate, sustainable: float, sust
             kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS
         )
         band = list(run.p99_band_s)
-        held = _sustained_p99(kinds, config, cores_left(rate), rate) if sustained else None
-        levels.append(
-            Level(
-                offered_per_s=rate,
-                predicted_per_s=run.per_s,
-                predicted_p99_s=run.p99_s,
-                p99_band_s=band,
-                sustained_p99_s=held,
-            )
+        level = Level(
+            offered_per_s=rate, predicted_per_s=run.per_s, predicted_p99_s=run.p99_s, p99_band_s=band
         )
+        if sustained:  # as long at each level: MOST_SUSTAINED requests at the highest rate
+            level.sustained_s = min(SUSTAINED_S, MOST_SUSTAINED / sustainable)
+            level.sustained_p99_s = _sustained_p99(kinds, config, cores_left(rate), rate, level.sustained_s)
+        levels.append(level)
     return levels
 
 
-def _sustained_p99(kinds: list[RequestKind], config: Configuration, cores: float, rate_per_s: float) -> float:
-    """The p99 of SUSTAINED_S of traffic at this rate (its first fifth not judged: from idle)."""
-    requests = int(min(MOST_SUSTAINED, rate_per_s * SUSTAINED_S))
-    after_s = warmup_of(requests / rate_per_s)
-    return simulate(kinds, config, cores, rate_per_s, requests, judged_from_s=after_s).p99_s
+def _sustained_p99(
+    kinds: list[RequestKind], config: Configuration, cores: float, rate_per_s: float, duration_s: float
+) -> float:
+    """The p99 of `duration_s` of traffic at this rate (its first fifth not judged: from idle)."""
+    requests = max(1, round(rate_per_s * duration_s))
+    return simulate(kinds, config, cores, rate_per_s, requests, judged_from_s=warmup_of(duration_s)).p99_s
 
 
 def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: SizedSummary) -> SizedSummary:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 
-from labtester.sizing.document import NO_RATE, SUSTAINED_S, Level, Objective, SizedSummary, SizingConclusion
+from labtester.sizing.document import NO_RATE, Level, Objective, SizedSummary, SizingConclusion
 from labtester.views import Answer, Chart, Line
 
 
@@ -21,9 +21,13 @@ def _measured(level: Level | None) -> str:
     return f"measured {level.measured_per_s:.1f}/s at p99 {p99}"
 
 
+def _minutes(level: Level) -> str:
+    return f"{(level.sustained_s or 0.0) / 60:.2g} minutes"
+
+
 def _over_minutes(level: Level) -> str:
     held = level.sustained_p99_s
-    return f" (sustained for {SUSTAINED_S / 60:g} minutes: {held:.2f} s)" if held is not None else ""
+    return f" (sustained for {_minutes(level)}: {held:.2f} s)" if held is not None else ""
 
 
 def _band(band: list[float]) -> str:
@@ -51,7 +55,7 @@ def _sustained(summary: SizedSummary | None, objective: Objective) -> str:
         verdict = f"traffic that stays at the rate keeps {goal} at {most:.1f}/s, not at {top:.1f}/s"
     else:
         verdict = f"traffic that stays at either rate misses {goal}"
-    return f" Sustained for {SUSTAINED_S / 60:g} minutes, the model puts p99 at {each}: {verdict}."
+    return f" Sustained for {_minutes(held[0])}, the model puts p99 at {each}: {verdict}."
 
 
 def _from_warmup(level: Level | None) -> str:
@@ -236,8 +240,9 @@ def _chart(proved: list[SizedSummary]) -> Chart | None:
 
 def table(conclusion: SizingConclusion) -> Table:
     table = Table(
-        title="Sizing: each configuration proved, predicted beside measured (predicted from the flows, and "
-        "from what each run measured before its window; measured after its warm-up)",
+        title="Sizing: each configuration proved, predicted beside measured (predicted from the flows, over "
+        "the run and over minutes of its traffic sustained, and from what each run measured before its "
+        "window; measured after its warm-up)",
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
@@ -249,6 +254,7 @@ def table(conclusion: SizingConclusion) -> Table:
         "predicted/s",
         "measured/s",
         "pred p99 s",
+        "sustained",
         "warm-up's",
         "meas p99 s",
         "failed",
@@ -260,6 +266,7 @@ def table(conclusion: SizingConclusion) -> Table:
             table.add_row(
                 s.label, s.role, _gib(s.memory_bytes), f"{lv.offered_per_s:.1f}", f"{lv.predicted_per_s:.1f}",
                 "-" if lv.measured_per_s is None else f"{lv.measured_per_s:.1f}", f"{lv.predicted_p99_s:.3f}",
+                "-" if lv.sustained_p99_s is None else f"{lv.sustained_p99_s:.3f}",
                 "-" if lv.warmup_predicted_p99_s is None else f"{lv.warmup_predicted_p99_s:.3f}",
                 "-" if lv.measured_p99_s is None else f"{lv.measured_p99_s:.3f}", str(lv.failed),
                 "-" if lv.load_average is None else f"{lv.load_average:.1f}",

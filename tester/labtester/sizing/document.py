@@ -85,9 +85,11 @@ class Level(BaseModel):
     # The least and the most p99 of the prediction's draws (model.BAND_DRAWS runs of the same sends,
     # each drawing the requests' CPU and wait from their measured spread): where one run's p99 falls.
     p99_band_s: list[float] = []
-    # Over SUSTAINED_S of traffic at this rate (the proposal's and its re-sizing's levels): the p99
-    # a team running at it sees, which no 20-s proof measures.
+    # Over minutes of traffic at this rate (`sustained_s`: SUSTAINED_S, fewer where MOST_SUSTAINED
+    # requests take less; the proposal's and its re-sizing's levels): the p99 a team running at it
+    # sees, which no 20-s proof measures.
     sustained_p99_s: float | None = None
+    sustained_s: float | None = None
     measured_per_s: float | None = None  # None: not run (the configuration did not start)
     measured_p99_s: float | None = None  # from each request's scheduled send
     requests: int = 0
