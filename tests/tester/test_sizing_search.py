@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from labtester.proposal.plan import _caveats, _planned
+from labtester.proposal.plan import _caveats, _least_p99, _planned
 from labtester.sizing.document import MOST_PREDICTED, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import RULES, Family, families
 from labtester.sizing.model import RequestKind, proof_run
@@ -209,3 +209,14 @@ def test_where_no_family_keeps_the_objective_at_any_rate_nothing_is_proposed() -
     kinds = {"gthread": slow, "uvicorn": slow}
     found = search([gthread, uvicorn], kinds, MEMORY, POD, objective_s=0.4, duration_s=20)
     assert found.proposed is None and {s.rate_per_s for s in found.best_by_family.values()} == {0}
+
+
+def test_where_no_rate_keeps_the_objective_the_least_p99_the_model_reaches_is_said() -> None:
+    # What P99= would get a proposal: the model's p99 with next to no load, on the best family.
+    slow = [RequestKind("/report", 1, 0.5, 0.0)]
+    gthread, uvicorn = SEARCHED[1], SEARCHED[3]
+    kinds = {"gthread": slow, "uvicorn": [RequestKind("/report", 1, 0.6, 0.0)]}
+    found = search([gthread, uvicorn], kinds, MEMORY, POD, objective_s=0.4, duration_s=20)
+    said = _least_p99(found, Search(kinds, POD, 0.4, 20))
+    assert said.startswith("no rate keeps the objective in the model (the requests' CPU")
+    assert "makes p99 0.50 s at the least, on gunicorn gthread" in said, said

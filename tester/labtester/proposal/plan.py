@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
-from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import (
     MOST_PREDICTED,
     MOST_SUSTAINED,
@@ -27,7 +26,7 @@ from labtester.sizing.document import (
     warmup_of,
 )
 from labtester.sizing.families import Family, families, never_yielding
-from labtester.sizing.model import BAND_DRAWS, RequestKind, ceiling_per_s, proof_run, simulate
+from labtester.sizing.model import BAND_DRAWS, RequestKind, ceiling_per_s, proof_run, sustained_p99
 from labtester.sizing.search import (
     CONNECTION_BYTES,
     THREAD_BYTES,
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
 
 LEVELS = (0.8, 1.0)  # the proof offers 80 % of the predicted sustainable rate, then all of it
 MANY_THREADS = 16  # beyond this many threads per process, CPU-bound threads convoy on the GIL
+QUIET = 0.01  # of a configuration's ceiling: next to no queue, its requests' own time sets its p99
 
 
 @dataclass(frozen=True)
@@ -111,17 +111,9 @@ def _levels(search_state: Search, candidate: Candidate, sustainable: float, sust
         )
         if sustained:  # as long at each level: MOST_SUSTAINED requests at the highest rate
             level.sustained_s = min(SUSTAINED_S, MOST_SUSTAINED / sustainable)
-            level.sustained_p99_s = _sustained_p99(kinds, config, cores_left(rate), rate, level.sustained_s)
+            level.sustained_p99_s = sustained_p99(kinds, config, cores_left(rate), rate, level.sustained_s)
         levels.append(level)
     return levels
-
-
-def _sustained_p99(
-    kinds: list[RequestKind], config: Configuration, cores: float, rate_per_s: float, duration_s: float
-) -> float:
-    """The p99 of `duration_s` of traffic at this rate (its first fifth not judged: from idle)."""
-    requests = max(1, round(rate_per_s * duration_s))
-    return simulate(kinds, config, cores, rate_per_s, requests, judged_from_s=warmup_of(duration_s)).p99_s
 
 
 def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: SizedSummary) -> SizedSummary:
@@ -191,6 +183,8 @@ def plan(
             f"the pod has {pod.cores:g} cores and this machine {conclusion.cores}: the proof runs here, on "
             f"{conclusion.cores}"
         )
+    if found.proposed is None and goal.rate_per_s is None and found.best_by_family:
+        assumed.append(_least_p99(found, state))
     if goal.rate_per_s is not None and not found.serves_rate:
         assumed.append(
             f"no configuration within the pod serves {goal.rate_per_s:g}/s at p99 {goal.p99_s:g} s"
@@ -202,6 +196,19 @@ def plan(
     picked = conclusion.recommendation.target if conclusion.recommendation else None
     fixed = _fixed(results, picked, searched, memory, state)
     return _needed(found, state, context, memory) + _planned(found, fixed, state, context, memory)
+
+
+def _least_p99(found: Found, state: Search) -> str:
+    """Where no rate keeps the objective: the least p99 the model gives any family's best, one
+    request at a time (a hundredth of its ceiling): the objective a proposal needs at the least."""
+    best = [s.candidate for s in found.best_by_family.values() if s.candidate.ceiling_per_s > 0]
+    if not best:
+        return NO_RATE
+    p99, least = min(((state.p99(c, QUIET * c.ceiling_per_s), c) for c in best), key=lambda pair: pair[0])
+    return (
+        f"{NO_RATE} (the requests' CPU as the flows measured it, many at once, makes p99 {p99:.2f} s at the "
+        f"least, on {least.label} with next to no load: P99= at or above it gets a proposal)"
+    )
 
 
 def _needed(found: Found, state: Search, context: SizedSummary, memory: dict[str, Memory]) -> list[Planned]:

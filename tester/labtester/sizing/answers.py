@@ -194,6 +194,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
     # The costs the named configuration was sized on: the re-sizing's where it is the one named.
     best, again = conclusion.proved_best(), conclusion.resized
     shown = best[0] if best is not None and best[0].role == "resized" else conclusion.proposed
+    shown = shown or next(iter(proved), None)  # nothing proposed: the costs it was judged on
     costs = ", ".join(
         f"{k.name} {k.mean_cpu_s * 1000:.1f} ms CPU (mean) + {k.overhead_s * 1000:.1f} ms server's "
         f"+ {k.wait_s * 1000:.0f} ms wait"

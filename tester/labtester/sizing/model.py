@@ -35,6 +35,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from labtester.sizing.configuration import Configuration
+from labtester.sizing.document import warmup_of
 from labtester.sizing.events import Run
 from labtester.sizing.quantiles import percentile, quantile
 
@@ -269,6 +270,15 @@ def proof_run(
     times = proof_arrivals(rate_per_s, duration_s)[:most]
     picked = proof_kinds([k.weight for k in kinds], len(times))
     return replicated(kinds, config, cores, rate_per_s, times, picked, warmup_s, draws)
+
+
+def sustained_p99(
+    kinds: Sequence[RequestKind], config: Configuration, cores: float, rate_per_s: float, duration_s: float
+) -> float:
+    """The p99 of `duration_s` of traffic at this rate, minutes of it (its first fifth not judged:
+    it starts from an idle server, which a proof's 20 s never leave far behind)."""
+    requests = max(1, round(rate_per_s * duration_s))
+    return simulate(kinds, config, cores, rate_per_s, requests, judged_from_s=warmup_of(duration_s)).p99_s
 
 
 def _cumulative(shares: list[float]) -> list[float]:
