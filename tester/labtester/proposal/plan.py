@@ -91,9 +91,11 @@ def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list
     return found
 
 
-def _levels(search_state: Search, candidate: Candidate, sustainable: float, sustained: bool) -> list[Level]:
+def _levels(
+    search_state: Search, candidate: Candidate, sustainable: float, with_sustained: bool
+) -> list[Level]:
     """Each proof run's prediction, on the very requests it will send (`proof_run`), over the window
-    it judges; `sustained` (the proposal's): also over SUSTAINED_S of traffic at its rate."""
+    it judges; `with_sustained` (the proposal's): also over SUSTAINED_S of traffic at its rate."""
     levels = []
     kinds, cores_left = search_state.kinds[candidate.family.name], search_state.pod.cores_left
     config, duration_s = candidate.configuration, search_state.duration_s
@@ -105,14 +107,19 @@ def _levels(search_state: Search, candidate: Candidate, sustainable: float, sust
         run = proof_run(
             kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS
         )
-        band = list(run.p99_band_s)
-        level = Level(
-            offered_per_s=rate, predicted_per_s=run.per_s, predicted_p99_s=run.p99_s, p99_band_s=band
+        # As long at each level: MOST_SUSTAINED requests at the highest rate, none under a minute.
+        held_s = min(SUSTAINED_S, MOST_SUSTAINED / sustainable) if with_sustained else 0.0
+        held = sustained_p99(kinds, config, cores_left(rate), rate, held_s) if held_s >= 60 else None
+        levels.append(
+            Level(
+                offered_per_s=rate,
+                predicted_per_s=run.per_s,
+                predicted_p99_s=run.p99_s,
+                p99_band_s=list(run.p99_band_s),
+                sustained_p99_s=held,
+                sustained_s=held_s if held is not None else None,
+            )
         )
-        if sustained:  # as long at each level: MOST_SUSTAINED requests at the highest rate
-            level.sustained_s = min(SUSTAINED_S, MOST_SUSTAINED / sustainable)
-            level.sustained_p99_s = sustained_p99(kinds, config, cores_left(rate), rate, level.sustained_s)
-        levels.append(level)
     return levels
 
 
@@ -123,7 +130,7 @@ def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: S
     c = sized.candidate
     proposal = found.proposed.rate_per_s if found.proposed is not None else 0.0
     rate = sized.rate_per_s if sized.rate_per_s > 0 else proposal
-    levels = [] if rate <= 0 else _levels(state, c, rate, sustained=role in ("proposed", "resized"))
+    levels = [] if rate <= 0 else _levels(state, c, rate, with_sustained=role in ("proposed", "resized"))
     unproved = None if levels else f"{NO_RATE}, and there is no proposal's rate to prove it at"
     return context.model_copy(
         update={
@@ -206,8 +213,8 @@ def _least_p99(found: Found, state: Search) -> str:
         return NO_RATE
     p99, least = min(((state.p99(c, QUIET * c.ceiling_per_s), c) for c in best), key=lambda pair: pair[0])
     return (
-        f"{NO_RATE} (the requests' CPU as the flows measured it, many at once, makes p99 {p99:.2f} s at the "
-        f"least, on {least.label} with next to no load: P99= at or above it gets a proposal)"
+        f"{NO_RATE} (the requests' CPU as the flows measured it, under their load, makes p99 about "
+        f"{p99:.2f} s even with next to no load, on {least.label}: an objective above it may get a proposal)"
     )
 
 

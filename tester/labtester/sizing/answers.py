@@ -21,13 +21,13 @@ def _measured(level: Level | None) -> str:
     return f"measured {level.measured_per_s:.1f}/s at p99 {p99}"
 
 
-def _minutes(level: Level) -> str:
-    return f"{(level.sustained_s or 0.0) / 60:.2g} minutes"
+def _minutes(seconds: float) -> str:
+    return "1 minute" if round(seconds) == 60 else f"{seconds / 60:.2g} minutes"
 
 
 def _over_minutes(level: Level) -> str:
-    held = level.sustained_p99_s
-    return f" (sustained for {_minutes(level)}: {held:.2f} s)" if held is not None else ""
+    held, seconds = level.sustained_p99_s, level.sustained_s
+    return f" (sustained for {_minutes(seconds)}: {held:.2f} s)" if held is not None and seconds else ""
 
 
 def _band(band: list[float]) -> str:
@@ -36,14 +36,19 @@ def _band(band: list[float]) -> str:
 
 
 def _sustained(summary: SizedSummary | None, objective: Objective) -> str:
-    """` Sustained for 10 minutes, the model puts p99 at ...`: what a team running at the named
-    configuration's rates sees, which no 20-s proof measures; the most of them that keeps the
-    objective so. Empty where its levels have no such figure (not the proposal's)."""
+    """` Sustained for 10 minutes on gunicorn sync, 7 workers, the model puts p99 at ...`: what a
+    team running at the named configuration's rates sees, which no 20-s proof measures; the most of
+    them that keeps the objective so. Empty where its levels have no such figure (not the
+    proposal's, or a rate too high for minutes of it to be simulated)."""
     held = sorted(
-        (lv for lv in (summary.levels if summary else []) if lv.sustained_p99_s is not None),
+        (
+            lv
+            for lv in (summary.levels if summary else [])
+            if lv.sustained_p99_s is not None and lv.sustained_s
+        ),
         key=lambda lv: -lv.offered_per_s,
     )
-    if not held:
+    if summary is None or not held:
         return ""
     each = " and ".join(f"{lv.sustained_p99_s:.2f} s at {lv.offered_per_s:.1f}/s" for lv in held)
     kept = [lv for lv in held if (lv.sustained_p99_s or 0.0) <= objective.p99_s]
@@ -54,8 +59,9 @@ def _sustained(summary: SizedSummary | None, objective: Objective) -> str:
         top, most = held[0].offered_per_s, kept[0].offered_per_s
         verdict = f"traffic that stays at the rate keeps {goal} at {most:.1f}/s, not at {top:.1f}/s"
     else:
-        verdict = f"traffic that stays at either rate misses {goal}"
-    return f" Sustained for {_minutes(held[0])}, the model puts p99 at {each}: {verdict}."
+        verdict = f"traffic that stays at any rate offered misses {goal}"
+    minutes = _minutes(held[0].sustained_s or 0.0)
+    return f" Sustained for {minutes} on {summary.label}, the model puts p99 at {each}: {verdict}."
 
 
 def _from_warmup(level: Level | None) -> str:
@@ -127,7 +133,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     elif conclusion.fixed_best is not None:
         served = conclusion.fixed_best.flows_per_s
         text += f"; the best of the fixed configurations served {served:.1f}/s in the flows"
-    named = next((s for s in (conclusion.resized, proposed) if s is not None and s.label == chosen), None)
+    named = best[0] if best is not None else proposed  # the summary whose levels the answer gave
     return text + "." + _sustained(named, conclusion.objective)
 
 
@@ -194,7 +200,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
     # The costs the named configuration was sized on: the re-sizing's where it is the one named.
     best, again = conclusion.proved_best(), conclusion.resized
     shown = best[0] if best is not None and best[0].role == "resized" else conclusion.proposed
-    shown = shown or next(iter(proved), None)  # nothing proposed: the costs it was judged on
+    shown = shown or next(iter(proved), None)  # nothing proposed: the first configuration planned
     costs = ", ".join(
         f"{k.name} {k.mean_cpu_s * 1000:.1f} ms CPU (mean) + {k.overhead_s * 1000:.1f} ms server's "
         f"+ {k.wait_s * 1000:.0f} ms wait"
