@@ -107,3 +107,19 @@ def test_the_answer_names_the_rate_that_holds_the_objective_sustained() -> None:
     # Only the proposal's levels carry the figure: a plan without it says nothing of it.
     plain = headline(conclusion(proposed=sized("proposed", "gunicorn sync, 7 workers", 10, 10)))
     assert "Sustained" not in plain
+
+
+def test_where_a_proof_decided_a_lower_rate_no_rate_above_it_is_said_to_hold() -> None:
+    # Its proof missed the objective at 10/s and kept it at 8/s: the answer names 8/s, and the
+    # sustained sentence speaks of no rate above it, whatever the model said of 10/s.
+    low, high = levels_held(0.35, 0.3)
+    missed = high.model_copy(update={"measured_p99_s": 0.9})
+    kept = low.model_copy(update={"measured_per_s": 8, "measured_p99_s": 0.3})
+    proposed = sized("proposed", "gunicorn sync, 7 workers", 10, 10).model_copy(
+        update={"levels": [kept, missed]}
+    )
+    said = headline(conclusion(proposed=proposed))
+    assert "at up to 8.0/s" in said, said
+    assert said.endswith(
+        "the model puts p99 at 0.30 s at 8.0/s: p99 0.40 s holds for traffic that stays at 8.0/s."
+    )

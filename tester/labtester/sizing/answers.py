@@ -3,6 +3,8 @@ against measured per family), and the table of every configuration proved."""
 
 from __future__ import annotations
 
+import math
+
 from rich import box
 from rich.table import Table
 
@@ -35,16 +37,17 @@ def _band(band: list[float]) -> str:
     return f" ({band[0]:.2f}-{band[1]:.2f} s in one run)" if len(band) == 2 else ""
 
 
-def _sustained(summary: SizedSummary | None, objective: Objective) -> str:
+def _sustained(summary: SizedSummary | None, objective: Objective, up_to: float | None = None) -> str:
     """` Sustained for 10 minutes on gunicorn sync, 7 workers, the model puts p99 at ...`: what a
     team running at the named configuration's rates sees, which no 20-s proof measures; the most of
     them that keeps the objective so. Empty where its levels have no such figure (not the
-    proposal's, or a rate too high for minutes of it to be simulated)."""
+    proposal's, or a rate too high for minutes of it to be simulated). `up_to`: the rate the answer
+    named, where a proof decided it: no rate above it, which that proof missed, is spoken of."""
     held = sorted(
         (
             lv
             for lv in (summary.levels if summary else [])
-            if lv.sustained_p99_s is not None and lv.sustained_s
+            if lv.sustained_p99_s is not None and lv.sustained_s and lv.offered_per_s <= (up_to or math.inf)
         ),
         key=lambda lv: -lv.offered_per_s,
     )
@@ -134,7 +137,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
         served = conclusion.fixed_best.flows_per_s
         text += f"; the best of the fixed configurations served {served:.1f}/s in the flows"
     named = best[0] if best is not None else proposed  # the summary whose levels the answer gave
-    return text + "." + _sustained(named, conclusion.objective)
+    return text + "." + _sustained(named, conclusion.objective, best[1].offered_per_s if best else None)
 
 
 def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummary) -> str:
