@@ -99,6 +99,8 @@ def _levels(
     levels = []
     kinds, cores_left = search_state.kinds[candidate.family.name], search_state.pod.cores_left
     config, duration_s = candidate.configuration, search_state.duration_s
+    # As long at each level: MOST_SUSTAINED requests at the highest rate, none under a minute.
+    held_s = min(SUSTAINED_S, MOST_SUSTAINED / sustainable) if with_sustained and sustainable > 0 else 0.0
     for share in LEVELS:
         rate = sustainable * share
         if rate <= 0:
@@ -107,8 +109,6 @@ def _levels(
         run = proof_run(
             kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS
         )
-        # As long at each level: MOST_SUSTAINED requests at the highest rate, none under a minute.
-        held_s = min(SUSTAINED_S, MOST_SUSTAINED / sustainable) if with_sustained else 0.0
         held = sustained_p99(kinds, config, cores_left(rate), rate, held_s) if held_s >= 60 else None
         levels.append(
             Level(

@@ -23,7 +23,9 @@ MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as
 # same traffic build them: at the rate a 20-s run kept p99 0.39 s on the Flask shop, ten minutes of
 # it were predicted 0.50 to 0.77 s (three seeds). The proposal's levels say both.
 SUSTAINED_S = 600.0
-MOST_SUSTAINED = 40000  # simulated requests at most (0.35 s of CPU here): p99 near the knee to ~10 %
+MOST_SUSTAINED = (
+    40000  # simulated requests a run at most (0.35 s of CPU a run here): p99 at the knee to ~10 %
+)
 
 # The proposal, another family's best, the lab's pick; and where nothing in the pod serves RATE=,
 # the smallest configuration on the pod it would need (predicted, not proved). Where the proofs'

@@ -282,7 +282,7 @@ def sustained_p99(
     requests, after_s = max(1, round(rate_per_s * duration_s)), warmup_of(duration_s)
     runs = (
         simulate(kinds, config, cores, rate_per_s, requests, SEED + i, judged_from_s=after_s)
-        for i in range(3)
+        for i in range(SUSTAINED_SEEDS)
     )
     return statistics.median(run.p99_s for run in runs)
 
