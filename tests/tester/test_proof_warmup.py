@@ -58,8 +58,9 @@ def server_cpu(target: RunningTarget) -> float:
     return sum(sum(p.cpu_times()[:2]) for p in target.tree())
 
 
-def planned(cpu_s: float) -> SizedSummary:
-    """gunicorn sync x 2 as a plan would have it, its one kind taken to cost `cpu_s`."""
+def planned(cpu_s: float, sustained_s: float | None = None) -> SizedSummary:
+    """gunicorn sync x 2 as a plan would have it, its one kind taken to cost `cpu_s`; with
+    `sustained_s`, its level carries the p99 of that long at its rate (as the proposal's do)."""
     kind = KindCost(name=CPU, weight=1, cpu_s=cpu_s, wait_s=0.0, overhead_s=0.0003, cores_per_process=1)
     summary = SizedSummary(
         role="proposed", family="sync", server="gunicorn", label="gunicorn sync, 2 workers", processes=2,
@@ -69,7 +70,11 @@ def planned(cpu_s: float) -> SizedSummary:
     )  # fmt: skip
     # The plan's prediction of the window, as plan.py makes it: on the plan's CPU (none measured).
     run = window.predicted_window(summary, RATE, 2, DURATION_S, warmup_of(DURATION_S), {})
-    level = Level(offered_per_s=RATE, predicted_per_s=run.per_s, predicted_p99_s=run.p99_s)
+    held = window.sustained_on(summary, RATE, 2, sustained_s, {}) if sustained_s else None
+    level = Level(
+        offered_per_s=RATE, predicted_per_s=run.per_s, predicted_p99_s=run.p99_s, sustained_p99_s=held,
+        sustained_s=sustained_s,
+    )  # fmt: skip
     return summary.model_copy(update={"levels": [level], "predicted_p99_s": run.p99_s})
 
 
@@ -79,7 +84,13 @@ def a_quarter_planned(two_sync_workers: RunningTarget) -> Kept:
     kept = Kept()
     times = (DURATION_S, 10.0)
     offer_levels(
-        "proved", two_sync_workers.url, planned(0.005), kept, times, {}, lambda: server_cpu(two_sync_workers)
+        "proved",
+        two_sync_workers.url,
+        planned(0.005, sustained_s=60),
+        kept,
+        times,
+        {},
+        lambda: server_cpu(two_sync_workers),
     )
     return kept
 
@@ -107,6 +118,21 @@ def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(a_quarter_plan
     plan_off = abs(math.log(level.measured_p99_s / level.predicted_p99_s))
     warm_off = abs(math.log(level.measured_p99_s / level.warmup_predicted_p99_s))
     assert warm_off < plan_off, level
+
+
+def test_the_sustained_p99_is_worked_out_again_on_the_cpu_the_run_used(a_quarter_planned: Kept) -> None:
+    # The plan took the requests for a quarter of the CPU they use: minutes of traffic at the rate,
+    # on what the run's requests used and the server's own CPU per request it measured, queue longer.
+    (run,) = [r for r in a_quarter_planned.records if r.get("kind") == "run"]
+    (level,) = SHAPE.analyse(a_quarter_planned.records, None, LabSettings()).levels
+    held = run["sustained"]
+    assert level.sustained_p99_s is not None and level.sustained_used_p99_s == held["p99_s"]
+    assert level.sustained_used_p99_s > 2 * level.sustained_p99_s, level
+    assert level.sustained_said_p99_s == level.sustained_used_p99_s  # the figure the answer gives
+    assert level.sustained_cpu_ratio == held["cpu_ratio"] and 2.5 < held["cpu_ratio"] < 8, held
+    answered = [s for s in decode(run["samples"]) if s.ok and s.cpu_s is not None]
+    overhead = (run["server_cpu_s"] - sum(s.cpu_s or 0.0 for s in answered)) / len(answered)
+    assert held["overhead_s"] == pytest.approx(max(0.0, overhead))  # the run's own, not the plan's
 
 
 def test_a_second_level_adds_what_the_first_run_measured(two_sync_workers: RunningTarget) -> None:

@@ -5,7 +5,7 @@ them holds the objective so: near the knee a queue builds over minutes that 20 s
 from __future__ import annotations
 
 from labtester.proposal.plan import _planned
-from labtester.sizing.answers import table
+from labtester.sizing.answers import answer, table
 from labtester.sizing.document import (
     MOST_SUSTAINED,
     SUSTAINED_S,
@@ -122,4 +122,32 @@ def test_where_a_proof_decided_a_lower_rate_no_rate_above_it_is_said_to_hold() -
     assert "at up to 8.0/s" in said, said
     assert said.endswith(
         "the model puts p99 at 0.30 s at 8.0/s: p99 0.40 s holds for traffic that stays at 8.0/s."
+    )
+
+
+def test_once_proved_the_sustained_p99_is_the_one_on_the_cpu_the_proofs_used() -> None:
+    # datasette's proofs used 1.33-1.58x the plan's CPU: the plan's sustained figures held the
+    # objective where, on what the requests used, they miss it. The answer gives the latter, and
+    # says so; the evidence gives both.
+    low, high = levels_held(0.35, 0.3)
+    low = low.model_copy(update={"sustained_used_p99_s": 0.5, "sustained_cpu_ratio": 1.33})
+    high = high.model_copy(update={"sustained_used_p99_s": 0.9, "sustained_cpu_ratio": 1.58})
+    proposed = sized("proposed", "granian-asgi, 2 workers", 10, 10).model_copy(update={"levels": [low, high]})
+    proved = conclusion(proposed=proposed)
+    assert headline(proved).endswith(
+        "Sustained for 10 minutes on granian-asgi, 2 workers, on the CPU its proofs' requests used "
+        "(1.33-1.58x the plan's), the model puts p99 at 0.90 s at 10.0/s and 0.50 s at 8.0/s: traffic "
+        "that stays at any rate offered misses p99 0.40 s."
+    )
+    column = next(c for c in table(proved).columns if c.header == "sustained")
+    assert list(column.cells) == ["0.500", "0.900"]
+    evidence = answer(proved).evidence
+    assert (
+        "(sustained for 10 minutes: 0.35 s on the plan's CPU, 0.90 s on the CPU its requests used "
+        in evidence
+    )
+    # One level proved, the other not (its configuration stopped): said where they ran.
+    partly = proposed.model_copy(update={"levels": [levels_held(0.35, 0.3)[0], high]})
+    assert "on the CPU its proofs' requests used where they ran (1.58x the plan's)," in headline(
+        conclusion(proposed=partly)
     )

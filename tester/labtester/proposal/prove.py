@@ -25,10 +25,11 @@ from labtester.launcher import RunningTarget
 from labtester.load import LoadClient, Sample
 from labtester.proposal.plan import Planned
 from labtester.proposal.starting import memory_for_starting, started_together
+from labtester.proposal.sustained import sustained_after
 from labtester.proposal.warmup import Warmup
 from labtester.rawlog import Record, RecordSink
 from labtester.scenarios.common import encode
-from labtester.sizing.document import PROOF_S, SizedSummary
+from labtester.sizing.document import PROOF_S, Level, SizedSummary
 from labtester.sizing.model import SEED, MixItem, proof_arrivals, proof_kinds
 from labtester.target_group import running_targets
 from labtester.traffic import Outgoing
@@ -189,7 +190,7 @@ def offer_levels(
     runs: list[Record] = []  # each level's record: the next one's warm-up adds what it measured
     for level in summary.levels:
         _drained(url, times[1])
-        runs.append(_run(url, server_cpu, summary, level.offered_per_s, times, requests, runs))
+        runs.append(_run(url, server_cpu, summary, level, times, requests, runs))
         log.write("scenario", target=name, scenario=SHAPE, kind="run", client=0, **runs[-1])
 
 
@@ -197,19 +198,21 @@ def _run(
     url: str,
     server_cpu: Callable[[], float | None],
     summary: SizedSummary,
-    rate_per_s: float,
+    level: Level,
     times: tuple[float, float],
     requests: dict[str, Outgoing],
     earlier: list[Record],
 ) -> dict[str, object]:
     """One proof run, with the machine's and the server's CPU around it: what the rest of the
-    machine left the server. `earlier`: the configuration's runs before it, for its warm-up."""
+    machine left the server; then, once the server is left alone, its level's sustained p99 on what
+    it measured. `earlier`: the configuration's runs before it, for its warm-up."""
     duration_s, mix = times[0], [_Kind(k.name, k.weight) for k in summary.kinds]
+    rate_per_s = level.offered_per_s
     warmup = Warmup(summary, rate_per_s, duration_s, server_cpu, earlier)
     machine_before, cpu_before = machine.snapshot(), server_cpu()
     samples, wall_s = asyncio.run(offer(url, mix, rate_per_s, *times, requests=requests, warmup=warmup))
     machine_after, cpu_after = machine.snapshot(), server_cpu()
-    return {
+    run: dict[str, object] = {
         **warmup.recorded(),
         "step": f"sizing {rate_per_s:.3f}",
         "offered_per_s": rate_per_s,
@@ -220,6 +223,7 @@ def _run(
         "server_cpu_s": None if cpu_before is None or cpu_after is None else cpu_after - cpu_before,
         "load_average": os.getloadavg()[0],  # the machine's, beside the figures: was it busy?
     }
+    return {**run, "sustained": sustained_after(summary, level, [s for s in samples if s.ok], run)}
 
 
 def _drained(url: str, timeout_s: float, quick_s: float = 0.5) -> None:

@@ -47,7 +47,7 @@ class Warmup:
         self.ends_s = warmup_of(duration_s)
         self.server_cpu = server_cpu
         self.earlier = [s for run in earlier for s in decode(run["samples"]) if s.ok]
-        self.overhead_s = _overhead(earlier)
+        self.overhead_s = overhead_per_request(earlier)
         self.began = (machine.snapshot(), server_cpu())
         self.predicting: list[asyncio.Task[None]] = []
         self.made: dict[str, Any] = {}
@@ -102,7 +102,7 @@ class Warmup:
         return {"warmup_s": self.ends_s, "warmup": self.made or None}
 
 
-def _overhead(runs: Sequence[Record]) -> float | None:
+def overhead_per_request(runs: Sequence[Record]) -> float | None:
     """The serving processes' CPU per answered request beyond the requests' own, over these runs
     (None where their processes' CPU was not read, or none was answered)."""
     read = [(float(run["server_cpu_s"]), decode(run["samples"])) for run in runs if run.get("server_cpu_s")]

@@ -146,7 +146,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
         if free
         else None
     )
-    warm = run.get("warmup") or {}
+    warm, held = run.get("warmup") or {}, run.get("sustained") or {}
     return level.model_copy(
         update={
             "cores_free": free,
@@ -165,6 +165,8 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
             "warmup_predicted_per_s": warm.get("predicted_per_s"),
             "warmup_predicted_p99_s": warm.get("predicted_p99_s"),
             "warmup_p99_band_s": warm.get("p99_band_s") or [],
+            "sustained_used_p99_s": held.get("p99_s"),
+            "sustained_cpu_ratio": held.get("cpu_ratio"),
         }
     )
 

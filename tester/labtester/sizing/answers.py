@@ -28,8 +28,22 @@ def _minutes(seconds: float) -> str:
 
 
 def _over_minutes(level: Level) -> str:
-    held, seconds = level.sustained_p99_s, level.sustained_s
-    return f" (sustained for {_minutes(seconds)}: {held:.2f} s)" if held is not None and seconds else ""
+    held, seconds, used = level.sustained_p99_s, level.sustained_s, level.sustained_used_p99_s
+    if held is None or not seconds:
+        return ""
+    ratio = f" ({level.sustained_cpu_ratio:.2f}x the plan's)" if level.sustained_cpu_ratio else ""
+    on_used = "" if used is None else f" on the plan's CPU, {used:.2f} s on the CPU its requests used{ratio}"
+    return f" (sustained for {_minutes(seconds)}: {held:.2f} s{on_used})"
+
+
+def _used_cpu(held: list[Level]) -> str:
+    """`, on the CPU its proofs' requests used (1.33-1.58x the plan's),`: where the figures are so."""
+    if not any(lv.sustained_used_p99_s is not None for lv in held):
+        return ","
+    where = "" if all(lv.sustained_used_p99_s is not None for lv in held) else " where they ran"
+    ratios = sorted(r for lv in held if (r := lv.sustained_cpu_ratio))
+    span = "-".join(dict.fromkeys(f"{r:.2f}" for r in ratios[:1] + ratios[-1:]))
+    return f", on the CPU its proofs' requests used{where}" + (f" ({span}x the plan's)," if span else ",")
 
 
 def _band(band: list[float]) -> str:
@@ -43,18 +57,19 @@ def _sustained(summary: SizedSummary | None, objective: Objective, up_to: float 
     them that keeps the objective so. Empty where its levels have no such figure (not the
     proposal's, or a rate too high for minutes of it to be simulated). `up_to`: the rate the answer
     named, where a proof decided it: no rate above it, which that proof missed, is spoken of."""
+    up = up_to or math.inf
     held = sorted(
         (
             lv
             for lv in (summary.levels if summary else [])
-            if lv.sustained_p99_s is not None and lv.sustained_s and lv.offered_per_s <= (up_to or math.inf)
+            if lv.sustained_said_p99_s is not None and lv.sustained_s and lv.offered_per_s <= up
         ),
         key=lambda lv: -lv.offered_per_s,
     )
     if summary is None or not held:
         return ""
-    each = " and ".join(f"{lv.sustained_p99_s:.2f} s at {lv.offered_per_s:.1f}/s" for lv in held)
-    kept = [lv for lv in held if (lv.sustained_p99_s or 0.0) <= objective.p99_s]
+    each = " and ".join(f"{lv.sustained_said_p99_s or 0.0:.2f} s at {lv.offered_per_s:.1f}/s" for lv in held)
+    kept = [lv for lv in held if (lv.sustained_said_p99_s or 0.0) <= objective.p99_s]
     goal = f"p99 {objective.p99_s:.2f} s"
     if kept and kept[0] is held[0]:
         verdict = f"{goal} holds for traffic that stays at {held[0].offered_per_s:.1f}/s"
@@ -63,8 +78,8 @@ def _sustained(summary: SizedSummary | None, objective: Objective, up_to: float 
         verdict = f"traffic that stays at the rate keeps {goal} at {most:.1f}/s, not at {top:.1f}/s"
     else:
         verdict = f"traffic that stays at any rate offered misses {goal}"
-    minutes = _minutes(held[0].sustained_s or 0.0)
-    return f" Sustained for {minutes} on {summary.label}, the model puts p99 at {each}: {verdict}."
+    said = f"{_minutes(held[0].sustained_s or 0.0)} on {summary.label}{_used_cpu(held)}"
+    return f" Sustained for {said} the model puts p99 at {each}: {verdict}."
 
 
 def _from_warmup(level: Level | None) -> str:
@@ -251,7 +266,8 @@ def _chart(proved: list[SizedSummary]) -> Chart | None:
 def table(conclusion: SizingConclusion) -> Table:
     table = Table(
         title="Sizing: each configuration proved, predicted beside measured (predicted from the flows, over "
-        "the run and over minutes of its traffic sustained, and from what each run measured before its "
+        "the run and over minutes of its traffic sustained (where proved, on the CPU its run used), and from "
+        "what each run measured before its "
         "window; measured after its warm-up)",
         box=box.SIMPLE_HEAD,
         title_justify="left",
@@ -276,7 +292,7 @@ def table(conclusion: SizingConclusion) -> Table:
             table.add_row(
                 s.label, s.role, _gib(s.memory_bytes), f"{lv.offered_per_s:.1f}", f"{lv.predicted_per_s:.1f}",
                 "-" if lv.measured_per_s is None else f"{lv.measured_per_s:.1f}", f"{lv.predicted_p99_s:.3f}",
-                "-" if lv.sustained_p99_s is None else f"{lv.sustained_p99_s:.3f}",
+                "-" if lv.sustained_said_p99_s is None else f"{lv.sustained_said_p99_s:.3f}",
                 "-" if lv.warmup_predicted_p99_s is None else f"{lv.warmup_predicted_p99_s:.3f}",
                 "-" if lv.measured_p99_s is None else f"{lv.measured_p99_s:.3f}", str(lv.failed),
                 "-" if lv.load_average is None else f"{lv.load_average:.1f}",

@@ -92,6 +92,10 @@ class Level(BaseModel):
     # sees, which no 20-s proof measures.
     sustained_p99_s: float | None = None
     sustained_s: float | None = None
+    # The same once the level was proved, on the CPU its run's requests used (`sustained_cpu_ratio`:
+    # over the plan's) and the server's own CPU per request it measured, on the pod's cores.
+    sustained_used_p99_s: float | None = None
+    sustained_cpu_ratio: float | None = None
     measured_per_s: float | None = None  # None: not run (the configuration did not start)
     measured_p99_s: float | None = None  # from each request's scheduled send
     requests: int = 0
@@ -120,6 +124,11 @@ class Level(BaseModel):
     warmup_predicted_per_s: float | None = None
     warmup_predicted_p99_s: float | None = None
     warmup_p99_band_s: list[float] = []
+
+    @property
+    def sustained_said_p99_s(self) -> float | None:
+        """The sustained p99 the answer gives: on the CPU the proof used where it was proved."""
+        return self.sustained_p99_s if self.sustained_used_p99_s is None else self.sustained_used_p99_s
 
     def band(self) -> list[float]:
         """The p99 band of the prediction the run is judged against (its warm-up's where made)."""

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from labtester.load import Sample
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import MOST_PREDICTED, KindCost, SizedSummary
-from labtester.sizing.model import BAND_DRAWS, FEWEST, Predicted, RequestKind, proof_run
+from labtester.sizing.model import BAND_DRAWS, FEWEST, Predicted, RequestKind, proof_run, sustained_p99
 from labtester.sizing.quantiles import spread
 
 
@@ -151,3 +151,17 @@ def predicted_window(
     kinds = measured_kinds(summary.kinds, used, overhead_s)
     config = configuration_of(summary)
     return proof_run(kinds, config, cores, rate_per_s, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS)
+
+
+def sustained_on(
+    summary: SizedSummary,
+    rate_per_s: float,
+    cores: float,
+    duration_s: float,
+    used: Mapping[str, Sequence[float]],
+    overhead_s: float | None = None,
+) -> float:
+    """The p99 of `duration_s` of traffic at this rate (`sustained_p99`) on `used` (each kind's CPU,
+    measured) and the server's own CPU per request (`overhead_s`; None: the plan's)."""
+    kinds = measured_kinds(summary.kinds, used, overhead_s)
+    return sustained_p99(kinds, configuration_of(summary), cores, rate_per_s, duration_s)
