@@ -10,7 +10,7 @@ from labtester.proposal.plan import Planned
 from labtester.proposal.starting import started_together
 from labtester.sizing.document import Level, PodSize, SizedSummary
 from labtester.sizing.families import Family
-from labtester.sizing.search import Memory
+from labtester.sizing.pod import Memory
 
 MB = 1 << 20
 

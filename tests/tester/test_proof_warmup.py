@@ -27,7 +27,8 @@ from labtester.settings import LabSettings
 from labtester.sizing import window
 from labtester.sizing.document import KindCost, Level, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import families
-from labtester.sizing.search import Memory, Pod, search
+from labtester.sizing.pod import Memory, Pod
+from labtester.sizing.search import search
 from labtester.targets import DEFAULT_VALUES
 from tests.services.apps import CONFIGURATIONS, serve_app
 

@@ -9,19 +9,18 @@ from labtester.proposal.plan import _caveats, _least_p99, _planned
 from labtester.sizing.document import MOST_PREDICTED, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import RULES, Family, families
 from labtester.sizing.model import RequestKind, proof_run
+from labtester.sizing.pod import MIB, Memory, Pod
 from labtester.sizing.search import (
     CHECKS,
-    MIB,
     REFINEMENTS,
     Candidate,
     Found,
-    Memory,
-    Pod,
     Search,
     Sized,
     candidates,
     search,
 )
+from labtester.sizing.serving import serving, sized_for
 from labtester.targets import DEFAULT_VALUES
 
 # The shared note's mixed app: a CPU path, a waiting path, a path that does both.
@@ -46,7 +45,7 @@ MEMORY = {f.name: Memory(40 * MIB, 60 * MIB) for f in SEARCHED}
 def searched(target_rate: float | None = None) -> Found:
     """The mix's search on POD for p99 0.4 s over 20 s, at most `target_rate`: the same inputs give
     the same simulations (fixed seeds), so the tests that only read one share it (1-6 s of CPU each)."""
-    return search(SEARCHED, KINDS, MEMORY, POD, objective_s=0.4, duration_s=20, target_rate=target_rate)
+    return sized_for(SEARCHED, KINDS, MEMORY, POD, objective_s=0.4, duration_s=20, target_rate=target_rate)
 
 
 def test_the_whole_search_is_a_bounded_number_of_simulations() -> None:
@@ -130,7 +129,7 @@ def test_a_rate_beyond_the_pod_names_the_pod_it_would_need() -> None:
     assert too_much.needed_pod.cores >= 16 and too_much.needed_pod.memory_bytes > POD.memory_bytes
     assert too_much.needed.rate_per_s == 500 and too_much.needed.p99_s <= 0.4
     halved = Pod(too_much.needed_pod.cores / 2, too_much.needed_pod.memory_bytes // 2)
-    assert not search(SEARCHED, KINDS, MEMORY, halved, 0.4, 20, target_rate=500).serves_rate
+    assert not serving(SEARCHED, KINDS, MEMORY, halved, 0.4, 20, 500).serves_rate
 
 
 def test_the_rate_proposed_meets_the_objective_on_the_proofs_own_sends() -> None:

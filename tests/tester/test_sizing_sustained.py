@@ -14,9 +14,11 @@ from labtester.sizing.document import (
     PodSize,
     SizedSummary,
     SizingConclusion,
+    sustained_length,
 )
-from labtester.sizing.model import RequestKind
-from labtester.sizing.search import Search, search
+from labtester.sizing.model import RequestKind, sustained_p99
+from labtester.sizing.search import Search, Sized, candidates, search
+from labtester.sizing.serving import _first_serving, rate_caveats, serving
 from tests.tester.test_sizing_answers import conclusion, headline, sized
 from tests.tester.test_sizing_search import MEMORY, POD, SEARCHED
 
@@ -151,3 +153,53 @@ def test_once_proved_the_sustained_p99_is_the_one_on_the_cpu_the_proofs_used() -
     assert "on the CPU its proofs' requests used where they ran (1.58x the plan's)," in headline(
         conclusion(proposed=partly)
     )
+
+
+TARGET = 45.0  # per second: on SPREAD, between what one configuration keeps sustained and the next
+
+
+def smallest_for_a_proof(kinds: dict[str, list[RequestKind]], rate: float) -> Sized:
+    """The smallest configuration whose p99 at `rate` meets the objective in a proof's 20-s run."""
+    state = state_of(kinds)
+    firsts = [
+        first
+        for f in SEARCHED
+        if (first := _first_serving(state, candidates(f, SPREAD, POD, MEMORY[f.name]), rate)) is not None
+    ]
+    return min(firsts, key=lambda s: (s.candidate.memory_bytes, s.candidate.processes))
+
+
+def sustained_of(sized: Sized, rate: float) -> float:
+    c = sized.candidate
+    return sustained_p99(SPREAD, c.configuration, POD.cores, rate, sustained_length(rate) or 0.0)
+
+
+def test_a_target_rate_gets_the_smallest_configuration_that_keeps_it_sustained() -> None:
+    # RATE= is traffic that stays at the rate: the smallest configuration whose 20-s run keeps the
+    # objective at it queues past it over ten minutes, so a bigger one is proposed, one that keeps both.
+    kinds = {f.name: SPREAD for f in SEARCHED}
+    found = serving(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, TARGET)
+    for_a_proof = smallest_for_a_proof(kinds, TARGET)
+    assert sustained_of(for_a_proof, TARGET) > OBJECTIVE_S  # the case this test is about
+    assert found.serves_rate and found.held is True and found.proposed is not None
+    assert found.proposed.candidate.memory_bytes > for_a_proof.candidate.memory_bytes
+    assert found.proposed.p99_s <= OBJECTIVE_S and sustained_of(found.proposed, TARGET) <= OBJECTIVE_S
+    assert rate_caveats(found, TARGET, OBJECTIVE_S) == []
+    # The plan's own sustained figure, which the answer gives, says the same of it.
+    planned = _planned(found, None, state_of(kinds), context(), MEMORY)[0].summary
+    assert planned.label == found.proposed.candidate.label
+    top = max(planned.levels, key=lambda lv: lv.offered_per_s)
+    assert top.offered_per_s == TARGET and top.sustained_p99_s is not None
+    assert top.sustained_p99_s <= OBJECTIVE_S
+
+
+def test_where_nothing_small_keeps_a_target_rate_sustained_the_answer_says_so() -> None:
+    # At the knee of the most throughput the pod gives, no configuration the walk can afford keeps
+    # the objective over minutes: the proposal stays the smallest for a proof's run, and it is said.
+    kinds = {f.name: SPREAD for f in SEARCHED}
+    knee = proposal_of(SPREAD).sustainable_per_s
+    found = serving(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, knee)
+    assert found.serves_rate and found.held is False and found.proposed is not None
+    assert found.proposed.candidate.label == smallest_for_a_proof(kinds, knee).candidate.label
+    (said,) = rate_caveats(found, knee, OBJECTIVE_S)
+    assert said.startswith(f"none of the smallest configurations that serve {knee:g}/s at p99 0.4 s")

@@ -38,7 +38,8 @@ from labtester.scenarios.bursts.analyse import BurstRun, BurstsSummary
 from labtester.scenarios.sweep import level
 from labtester.sizing.families import RULES, Family
 from labtester.sizing.model import RequestKind
-from labtester.sizing.search import MIB, Memory, Pod, search
+from labtester.sizing.pod import MIB, Memory, Pod
+from labtester.sizing.search import search
 from labtester.target_group import running_targets
 from labtester.targets import TargetDefinition
 

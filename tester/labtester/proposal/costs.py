@@ -33,7 +33,7 @@ from labtester.scenarios.flow.settings import FAN_OUT
 from labtester.sizing.document import FixedBest, KindCost, Objective, PodSize
 from labtester.sizing.families import Family
 from labtester.sizing.model import RequestKind
-from labtester.sizing.search import MIB, Memory
+from labtester.sizing.pod import MIB, Memory
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult

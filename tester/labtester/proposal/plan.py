@@ -15,29 +15,20 @@ from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.sizing.document import (
     MOST_PREDICTED,
-    MOST_SUSTAINED,
     NO_RATE,
     PROOF_S,
-    SUSTAINED_S,
     Level,
     PodSize,
     Role,
     SizedSummary,
+    sustained_length,
     warmup_of,
 )
 from labtester.sizing.families import Family, families, never_yielding
 from labtester.sizing.model import BAND_DRAWS, RequestKind, ceiling_per_s, proof_run, sustained_p99
-from labtester.sizing.search import (
-    CONNECTION_BYTES,
-    THREAD_BYTES,
-    Candidate,
-    Found,
-    Memory,
-    Pod,
-    Search,
-    Sized,
-    search,
-)
+from labtester.sizing.pod import CONNECTION_BYTES, THREAD_BYTES, Memory, Pod
+from labtester.sizing.search import Candidate, Found, Search, Sized
+from labtester.sizing.serving import rate_caveats, sized_for
 from labtester.targets import DEPLOYED_APP_PREFIX
 
 if TYPE_CHECKING:
@@ -95,12 +86,11 @@ def _levels(
     search_state: Search, candidate: Candidate, sustainable: float, with_sustained: bool
 ) -> list[Level]:
     """Each proof run's prediction, on the very requests it will send (`proof_run`), over the window
-    it judges; `with_sustained` (the proposal's): also over SUSTAINED_S of traffic at its rate."""
+    it judges; `with_sustained` (the proposal's): also over minutes of traffic at its rate."""
     levels = []
     kinds, cores_left = search_state.kinds[candidate.family.name], search_state.pod.cores_left
     config, duration_s = candidate.configuration, search_state.duration_s
-    # As long at each level: MOST_SUSTAINED requests at the highest rate, none under a minute.
-    held_s = min(SUSTAINED_S, MOST_SUSTAINED / sustainable) if with_sustained and sustainable > 0 else 0.0
+    held_s = sustained_length(sustainable) if with_sustained else None  # as long at each level
     for share in LEVELS:
         rate = sustainable * share
         if rate <= 0:
@@ -109,7 +99,7 @@ def _levels(
         run = proof_run(
             kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS
         )
-        held = sustained_p99(kinds, config, cores_left(rate), rate, held_s) if held_s >= 60 else None
+        held = sustained_p99(kinds, config, cores_left(rate), rate, held_s) if held_s else None
         levels.append(
             Level(
                 offered_per_s=rate,
@@ -183,7 +173,7 @@ def plan(
     pod_size = deployed or costs.pod_size(settings, conclusion, costs.client_cpu(results))
     goal = costs.objective(settings, mix)
     pod = Pod(pod_size.cores, pod_size.memory_bytes, pod_size.client_cpu_s)
-    found = search(searched, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
+    found = sized_for(searched, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
     state = Search(kinds, pod, goal.p99_s, duration_s)
     if conclusion.cores is not None and pod.cores != conclusion.cores:
         assumed.append(
@@ -192,10 +182,8 @@ def plan(
         )
     if found.proposed is None and goal.rate_per_s is None and found.best_by_family:
         assumed.append(_least_p99(found, state))
-    if goal.rate_per_s is not None and not found.serves_rate:
-        assumed.append(
-            f"no configuration within the pod serves {goal.rate_per_s:g}/s at p99 {goal.p99_s:g} s"
-        )
+    if goal.rate_per_s is not None:
+        assumed += rate_caveats(found, goal.rate_per_s, goal.p99_s)
     context = SizedSummary(
         role="proposed", family="", server="", label="", processes=0, threads=None, env={}, memory_bytes=0,
         sustainable_per_s=0.0, predicted_p99_s=0.0, pod=pod_size, objective=goal, caveats=assumed,

@@ -23,7 +23,9 @@ from labtester.scenarios.sizing import window_of
 from labtester.sizing import window
 from labtester.sizing.document import DEPARTS
 from labtester.sizing.model import FEWEST, RequestKind
-from labtester.sizing.search import Pod, Search, Sized, search
+from labtester.sizing.pod import Pod
+from labtester.sizing.search import Search, Sized
+from labtester.sizing.serving import sized_for
 
 
 def resized(
@@ -57,7 +59,7 @@ def resized(
     goal = first.objective
     families = [item.family for item in by_family.values()]
     memory = {name: item.memory for name, item in by_family.items()}
-    found = search(families, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
+    found = sized_for(families, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
     new = found.proposed
     if new is None or new.rate_per_s <= kept_per_s or _proved_already(new, planned):
         return None

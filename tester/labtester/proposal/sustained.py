@@ -19,7 +19,7 @@ from labtester.rawlog import Record
 from labtester.sizing import window
 from labtester.sizing.document import Level, SizedSummary
 from labtester.sizing.model import FEWEST
-from labtester.sizing.search import Pod
+from labtester.sizing.pod import Pod
 
 
 def sustained_after(

@@ -26,7 +26,7 @@ from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import cores_free  # the flow's reading of the same fields
 from labtester.sizing import window
 from labtester.sizing.document import SizedSummary, warmup_of
-from labtester.sizing.search import Pod
+from labtester.sizing.pod import Pod
 
 
 class Warmup:

@@ -43,6 +43,13 @@ def warmup_of(duration_s: float) -> float:
     return WARMUP_SHARE * duration_s
 
 
+def sustained_length(rate_per_s: float) -> float | None:
+    """How long sustained traffic at this rate is simulated: SUSTAINED_S, or MOST_SUSTAINED
+    requests where those take less; None under a minute (that is no sustained traffic)."""
+    length = min(SUSTAINED_S, MOST_SUSTAINED / rate_per_s) if rate_per_s > 0 else 0.0
+    return length if length >= 60 else None
+
+
 class PodSize(BaseModel):
     cores: float
     memory_bytes: int

@@ -1,5 +1,5 @@
 """The search: per family, the configuration within the pod's memory with the most throughput
-whose simulated p99 meets the objective; with a target rate, the smallest that serves it.
+whose simulated p99 meets the objective (with a target rate, the smallest that serves it: serving.py).
 
 Simulations are what costs, so Little's law prunes first: a configuration cannot sustain more
 than its ceiling (slots over the time a request holds one, cores over its CPU), so a family whose
@@ -19,6 +19,7 @@ from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import MOST_PREDICTED, warmup_of
 from labtester.sizing.families import Family
 from labtester.sizing.model import REPLICATIONS, RequestKind, ceiling_per_s, mean_of, proof_run, simulate
+from labtester.sizing.pod import Memory, Pod
 
 # The most of its ceiling a configuration is sized to: the ceiling rests on measured costs, good to
 # about a tenth, and a queue at 98 % of the real one grows without end.
@@ -29,35 +30,7 @@ BISECTIONS = 6
 REFINEMENTS = 5  # steps down from the search's rate to one a proof's run meets over several seeds
 REFINE_STEP = 0.9
 CHECKS = REPLICATIONS  # simulated runs behind each refinement's p99: a proof run's prediction
-MOST_DOUBLINGS = 5  # a target rate beyond 32 x the pod's cores is not sized
 SEARCH_REQUESTS = (400, 1200)  # fewest and most simulated requests per run during the search
-MIB = 1 << 20
-THREAD_BYTES = MIB // 2  # a Python thread's stack touched and its state, where none was measured
-CONNECTION_BYTES = MIB // 8  # a greenlet and its connection's buffers
-
-
-@dataclass(frozen=True)
-class Pod:
-    cores: float
-    memory_bytes: int
-    client_cpu_s: float = 0.0  # the load client's CPU per request where it shares the cores (locally)
-
-    def cores_left(self, rate_per_s: float) -> float:
-        """The cores the server has at this rate, once the client took its share."""
-        return max(0.05 * self.cores, self.cores - rate_per_s * self.client_cpu_s)
-
-
-@dataclass(frozen=True)
-class Memory:
-    """What a configuration holds: its master, then per process and per request slot."""
-
-    master_bytes: int
-    process_bytes: int
-    slot_bytes: int = THREAD_BYTES
-
-    def of(self, processes: int, per_process: int | None) -> int:
-        slots = 1 if per_process is None else per_process
-        return self.master_bytes + processes * (self.process_bytes + max(0, slots - 1) * self.slot_bytes)
 
 
 @dataclass(frozen=True)
@@ -216,6 +189,9 @@ class Found:
     serves_rate: bool | None = None  # with a target rate: whether anything in the pod serves it
     needed: Sized | None = None  # where nothing in the pod serves it: the smallest on a pod that does
     needed_pod: Pod | None = None
+    # With a target rate: whether the proposal keeps the objective over minutes of it (None: not
+    # asked, or a rate so high that minutes of it are not simulated).
+    held: bool | None = None
 
 
 def search(
@@ -225,16 +201,11 @@ def search(
     pod: Pod,
     objective_s: float,
     duration_s: float,
-    target_rate: float | None = None,
 ) -> Found:
+    """The most throughput (with a target rate, sizing/serving.py's `serving` instead)."""
     started = time.process_time()
     state = Search(kinds, pod, objective_s, duration_s)
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
-    if target_rate is not None:
-        serving = _smallest_serving(state, found, target_rate, started)
-        if serving.serves_rate:
-            return serving
-        return _needed(families, kinds, memory, state, target_rate, started)
     best: dict[str, Sized] = {}
     order = sorted(found, key=lambda name: -max((c.ceiling_per_s for c in found[name]), default=0.0))
     # A prediction that cannot hold is not proposed where another can, nor climbed: it is sized at
@@ -254,43 +225,3 @@ def search(
     if proposed is not None:  # the rate it is proposed at (the others' proofs predict theirs over seeds)
         proposed = best[proposed.candidate.family.name] = state.refined(proposed)
     return Found(proposed, best, time.process_time() - started, state.simulations)
-
-
-def _smallest_serving(state: Search, found: dict[str, list[Candidate]], rate: float, started: float) -> Found:
-    """Per family the smallest configuration whose p99 at `rate` meets the objective; the proposal
-    is the smallest of those (its memory)."""
-    best: dict[str, Sized] = {}
-    for name, family_candidates in found.items():
-        for candidate in family_candidates:
-            if candidate.ceiling_per_s < rate:
-                continue
-            p99 = state.p99(candidate, rate)
-            if p99 <= state.objective_s:
-                best[name] = Sized(candidate, rate, p99)
-                break
-    proposed = min(
-        best.values(), key=lambda s: (s.candidate.memory_bytes, s.candidate.processes), default=None
-    )
-    return Found(proposed, best, time.process_time() - started, state.simulations, proposed is not None)
-
-
-def _needed(
-    families: list[Family],
-    kinds: dict[str, list[RequestKind]],
-    memory: dict[str, Memory],
-    state: Search,
-    rate: float,
-    started: float,
-) -> Found:
-    """Nothing in the pod serves `rate`: the pod it would need, its cores doubled (its memory in
-    proportion) until one configuration serves it, and that configuration."""
-    pod = state.pod
-    for _ in range(MOST_DOUBLINGS):
-        pod = Pod(2 * pod.cores, 2 * pod.memory_bytes, pod.client_cpu_s)
-        bigger = Search(kinds, pod, state.objective_s, state.duration_s, state.simulations)
-        found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
-        serving = _smallest_serving(bigger, found, rate, started)
-        state.simulations = bigger.simulations
-        if serving.proposed is not None:
-            return Found(None, {}, serving.cpu_s, state.simulations, False, serving.proposed, pod)
-    return Found(None, {}, time.process_time() - started, state.simulations, False)
