@@ -16,9 +16,9 @@ from labtester.sizing.document import (
     SizingConclusion,
     sustained_length,
 )
-from labtester.sizing.model import RequestKind, sustained_p99
-from labtester.sizing.search import Search, Sized, candidates, search
-from labtester.sizing.serving import _first_serving, rate_caveats, serving
+from labtester.sizing.model import SUSTAINED_SEEDS, RequestKind, sustained_p99
+from labtester.sizing.search import Found, Search, Sized, candidates, search
+from labtester.sizing.serving import CONFIRMS, SCREENS, _first_serving, is_rate_caveat, rate_caveats, serving
 from tests.tester.test_sizing_answers import conclusion, headline, sized
 from tests.tester.test_sizing_search import MEMORY, POD, SEARCHED
 
@@ -148,9 +148,9 @@ def test_once_proved_the_sustained_p99_is_the_one_on_the_cpu_the_proofs_used() -
         "(sustained for 10 minutes: 0.35 s on the plan's CPU, 0.90 s on the CPU its requests used "
         in evidence
     )
-    # One level proved, the other not (its configuration stopped): said where they ran.
+    # One level's figure on the CPU used, the other's not (too few answered, or not run): said so.
     partly = proposed.model_copy(update={"levels": [levels_held(0.35, 0.3)[0], high]})
-    assert "on the CPU its proofs' requests used where they ran (1.58x the plan's)," in headline(
+    assert "on the CPU its proofs' requests used where measured (1.58x the plan's)," in headline(
         conclusion(proposed=partly)
     )
 
@@ -170,8 +170,9 @@ def smallest_for_a_proof(kinds: dict[str, list[RequestKind]], rate: float) -> Si
 
 
 def sustained_of(sized: Sized, rate: float) -> float:
-    c = sized.candidate
-    return sustained_p99(SPREAD, c.configuration, POD.cores, rate, sustained_length(rate) or 0.0)
+    c, length = sized.candidate, sustained_length(rate)
+    assert length is not None  # minutes of the rate are simulated
+    return sustained_p99(SPREAD, c.configuration, POD.cores, rate, length)
 
 
 def test_a_target_rate_gets_the_smallest_configuration_that_keeps_it_sustained() -> None:
@@ -185,8 +186,12 @@ def test_a_target_rate_gets_the_smallest_configuration_that_keeps_it_sustained()
     assert found.proposed.candidate.memory_bytes > for_a_proof.candidate.memory_bytes
     assert found.proposed.p99_s <= OBJECTIVE_S and sustained_of(found.proposed, TARGET) <= OBJECTIVE_S
     assert rate_caveats(found, TARGET, OBJECTIVE_S) == []
-    # The plan's own sustained figure, which the answer gives, says the same of it.
-    planned = _planned(found, None, state_of(kinds), context(), MEMORY)[0].summary
+    # The plan's own sustained figure, which the answer gives, says the same of it; the other
+    # families' best, proved at the same rate (the answer may name one), carry theirs too.
+    objective = Objective(p99_s=OBJECTIVE_S, why="P99=", rate_per_s=TARGET)
+    rated = context().model_copy(update={"objective": objective})
+    planned, *others = (p.summary for p in _planned(found, None, state_of(kinds), rated, MEMORY))
+    assert others and all(lv.sustained_p99_s is not None for other in others for lv in other.levels)
     assert planned.label == found.proposed.candidate.label
     top = max(planned.levels, key=lambda lv: lv.offered_per_s)
     assert top.offered_per_s == TARGET and top.sustained_p99_s is not None
@@ -202,4 +207,36 @@ def test_where_nothing_small_keeps_a_target_rate_sustained_the_answer_says_so() 
     assert found.serves_rate and found.held is False and found.proposed is not None
     assert found.proposed.candidate.label == smallest_for_a_proof(kinds, knee).candidate.label
     (said,) = rate_caveats(found, knee, OBJECTIVE_S)
-    assert said.startswith(f"none of the smallest configurations that serve {knee:g}/s at p99 0.4 s")
+    # Every screen was spent before every family was walked to its end: it says how many it tried,
+    # not that the pod cannot.
+    assert not found.tried_all and found.tried == SCREENS
+    assert said.startswith(
+        f"none of the {SCREENS} smallest configurations that serve {knee:g}/s at p99 0.4 s"
+    )
+    assert "a bigger configuration than those, a bigger pod or a lower rate may keep it" in said
+    # Its cost is bounded: each family's smallest for a proof's run, then at most SCREENS screens
+    # (with the 20-s runs of each step up: each candidate once, or twice where a step up passes one
+    # skipped before) and CONFIRMS sustained figures.
+    candidates_in_pod = sum(len(candidates(f, SPREAD, POD, MEMORY[f.name])) for f in SEARCHED)
+    most = 2 * candidates_in_pod + SCREENS + CONFIRMS * SUSTAINED_SEEDS  # a step up may re-run one
+    assert found.simulations <= most, (found.simulations, most)
+
+
+def test_a_target_rates_caveats_say_what_the_walk_found() -> None:
+    proposed = Sized(candidates(SEARCHED[0], SPREAD, POD, MEMORY["sync"])[0], 10, 0.3)
+    walked_all = Found(proposed, {}, 0.1, 9, serves_rate=True, held=False, tried=3, tried_all=True)
+    (said,) = rate_caveats(walked_all, 10, 0.4)
+    assert said.startswith("no configuration within the pod that serves 10/s at p99 0.4 s in a proof's run")
+    assert said.endswith("traffic that stays at the rate needs a bigger pod or a lower rate")
+    assert rate_caveats(Found(None, {}, 0.1, 9, serves_rate=False), 10, 0.4) == [
+        "no configuration within the pod serves 10/s at p99 0.4 s"
+    ]
+    kept = Found(proposed, {}, 0.1, 9, serves_rate=True, held=True, tried=1)
+    too_fast = Found(proposed, {}, 0.1, 9, serves_rate=True, held=None)  # minutes of it not simulated
+    assert rate_caveats(kept, 10, 0.4) == rate_caveats(too_fast, 10, 0.4) == []
+    # A re-sizing drops the first search's caveats of the rate and says its own (resize.py).
+    unserved = Found(None, {}, 0.1, 9, serves_rate=False)
+    budget = Found(proposed, {}, 0.1, 9, serves_rate=True, held=False, tried=12)
+    said = [c for f in (walked_all, unserved, budget) for c in rate_caveats(f, 10, 0.4)]
+    assert len(said) == 3 and all(is_rate_caveat(c) for c in said)
+    assert not is_rate_caveat("the pod has 2 cores and this machine 4: the proof runs here, on 4")

@@ -120,7 +120,12 @@ def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: S
     c = sized.candidate
     proposal = found.proposed.rate_per_s if found.proposed is not None else 0.0
     rate = sized.rate_per_s if sized.rate_per_s > 0 else proposal
-    levels = [] if rate <= 0 else _levels(state, c, rate, with_sustained=role in ("proposed", "resized"))
+    # The proposal's levels over minutes of their rate; with a target rate, every family's (the
+    # answer may name another's, proved at that rate).
+    sustained = role in ("proposed", "resized") or (
+        role == "family" and context.objective.rate_per_s is not None
+    )
+    levels = [] if rate <= 0 else _levels(state, c, rate, with_sustained=sustained)
     unproved = None if levels else f"{NO_RATE}, and there is no proposal's rate to prove it at"
     return context.model_copy(
         update={

@@ -204,8 +204,8 @@ def _run(
     earlier: list[Record],
 ) -> dict[str, object]:
     """One proof run, with the machine's and the server's CPU around it: what the rest of the
-    machine left the server; then, once the server is left alone, its level's sustained p99 on what
-    it measured. `earlier`: the configuration's runs before it, for its warm-up."""
+    machine left the server; then, with the run over and before the next starts, its level's
+    sustained p99 on what it measured. `earlier`: the configuration's runs before it, for its warm-up."""
     duration_s, mix = times[0], [_Kind(k.name, k.weight) for k in summary.kinds]
     rate_per_s = level.offered_per_s
     warmup = Warmup(summary, rate_per_s, duration_s, server_cpu, earlier)
@@ -223,7 +223,7 @@ def _run(
         "server_cpu_s": None if cpu_before is None or cpu_after is None else cpu_after - cpu_before,
         "load_average": os.getloadavg()[0],  # the machine's, beside the figures: was it busy?
     }
-    return {**run, "sustained": sustained_after(summary, level, [s for s in samples if s.ok], run)}
+    return {**run, "sustained": sustained_after(summary, level, samples, run)}
 
 
 def _drained(url: str, timeout_s: float, quick_s: float = 0.5) -> None:

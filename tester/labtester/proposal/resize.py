@@ -25,7 +25,7 @@ from labtester.sizing.document import DEPARTS
 from labtester.sizing.model import FEWEST, RequestKind
 from labtester.sizing.pod import Pod
 from labtester.sizing.search import Search, Sized
-from labtester.sizing.serving import sized_for
+from labtester.sizing.serving import is_rate_caveat, rate_caveats, sized_for
 
 
 def resized(
@@ -65,8 +65,11 @@ def resized(
         return None
     state = Search(kinds, pod, goal.p99_s, duration_s)
     family = new.candidate.family
-    # What the first plan assumed, not what it said of its own configuration (`label: ...`).
-    assumed = [c for c in first.caveats if not c.startswith(f"{first.label}: ")]
+    # What the first plan assumed, not what it said of its own configuration (`label: ...`) nor what
+    # its search said of the target rate: this search says its own.
+    assumed = [c for c in first.caveats if not c.startswith(f"{first.label}: ") and not is_rate_caveat(c)]
+    if goal.rate_per_s is not None:
+        assumed += rate_caveats(found, goal.rate_per_s, goal.p99_s)
     update = {"fixed_label": None, "resized_on": ratios.get(family.name), "caveats": assumed}
     context = first.model_copy(update=update)
     return Planned(summary_of("resized", new, state, found, context), family, by_family[family.name].memory)

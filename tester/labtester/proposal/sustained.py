@@ -3,10 +3,11 @@
 The plan's sustained figure (minutes of traffic at a level's rate) is drawn on the CPU the flows
 measured minutes before. A proof measures the CPU its requests use in the very configuration, at
 that rate, and the serving processes' CPU beyond them; where those depart, the plan's figure is
-optimistic beside the proof: on datasette (from PyPI) the proofs' requests used 1.33-1.58x the
-plan's CPU, and at a rate where 20 s had just measured p99 1.18 s the plan's sustained figure said
-0.74 s. So each run of a level that carries one works it out again on its own requests, on the
-pod's cores as planned (what a team's pod gives it, not what this machine's neighbours left).
+optimistic beside the proof: on datasette (from PyPI; README, "Measure your own app") the proofs'
+requests used 1.46-1.49x the plan's CPU, the plan's figure at 4.5/s was 0.73 s, and 5 minutes of
+4.5/s on a real server measured 1.39 s; on what the requests used, the figure was 2.11 s. So each
+run of a level that carries one works it out again on its own requests, on the pod's cores as
+planned (what a team's pod gives it, not what this machine's neighbours left).
 """
 
 from __future__ import annotations
@@ -25,13 +26,16 @@ from labtester.sizing.pod import Pod
 def sustained_after(
     summary: SizedSummary, level: Level, samples: Sequence[Sample], run: Record
 ) -> dict[str, float | None] | None:
-    """The level's sustained p99 on the CPU its run's answered `samples` used (warm-up included:
-    the same configuration at the same rate) and the server's own CPU per request the `run`
-    measured; None where the level has no sustained figure or too few requests were answered."""
+    """The level's sustained p99 on the CPU its run's `samples` (the answered ones) used (warm-up included:
+    the same configuration at the same rate; each kind with FEWEST of them, the others on the
+    plan's) and the server's own CPU per request the `run` measured where its processes' CPU was
+    read here (else the plan's: a cluster's pod); None where the level has no sustained figure or
+    no kind had so many answered."""
     if level.sustained_p99_s is None or not level.sustained_s:
         return None
-    used = window.cpu_used(summary.kinds, samples)
-    if sum(len(cpu) for cpu in used.values()) < FEWEST:
+    # Only kinds with a spread of their own: the others would draw the plan's CPU under this name.
+    used = {name: cpu for name, cpu in window.cpu_used(summary.kinds, samples).items() if len(cpu) >= FEWEST}
+    if not used:
         return None
     pod = summary.pod
     cores = Pod(pod.cores, pod.memory_bytes, pod.client_cpu_s).cores_left(level.offered_per_s)

@@ -40,7 +40,7 @@ def _used_cpu(held: list[Level]) -> str:
     """`, on the CPU its proofs' requests used (1.33-1.58x the plan's),`: where the figures are so."""
     if not any(lv.sustained_used_p99_s is not None for lv in held):
         return ","
-    where = "" if all(lv.sustained_used_p99_s is not None for lv in held) else " where they ran"
+    where = "" if all(lv.sustained_used_p99_s is not None for lv in held) else " where measured"
     ratios = sorted(r for lv in held if (r := lv.sustained_cpu_ratio))
     span = "-".join(dict.fromkeys(f"{r:.2f}" for r in ratios[:1] + ratios[-1:]))
     return f", on the CPU its proofs' requests used{where}" + (f" ({span}x the plan's)," if span else ",")

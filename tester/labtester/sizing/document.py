@@ -100,7 +100,7 @@ class Level(BaseModel):
     sustained_p99_s: float | None = None
     sustained_s: float | None = None
     # The same once the level was proved, on the CPU its run's requests used (`sustained_cpu_ratio`:
-    # over the plan's) and the server's own CPU per request it measured, on the pod's cores.
+    # over the plan's) and the server's own CPU per request it measured where read, on the pod's cores.
     sustained_used_p99_s: float | None = None
     sustained_cpu_ratio: float | None = None
     measured_per_s: float | None = None  # None: not run (the configuration did not start)

@@ -190,8 +190,11 @@ class Found:
     needed: Sized | None = None  # where nothing in the pod serves it: the smallest on a pod that does
     needed_pod: Pod | None = None
     # With a target rate: whether the proposal keeps the objective over minutes of it (None: not
-    # asked, or a rate so high that minutes of it are not simulated).
+    # asked, or a rate so high that minutes of it are not simulated); where not, how many the walk
+    # tried (serving.py) and whether that was every family to its end.
     held: bool | None = None
+    tried: int = 0
+    tried_all: bool = False
 
 
 def search(

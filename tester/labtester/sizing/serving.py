@@ -6,6 +6,7 @@ queue builds over minutes that 20 s never show)."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from labtester.sizing.document import sustained_length, warmup_of
 from labtester.sizing.families import Family
@@ -46,75 +47,96 @@ def serving(
     duration_s: float,
     rate: float,
 ) -> Found:
-    """The smallest configuration within the pod that serves `rate`; else the pod it would need."""
+    """Per family the smallest configuration within the pod whose p99 at `rate` meets the objective
+    in a proof's run; the proposal is the smallest of those that also keeps it over minutes of the
+    rate (`_held`), else the smallest, said so; where none serves it, the pod it would need."""
     started = time.process_time()
     state = Search(kinds, pod, objective_s, duration_s)
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
-    smallest = _smallest_serving(state, found, rate, started)
-    return smallest if smallest.serves_rate else _needed(families, kinds, memory, state, rate, started)
+    best = _smallest_for_a_proof(state, found, rate)
+    if not best:
+        return _needed(families, kinds, memory, state, rate, started)
+    held = _held(state, found, dict(best), rate)
+    proposed = held.sized or min(best.values(), key=_size)
+    best[proposed.candidate.family.name] = proposed
+    cpu_s = time.process_time() - started
+    return Found(proposed, best, cpu_s, state.simulations, True, held=held.kept, tried=held.tried,
+                 tried_all=held.tried_all)  # fmt: skip
+
+
+NOT_SERVED = "no configuration within the pod serves"
+NOT_HELD = "in a proof's run keeps it over minutes of that rate in the model"
 
 
 def rate_caveats(found: Found, rate: float, objective_s: float) -> list[str]:
     """What the answer to a target rate must say beside its proposal."""
+    goal = f"{rate:g}/s at p99 {objective_s:g} s"
     if not found.serves_rate:
-        return [f"no configuration within the pod serves {rate:g}/s at p99 {objective_s:g} s"]
-    if found.held is False:
+        return [f"{NOT_SERVED} {goal}"]
+    if found.held is not False:
+        return []
+    if found.tried_all:
         return [
-            f"none of the smallest configurations that serve {rate:g}/s at p99 {objective_s:g} s in a "
-            "proof's run (a process more at a time, as many as its budget tried) keeps it over minutes of "
-            "that rate in the model: the proposal is the smallest for a proof's run, and traffic that stays "
-            "at the rate needs a bigger pod or a lower rate"
+            f"no configuration within the pod that serves {goal} {NOT_HELD}: the proposal is the smallest "
+            "for a proof's run, and traffic that stays at the rate needs a bigger pod or a lower rate"
         ]
-    return []
+    return [
+        f"none of the {found.tried} smallest configurations that serve {goal} (a process more at a time) "
+        f"{NOT_HELD}: the proposal is the smallest for a proof's run; a bigger configuration than those, "
+        "a bigger pod or a lower rate may keep it"
+    ]
 
 
-def _smallest_serving(state: Search, found: dict[str, list[Candidate]], rate: float, started: float) -> Found:
-    """Per family the smallest configuration whose p99 at `rate` meets the objective in a proof's
-    run; the proposal is the smallest of those (its memory) that also keeps it over minutes of the
-    rate, its family's next where it does not (`_held`); where none within its budget does, the
-    smallest for a proof's run, said so."""
-    best: dict[str, Sized] = {}
-    for name, family_candidates in found.items():
-        if (first := _first_serving(state, family_candidates, rate)) is not None:
-            best[name] = first
-    if not best:
-        return Found(None, {}, time.process_time() - started, state.simulations, False)
-    held, proposed = _held(state, found, dict(best), rate)
-    if proposed is None:
-        proposed = min(best.values(), key=_size)
-    best[proposed.candidate.family.name] = proposed
-    return Found(proposed, best, time.process_time() - started, state.simulations, True, held=held)
+def is_rate_caveat(caveat: str) -> bool:
+    """Whether `rate_caveats` said it (a search's own: another search says its own)."""
+    return caveat.startswith(NOT_SERVED) or NOT_HELD in caveat
 
 
-def _held(
-    state: Search, found: dict[str, list[Candidate]], walked: dict[str, Sized], rate: float
-) -> tuple[bool | None, Sized | None]:
+@dataclass(frozen=True)
+class _Held:
+    kept: bool | None  # None: minutes of the rate are not simulated (so many requests take under one)
+    sized: Sized | None  # the smallest that keeps the objective sustained, where one did
+    tried: int = 0
+    tried_all: bool = False  # every family walked to its end, none kept it
+
+
+def _smallest_for_a_proof(state: Search, found: dict[str, list[Candidate]], rate: float) -> dict[str, Sized]:
+    """Per family, the smallest configuration whose p99 at `rate` meets the objective in a proof's run."""
+    return {
+        name: first
+        for name, family_candidates in found.items()
+        if (first := _first_serving(state, family_candidates, rate)) is not None
+    }
+
+
+def _held(state: Search, found: dict[str, list[Candidate]], walked: dict[str, Sized], rate: float) -> _Held:
     """The smallest of `walked` (each family's smallest serving `rate` in a proof's run) that keeps
-    the objective over minutes of it, walking each family up a process at a time: each screened on
-    one short sustained run (SCREEN_S, one seed), one that passes then confirmed on the plan's own
-    (SUSTAINED_SEEDS runs of up to SUSTAINED_S), at most SCREENS and CONFIRMS of them. (None, None)
-    where minutes of the rate are not simulated; (False, None) where none within the budget holds."""
-    confirms = CONFIRMS
-    for _ in range(SCREENS):
-        proposed = min(walked.values(), key=_size, default=None)
-        if proposed is None or confirms == 0:
-            break
+    the objective over minutes of it, walking the families up together, smallest first, a process
+    more at a time: each screened on one short sustained run (SCREEN_S, one seed), one that passes
+    then confirmed on the plan's own figure (SUSTAINED_SEEDS runs of up to SUSTAINED_S), at most
+    SCREENS and CONFIRMS of them."""
+    screens = confirms = 0
+    while walked and screens < SCREENS and confirms < CONFIRMS:
+        proposed = min(walked.values(), key=_size)
         candidate = proposed.candidate
         screened = _sustained_p99(state, candidate, rate, screen=True)
         if screened is None:
-            return None, None
+            return _Held(None, None)
+        screens += 1
         if screened <= state.objective_s:
-            confirms -= 1
+            confirms += 1
             if (_sustained_p99(state, candidate, rate) or 0.0) <= state.objective_s:
-                return True, proposed
-        # One more process, not more threads: past the slots the rate needs, threads share the
-        # process's one core (the GIL) and buy a sustained queue nothing (the walk's screens said so).
+                return _Held(True, proposed, screens)
+        if screens == SCREENS or confirms == CONFIRMS:
+            break
+        # The lightest that serves the rate with more processes: past the slots the rate needs,
+        # more threads share their process's one core (the GIL) and keep no queue shorter.
         more = [c for c in found[candidate.family.name] if c.processes > candidate.processes]
         if (next_up := _first_serving(state, more, rate)) is None:
             del walked[candidate.family.name]
         else:
             walked[candidate.family.name] = next_up
-    return False, None
+    return _Held(False, None, screens, not walked)
 
 
 def _size(sized: Sized) -> tuple[int, int]:
@@ -141,16 +163,18 @@ def _needed(
     started: float,
 ) -> Found:
     """Nothing in the pod serves `rate`: the pod it would need, its cores doubled (its memory in
-    proportion) until one configuration serves it, and that configuration."""
+    proportion) until one configuration serves it in a proof's run, and that configuration (not
+    proved, nor sustained: a pod of twice the cores is far from its knee)."""
     pod = state.pod
     for _ in range(MOST_DOUBLINGS):
         pod = Pod(2 * pod.cores, 2 * pod.memory_bytes, pod.client_cpu_s)
         bigger = Search(kinds, pod, state.objective_s, state.duration_s, state.simulations)
         found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
-        serving = _smallest_serving(bigger, found, rate, started)
+        best = _smallest_for_a_proof(bigger, found, rate)
         state.simulations = bigger.simulations
-        if serving.proposed is not None:
-            return Found(None, {}, serving.cpu_s, state.simulations, False, serving.proposed, pod)
+        if best:
+            needed = min(best.values(), key=_size)
+            return Found(None, {}, time.process_time() - started, state.simulations, False, needed, pod)
     return Found(None, {}, time.process_time() - started, state.simulations, False)
 
 
