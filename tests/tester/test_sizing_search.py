@@ -20,7 +20,7 @@ from labtester.sizing.search import (
     candidates,
     search,
 )
-from labtester.sizing.serving import serving, sized_for
+from labtester.sizing.serving import sized_for
 from labtester.targets import DEFAULT_VALUES
 
 # The shared note's mixed app: a CPU path, a waiting path, a path that does both.
@@ -129,7 +129,7 @@ def test_a_rate_beyond_the_pod_names_the_pod_it_would_need() -> None:
     assert too_much.needed_pod.cores >= 16 and too_much.needed_pod.memory_bytes > POD.memory_bytes
     assert too_much.needed.rate_per_s == 500 and too_much.needed.p99_s <= 0.4
     halved = Pod(too_much.needed_pod.cores / 2, too_much.needed_pod.memory_bytes // 2)
-    assert not serving(SEARCHED, KINDS, MEMORY, halved, 0.4, 20, 500).serves_rate
+    assert not sized_for(SEARCHED, KINDS, MEMORY, halved, 0.4, 20, 500).serves_rate
 
 
 def test_the_rate_proposed_meets_the_objective_on_the_proofs_own_sends() -> None:

@@ -18,7 +18,14 @@ from labtester.sizing.document import (
 )
 from labtester.sizing.model import SUSTAINED_SEEDS, RequestKind, sustained_p99
 from labtester.sizing.search import Found, Search, Sized, candidates, search
-from labtester.sizing.serving import CONFIRMS, SCREENS, _first_serving, is_rate_caveat, rate_caveats, serving
+from labtester.sizing.serving import (
+    CONFIRMS,
+    SCREENS,
+    _first_serving,
+    is_rate_caveat,
+    rate_caveats,
+    sized_for,
+)
 from tests.tester.test_sizing_answers import conclusion, headline, sized
 from tests.tester.test_sizing_search import MEMORY, POD, SEARCHED
 
@@ -179,7 +186,7 @@ def test_a_target_rate_gets_the_smallest_configuration_that_keeps_it_sustained()
     # RATE= is traffic that stays at the rate: the smallest configuration whose 20-s run keeps the
     # objective at it queues past it over ten minutes, so a bigger one is proposed, one that keeps both.
     kinds = {f.name: SPREAD for f in SEARCHED}
-    found = serving(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, TARGET)
+    found = sized_for(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, TARGET)
     for_a_proof = smallest_for_a_proof(kinds, TARGET)
     assert sustained_of(for_a_proof, TARGET) > OBJECTIVE_S  # the case this test is about
     assert found.serves_rate and found.held is True and found.proposed is not None
@@ -203,7 +210,7 @@ def test_where_nothing_small_keeps_a_target_rate_sustained_the_answer_says_so() 
     # the objective over minutes: the proposal stays the smallest for a proof's run, and it is said.
     kinds = {f.name: SPREAD for f in SEARCHED}
     knee = proposal_of(SPREAD).sustainable_per_s
-    found = serving(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, knee)
+    found = sized_for(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, knee)
     assert found.serves_rate and found.held is False and found.proposed is not None
     assert found.proposed.candidate.label == smallest_for_a_proof(kinds, knee).candidate.label
     (said,) = rate_caveats(found, knee, OBJECTIVE_S)

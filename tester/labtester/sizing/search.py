@@ -205,7 +205,7 @@ def search(
     objective_s: float,
     duration_s: float,
 ) -> Found:
-    """The most throughput (with a target rate, sizing/serving.py's `serving` instead)."""
+    """The most throughput (with a target rate, sizing/serving.py's `sized_for` instead)."""
     started = time.process_time()
     state = Search(kinds, pod, objective_s, duration_s)
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}

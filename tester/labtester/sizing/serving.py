@@ -31,32 +31,19 @@ def sized_for(
     duration_s: float,
     target_rate: float | None = None,
 ) -> Found:
-    """The search for the pod and objective: with a target rate, the smallest configuration that
-    serves it; without, the most throughput."""
+    """The search for the pod and objective; with a target rate, per family the smallest
+    configuration whose p99 at it meets the objective in a proof's run, the proposal the smallest
+    of those that also keeps it over minutes of the rate (`_held`), else the smallest, said so;
+    where none serves it, the pod it would need."""
     if target_rate is None:
         return search(families, kinds, memory, pod, objective_s, duration_s)
-    return serving(families, kinds, memory, pod, objective_s, duration_s, target_rate)
-
-
-def serving(
-    families: list[Family],
-    kinds: dict[str, list[RequestKind]],
-    memory: dict[str, Memory],
-    pod: Pod,
-    objective_s: float,
-    duration_s: float,
-    rate: float,
-) -> Found:
-    """Per family the smallest configuration within the pod whose p99 at `rate` meets the objective
-    in a proof's run; the proposal is the smallest of those that also keeps it over minutes of the
-    rate (`_held`), else the smallest, said so; where none serves it, the pod it would need."""
     started = time.process_time()
     state = Search(kinds, pod, objective_s, duration_s)
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
-    best = _smallest_for_a_proof(state, found, rate)
+    best = _smallest_for_a_proof(state, found, target_rate)
     if not best:
-        return _needed(families, kinds, memory, state, rate, started)
-    held = _held(state, found, dict(best), rate)
+        return _needed(families, memory, state, target_rate, started)
+    held = _held(state, found, dict(best), target_rate)
     proposed = held.sized or min(best.values(), key=_size)
     best[proposed.candidate.family.name] = proposed
     cpu_s = time.process_time() - started
@@ -155,12 +142,7 @@ def _first_serving(state: Search, family_candidates: list[Candidate], rate: floa
 
 
 def _needed(
-    families: list[Family],
-    kinds: dict[str, list[RequestKind]],
-    memory: dict[str, Memory],
-    state: Search,
-    rate: float,
-    started: float,
+    families: list[Family], memory: dict[str, Memory], state: Search, rate: float, started: float
 ) -> Found:
     """Nothing in the pod serves `rate`: the pod it would need, its cores doubled (its memory in
     proportion) until one configuration serves it in a proof's run, and that configuration (not
@@ -168,8 +150,8 @@ def _needed(
     pod = state.pod
     for _ in range(MOST_DOUBLINGS):
         pod = Pod(2 * pod.cores, 2 * pod.memory_bytes, pod.client_cpu_s)
-        bigger = Search(kinds, pod, state.objective_s, state.duration_s, state.simulations)
-        found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
+        bigger = Search(state.kinds, pod, state.objective_s, state.duration_s, state.simulations)
+        found = {f.name: candidates(f, state.kinds[f.name], pod, memory[f.name]) for f in families}
         best = _smallest_for_a_proof(bigger, found, rate)
         state.simulations = bigger.simulations
         if best:
