@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import cache
 
 from labtester.proposal.plan import _caveats, _least_p99, _planned
+from labtester.scenarios.sizing import conclusion_of
 from labtester.sizing.document import MOST_PREDICTED, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import RULES, Family, families
 from labtester.sizing.model import RequestKind, proof_run
@@ -219,3 +220,19 @@ def test_where_no_rate_keeps_the_objective_the_least_p99_the_model_reaches_is_sa
     said = _least_p99(found, Search(kinds, POD, 0.4, 20))
     assert said.startswith("no rate keeps the objective in the model (the requests' CPU")
     assert "makes p99 about 0.50 s even with next to no load, on gunicorn gthread" in said, said
+    # With no fixed pick beside it either, each family's best is still planned (with no rate, not
+    # proved), so the answer says so instead of nothing.
+    pod = PodSize(cores=POD.cores, memory_bytes=POD.memory_bytes, source="CORES=")
+    context = SizedSummary(
+        role="proposed", family="", server="", label="", processes=0, threads=None, env={}, memory_bytes=0,
+        sustainable_per_s=0.0, predicted_p99_s=0.0, pod=pod, objective=Objective(p99_s=0.4, why="P99="),
+        caveats=[said],
+    )  # fmt: skip
+    planned = [p.summary for p in _planned(found, None, Search(kinds, POD, 0.4, 20), context, MEMORY)]
+    assert sorted(s.family for s in planned) == ["gthread", "uvicorn"]
+    assert all(s.role == "family" and not s.runs_here and s.error for s in planned)
+    headline = conclusion_of(planned).headline
+    assert headline.startswith("No configuration on 2 cores and 2 GiB meets p99 0.40 s: no rate keeps"), (
+        headline
+    )
+    assert "makes p99 about 0.50 s even with next to no load" in headline

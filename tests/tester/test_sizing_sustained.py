@@ -218,7 +218,7 @@ def test_where_nothing_small_keeps_a_target_rate_sustained_the_answer_says_so() 
     # not that the pod cannot.
     assert not found.tried_all and found.tried == SCREENS
     assert said.startswith(
-        f"none of the {SCREENS} smallest configurations that serve {knee:g}/s at p99 0.4 s"
+        f"none of the {SCREENS} smallest configurations that serve {knee:g}/s at p99 0.4 s in a proof"
     )
     assert "a bigger configuration than those, a bigger pod or a lower rate may keep it" in said
     # Its cost is bounded: each family's smallest for a proof's run, then at most SCREENS screens
@@ -233,7 +233,7 @@ def test_a_target_rates_caveats_say_what_the_walk_found() -> None:
     proposed = Sized(candidates(SEARCHED[0], SPREAD, POD, MEMORY["sync"])[0], 10, 0.3)
     walked_all = Found(proposed, {}, 0.1, 9, serves_rate=True, held=False, tried=3, tried_all=True)
     (said,) = rate_caveats(walked_all, 10, 0.4)
-    assert said.startswith("no configuration within the pod that serves 10/s at p99 0.4 s in a proof's run")
+    assert said.startswith("none of the configurations that serve 10/s at p99 0.4 s in a proof's run (each")
     assert said.endswith("traffic that stays at the rate needs a bigger pod or a lower rate")
     assert rate_caveats(Found(None, {}, 0.1, 9, serves_rate=False), 10, 0.4) == [
         "no configuration within the pod serves 10/s at p99 0.4 s"

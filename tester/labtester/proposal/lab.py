@@ -124,7 +124,7 @@ def sized(
     progress.step("sizing: searching each family's knobs")
     planned = plan(results, interface, values, SHAPE.settings(settings).proof_s, records, deployed)
     if not planned:
-        progress.note("sizing: the flows measured no path's costs, nothing to size")
+        progress.note("sizing: nothing to size (no path's costs measured, or no configuration fits the pod)")
         return []
     first = planned[0].summary
     if first.role == "proposed":

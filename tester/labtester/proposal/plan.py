@@ -229,7 +229,9 @@ def _needed(found: Found, state: Search, context: SizedSummary, memory: dict[str
 def _planned(
     found: Found, fixed: Sized | None, state: Search, context: SizedSummary, memory: dict[str, Memory]
 ) -> list[Planned]:
-    """The proposal, the other families' best, then the flows' pick unless it is one of those."""
+    """The proposal, the other families' best, then the flows' pick unless it is one of those;
+    where there is neither a proposal nor a pick, each family's best, not proved (no rate keeps the
+    objective), so the answer still says why and how far (`_least_p99`)."""
 
     def planned_as(role: Role, sized: Sized) -> Planned:
         family = sized.candidate.family
@@ -242,8 +244,8 @@ def _planned(
         planned += [
             planned_as("family", sized) for name, sized in found.best_by_family.items() if name != family
         ]
-    if fixed is None:
-        return planned
+    if fixed is None:  # and where nothing was proposed either: each family's best, with no rate
+        return planned or [planned_as("family", sized) for sized in found.best_by_family.values()]
     if any(p.summary.label == fixed.candidate.label for p in planned):  # said in each plan, not proved twice
         label = fixed.candidate.label
         named = [p.summary.model_copy(update={"fixed_label": label}) for p in planned]

@@ -52,20 +52,21 @@ def sized_for(
 
 
 NOT_SERVED = "no configuration within the pod serves"
-NOT_HELD = "in a proof's run keeps it over minutes of that rate in the model"
+NOT_HELD = "keeps it over minutes of that rate in the model"
 
 
 def rate_caveats(found: Found, rate: float, objective_s: float) -> list[str]:
     """What the answer to a target rate must say beside its proposal."""
-    goal = f"{rate:g}/s at p99 {objective_s:g} s"
+    goal = f"{rate:g}/s at p99 {objective_s:g} s in a proof's run"
     if not found.serves_rate:
-        return [f"{NOT_SERVED} {goal}"]
+        return [f"{NOT_SERVED} {rate:g}/s at p99 {objective_s:g} s"]
     if found.held is not False:
         return []
     if found.tried_all:
         return [
-            f"no configuration within the pod that serves {goal} {NOT_HELD}: the proposal is the smallest "
-            "for a proof's run, and traffic that stays at the rate needs a bigger pod or a lower rate"
+            f"none of the configurations that serve {goal} (each family a process more at a time, to its "
+            f"largest within the pod) {NOT_HELD}: the proposal is the smallest for a proof's run, and "
+            "traffic that stays at the rate needs a bigger pod or a lower rate"
         ]
     return [
         f"none of the {found.tried} smallest configurations that serve {goal} (a process more at a time) "
