@@ -12,6 +12,7 @@ from labtester.sizing.families import RULES, Family, families
 from labtester.sizing.model import RequestKind, proof_run
 from labtester.sizing.pod import MIB, Memory, Pod
 from labtester.sizing.search import (
+    BISECTIONS,
     CHECKS,
     REFINEMENTS,
     Candidate,
@@ -209,6 +210,12 @@ def test_where_no_family_keeps_the_objective_at_any_rate_nothing_is_proposed() -
     kinds = {"gthread": slow, "uvicorn": slow}
     found = search([gthread, uvicorn], kinds, MEMORY, POD, objective_s=0.4, duration_s=20)
     assert found.proposed is None and {s.rate_per_s for s in found.best_by_family.values()} == {0}
+    # No climb from one configuration with no rate to the next with none: each family stops at its
+    # first (it climbed to the largest, gthread 4 x 128, in 126 simulations where 35 do).
+    for family in (gthread, uvicorn):
+        largest = max(candidates(family, slow, POD, MEMORY[family.name]), key=lambda c: c.memory_bytes)
+        assert found.best_by_family[family.name].candidate != largest
+    assert found.simulations <= 2 * 3 * (1 + BISECTIONS)  # each family's first and its two neighbours
 
 
 def test_where_no_rate_keeps_the_objective_the_least_p99_the_model_reaches_is_said() -> None:
@@ -231,8 +238,13 @@ def test_where_no_rate_keeps_the_objective_the_least_p99_the_model_reaches_is_sa
     planned = [p.summary for p in _planned(found, None, Search(kinds, POD, 0.4, 20), context, MEMORY)]
     assert sorted(s.family for s in planned) == ["gthread", "uvicorn"]
     assert all(s.role == "family" and not s.runs_here and s.error for s in planned)
-    headline = conclusion_of(planned).headline
-    assert headline.startswith("No configuration on 2 cores and 2 GiB meets p99 0.40 s: no rate keeps"), (
-        headline
+    # Its p99: the least it reaches (next to no load), a figure results.json keeps (no NaN, read back).
+    for summary in planned:
+        assert 0.4 < summary.predicted_p99_s < 1.0, summary.predicted_p99_s
+        again = SizedSummary.model_validate_json(summary.model_dump_json())
+        assert again.predicted_p99_s == summary.predicted_p99_s
+    # The headline says why, from what was said of the rate alone (not each configuration's caveats).
+    assert any(c.startswith("gunicorn gthread") for s in planned for c in s.caveats)
+    assert (
+        conclusion_of(planned).headline == f"No configuration on 2 cores and 2 GiB meets p99 0.40 s: {said}."
     )
-    assert "makes p99 about 0.50 s even with next to no load" in headline

@@ -198,7 +198,8 @@ def test_a_target_rate_gets_the_smallest_configuration_that_keeps_it_sustained()
     objective = Objective(p99_s=OBJECTIVE_S, why="P99=", rate_per_s=TARGET)
     rated = context().model_copy(update={"objective": objective})
     planned, *others = (p.summary for p in _planned(found, None, state_of(kinds), rated, MEMORY))
-    assert others and all(lv.sustained_p99_s is not None for other in others for lv in other.levels)
+    assert others and all(other.levels for other in others)
+    assert all(lv.sustained_p99_s is not None for other in others for lv in other.levels)
     assert planned.label == found.proposed.candidate.label
     top = max(planned.levels, key=lambda lv: lv.offered_per_s)
     assert top.offered_per_s == TARGET and top.sustained_p99_s is not None

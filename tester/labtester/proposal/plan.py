@@ -5,6 +5,7 @@ its predicted rate and p99 at the rates the proof will offer, and the caveats th
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,12 +121,11 @@ def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: S
     c = sized.candidate
     proposal = found.proposed.rate_per_s if found.proposed is not None else 0.0
     rate = sized.rate_per_s if sized.rate_per_s > 0 else proposal
-    # The proposal's levels over minutes of their rate; with a target rate, every family's (the
-    # answer may name another's, proved at that rate).
-    sustained = role in ("proposed", "resized") or (
-        role == "family" and context.objective.rate_per_s is not None
-    )
-    levels = [] if rate <= 0 else _levels(state, c, rate, with_sustained=sustained)
+    # Over minutes of their rate: the proposal's levels, and with a target rate every family's.
+    rated = role == "family" and context.objective.rate_per_s is not None
+    levels = [] if rate <= 0 else _levels(state, c, rate, role in ("proposed", "resized") or rated)
+    # The proof run's prediction at the sustainable rate; with no rate, the least p99 (next to no load).
+    predicted = levels[-1].predicted_p99_s if levels else _quiet_p99(state, c)
     unproved = None if levels else f"{NO_RATE}, and there is no proposal's rate to prove it at"
     return context.model_copy(
         update={
@@ -142,8 +142,7 @@ def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: S
             "preemptive": c.family.rule.preemptive,
             "threads_beside": c.family.rule.threads_beside,
             "sustainable_per_s": sized.rate_per_s,
-            # At the sustainable rate, the proof run's prediction (replicated) once there is one.
-            "predicted_p99_s": levels[-1].predicted_p99_s if levels else sized.p99_s,
+            "predicted_p99_s": predicted,
             "levels": levels,
             "kinds": costs.kind_costs(state.kinds[c.family.name]),
             "caveats": context.caveats + _caveats(sized, state.kinds[c.family.name], state.objective_s),
@@ -204,11 +203,16 @@ def _least_p99(found: Found, state: Search) -> str:
     best = [s.candidate for s in found.best_by_family.values() if s.candidate.ceiling_per_s > 0]
     if not best:
         return NO_RATE
-    p99, least = min(((state.p99(c, QUIET * c.ceiling_per_s), c) for c in best), key=lambda pair: pair[0])
+    p99, least = min(((_quiet_p99(state, c), c) for c in best), key=lambda pair: pair[0])
     return (
         f"{NO_RATE} (the requests' CPU as the flows measured it, under their load, makes p99 about "
         f"{p99:.2f} s even with next to no load, on {least.label}: an objective above it may get a proposal)"
     )
+
+
+def _quiet_p99(state: Search, candidate: Candidate) -> float:
+    """The configuration's p99 with next to no load (QUIET of its ceiling): its requests' own time."""
+    return state.p99(candidate, QUIET * candidate.ceiling_per_s) if candidate.ceiling_per_s > 0 else math.inf
 
 
 def _needed(found: Found, state: Search, context: SizedSummary, memory: dict[str, Memory]) -> list[Planned]:

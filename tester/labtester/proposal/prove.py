@@ -223,7 +223,12 @@ def _run(
         "server_cpu_s": None if cpu_before is None or cpu_after is None else cpu_after - cpu_before,
         "load_average": os.getloadavg()[0],  # the machine's, beside the figures: was it busy?
     }
-    return {**run, "sustained": sustained_after(summary, level, samples, run)}
+    window = [s for s in samples if s.scheduled_s >= warmup.ends_s]  # the requests it judges
+    try:
+        held = sustained_after(summary, level, window, run)
+    except (ArithmeticError, ValueError) as error:  # a model's failure never costs the measured run
+        held = {"error": f"{type(error).__name__}: {error}"}
+    return {**run, "sustained": held}
 
 
 def _drained(url: str, timeout_s: float, quick_s: float = 0.5) -> None:

@@ -25,12 +25,11 @@ from labtester.sizing.pod import Pod
 
 def sustained_after(
     summary: SizedSummary, level: Level, samples: Sequence[Sample], run: Record
-) -> dict[str, float | None] | None:
-    """The level's sustained p99 on the CPU its run's `samples` (the answered ones) used (warm-up included:
-    the same configuration at the same rate; each kind with FEWEST of them, the others on the
-    plan's) and the server's own CPU per request the `run` measured where its processes' CPU was
-    read here (else the plan's: a cluster's pod); None where the level has no sustained figure or
-    no kind had so many answered."""
+) -> dict[str, float | str | None] | None:
+    """The level's sustained p99 on the CPU its run's window's `samples` (the answered ones) used
+    (each kind with FEWEST of them, the others on the plan's) and the server's own CPU per request
+    the `run` measured where its processes' CPU was read here (else the plan's: a cluster's pod);
+    None where the level has no sustained figure or no kind had so many answered."""
     if level.sustained_p99_s is None or not level.sustained_s:
         return None
     # Only kinds with a spread of their own: the others would draw the plan's CPU under this name.

@@ -3,12 +3,11 @@ against measured per family), and the table of every configuration proved."""
 
 from __future__ import annotations
 
-import math
-
 from rich import box
 from rich.table import Table
 
 from labtester.sizing.document import NO_RATE, Level, Objective, SizedSummary, SizingConclusion
+from labtester.sizing.serving import NOT_SERVED
 from labtester.views import Answer, Chart, Line
 
 
@@ -37,10 +36,10 @@ def _over_minutes(level: Level) -> str:
 
 
 def _used_cpu(held: list[Level]) -> str:
-    """`, on the CPU its proofs' requests used (1.33-1.58x the plan's),`: where the figures are so."""
-    if not any(lv.sustained_used_p99_s is not None for lv in held):
+    """`, on the CPU its proofs' requests used (1.46-1.49x the plan's),`: where the figures are so."""
+    if not (measured := [lv.sustained_used_p99_s is not None for lv in held]) or not any(measured):
         return ","
-    where = "" if all(lv.sustained_used_p99_s is not None for lv in held) else " where measured"
+    where = "" if all(measured) else " where measured"
     ratios = sorted(r for lv in held if (r := lv.sustained_cpu_ratio))
     span = "-".join(dict.fromkeys(f"{r:.2f}" for r in ratios[:1] + ratios[-1:]))
     return f", on the CPU its proofs' requests used{where}" + (f" ({span}x the plan's)," if span else ",")
@@ -57,7 +56,7 @@ def _sustained(summary: SizedSummary | None, objective: Objective, up_to: float 
     them that keeps the objective so. Empty where its levels have no such figure (not the
     proposal's, or a rate too high for minutes of it to be simulated). `up_to`: the rate the answer
     named, where a proof decided it: no rate above it, which that proof missed, is spoken of."""
-    up = up_to or math.inf
+    up = up_to or float("inf")
     held = sorted(
         (
             lv
@@ -116,8 +115,8 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
             f"{needed.predicted_p99_s:.2f} s (not proved: this machine is not that pod)."
         )
     if proposed is None:
-        why = "; ".join(c.rstrip(".") for c in conclusion.caveats) or NO_RATE
-        return f"No configuration on {pod} meets {goal}: {why}."
+        said = [c.rstrip(".") for c in conclusion.caveats if c.startswith((NO_RATE, NOT_SERVED))]
+        return f"No configuration on {pod} meets {goal}: {'; '.join(said) or NO_RATE}."
     level = proposed.at_sustainable()
     serves = (
         f"{rate:g}/s with the smallest configuration that does, " if rate is not None else "the app with "

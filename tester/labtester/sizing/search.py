@@ -170,10 +170,10 @@ def best_of_family(search: Search, found: list[Candidate], climb: bool = True) -
             neighbours.insert(0, (at.processes, choices[index + 1]))
         better = None
         for knobs in neighbours:
-            if knobs in by_knobs:
-                better = search.sustainable(by_knobs[knobs], above=best.rate_per_s) or better
-                if better is not None:
-                    break
+            sized = search.sustainable(by_knobs[knobs], above=best.rate_per_s) if knobs in by_knobs else None
+            if sized is not None and sized.rate_per_s > best.rate_per_s:  # not one more with no rate
+                better = sized
+                break
         if better is None:
             break
         best = better

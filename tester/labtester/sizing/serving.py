@@ -68,10 +68,11 @@ def rate_caveats(found: Found, rate: float, objective_s: float) -> list[str]:
             f"largest within the pod) {NOT_HELD}: the proposal is the smallest for a proof's run, and "
             "traffic that stays at the rate needs a bigger pod or a lower rate"
         ]
+    tried = f"{found.tried} smallest configuration{'s' if found.tried != 1 else ''}"
     return [
-        f"none of the {found.tried} smallest configurations that serve {goal} (a process more at a time) "
-        f"{NOT_HELD}: the proposal is the smallest for a proof's run; a bigger configuration than those, "
-        "a bigger pod or a lower rate may keep it"
+        f"none of the {tried} that serve {goal} (a process more at a time) {NOT_HELD}: the proposal is the "
+        "smallest for a proof's run; a bigger configuration than those, a bigger pod or a lower rate may "
+        "keep it"
     ]
 
 
