@@ -5,6 +5,7 @@ them holds the objective so: near the knee a queue builds over minutes that 20 s
 from __future__ import annotations
 
 from labtester.proposal.plan import _planned
+from labtester.scenarios.sizing import conclusion_of
 from labtester.sizing.answers import answer, table
 from labtester.sizing.document import (
     MOST_SUSTAINED,
@@ -248,3 +249,22 @@ def test_a_target_rates_caveats_say_what_the_walk_found() -> None:
     said = [c for f in (walked_all, unserved, budget) for c in rate_caveats(f, 10, 0.4)]
     assert len(said) == 3 and all(is_rate_caveat(c) for c in said)
     assert not is_rate_caveat("the pod has 2 cores and this machine 4: the proof runs here, on 4")
+
+
+def test_a_rate_kept_sustained_on_the_cpu_its_proof_used_drops_the_plans_caveat_of_it() -> None:
+    # The plan's search, on the flows' CPU, found none of its smallest keeping 10/s sustained; the
+    # proposal's proof used less CPU, on which it keeps it: the answer says that, not the plan's word.
+    stale = rate_caveats(Found(None, {}, 0.0, 0, serves_rate=True, held=False, tried=2), 10, OBJECTIVE_S)
+    objective = Objective(p99_s=OBJECTIVE_S, why="P99=", rate_per_s=10)
+
+    def proved_with(used_p99_s: float) -> SizingConclusion:
+        low, high = levels_held(0.45, 0.3)
+        high = high.model_copy(update={"sustained_used_p99_s": used_p99_s, "sustained_cpu_ratio": 0.6})
+        proposed = sized("proposed", "uvicorn, 3 workers", 10, 10).model_copy(
+            update={"levels": [low, high], "objective": objective, "caveats": [*stale, "assumed"]}
+        )
+        return conclusion_of([proposed]) or conclusion()
+
+    assert proved_with(0.15).caveats == ["assumed"]
+    assert "holds for traffic that stays at 10.0/s" in proved_with(0.15).headline
+    assert proved_with(0.6).caveats == [*stale, "assumed"]  # missed on what it used too: said
