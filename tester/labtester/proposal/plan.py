@@ -83,11 +83,11 @@ def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list
     return found
 
 
-def _levels(
-    search_state: Search, candidate: Candidate, sustainable: float, with_sustained: bool
-) -> list[Level]:
+def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustained: bool) -> list[Level]:
     """Each proof run's prediction, on the very requests it will send (`proof_run`), over the window
-    it judges; `with_sustained` (the proposal's): also over minutes of traffic at its rate."""
+    it judges; `with_sustained` (the proposal's): also over minutes of traffic at its rate (at
+    that rate, the search's own figure where it worked it out: the same run, not made twice)."""
+    candidate = sized.candidate
     levels = []
     kinds, cores_left = search_state.kinds[candidate.family.name], search_state.pod.cores_left
     config, duration_s = candidate.configuration, search_state.duration_s
@@ -100,7 +100,8 @@ def _levels(
         run = proof_run(
             kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS
         )
-        held = sustained_p99(kinds, config, cores_left(rate), rate, held_s) if held_s else None
+        known = sized.sustained_p99_s if rate == sized.rate_per_s else None
+        held = None if not held_s else known or sustained_p99(kinds, config, cores_left(rate), rate, held_s)
         levels.append(
             Level(
                 offered_per_s=rate,
@@ -123,7 +124,7 @@ def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: S
     rate = sized.rate_per_s if sized.rate_per_s > 0 else proposal
     # Over minutes of their rate: the proposal's levels, and with a target rate every family's.
     rated = role == "family" and context.objective.rate_per_s is not None
-    levels = [] if rate <= 0 else _levels(state, c, rate, role in ("proposed", "resized") or rated)
+    levels = [] if rate <= 0 else _levels(state, sized, rate, role in ("proposed", "resized") or rated)
     # The proof run's prediction at the sustainable rate; with no rate, the least p99 (next to no load).
     predicted = levels[-1].predicted_p99_s if levels else _quiet_p99(state, c)
     unproved = None if levels else f"{NO_RATE}, and there is no proposal's rate to prove it at"
@@ -176,7 +177,7 @@ def plan(
     mix = kinds[searched[0].name]
     pod_size = deployed or costs.pod_size(settings, conclusion, costs.client_cpu(results))
     goal = costs.objective(settings, mix)
-    pod = Pod(pod_size.cores, pod_size.memory_bytes, pod_size.client_cpu_s)
+    pod = Pod.of(pod_size)
     found = sized_for(searched, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
     state = Search(kinds, pod, goal.p99_s, duration_s)
     if conclusion.cores is not None and pod.cores != conclusion.cores:

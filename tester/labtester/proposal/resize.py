@@ -55,7 +55,7 @@ def resized(
         kinds[name] = window.measured_kinds(item.summary.kinds, used if name in ratios else {})
     if not ratios:
         return None
-    pod = Pod(first.pod.cores, first.pod.memory_bytes, first.pod.client_cpu_s)
+    pod = Pod.of(first.pod)
     goal = first.objective
     families = [item.family for item in by_family.values()]
     memory = {name: item.memory for name, item in by_family.items()}

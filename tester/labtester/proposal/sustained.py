@@ -36,8 +36,7 @@ def sustained_after(
     used = {name: cpu for name, cpu in window.cpu_used(summary.kinds, samples).items() if len(cpu) >= FEWEST}
     if not used:
         return None
-    pod = summary.pod
-    cores = Pod(pod.cores, pod.memory_bytes, pod.client_cpu_s).cores_left(level.offered_per_s)
+    cores = Pod.of(summary.pod).cores_left(level.offered_per_s)
     overhead = overhead_per_request([run])
     p99 = window.sustained_on(summary, level.offered_per_s, cores, level.sustained_s, used, overhead)
     return {"p99_s": p99, "cpu_ratio": window.used_ratio(summary.kinds, used), "overhead_s": overhead}

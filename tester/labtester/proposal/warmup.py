@@ -79,7 +79,7 @@ class Warmup:
         the warm-up left the server (`free`; None: the pod's less the client's share, as planned)."""
         kinds, pod = self.summary.kinds, self.summary.pod
         used = window.cpu_used(kinds, answered)
-        planned = Pod(pod.cores, pod.memory_bytes, pod.client_cpu_s).cores_left(self.rate_per_s)
+        planned = Pod.of(pod).cores_left(self.rate_per_s)
         cores = planned if not free else min(free, pod.cores)
         args = (self.summary, self.rate_per_s, cores, self.duration_s, self.ends_s, used, self.overhead_s)
         run = await asyncio.to_thread(window.predicted_window, *args)

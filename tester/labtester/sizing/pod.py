@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from labtester.sizing.document import PodSize
 
 MIB = 1 << 20
 THREAD_BYTES = MIB // 2  # a Python thread's stack touched and its state, where none was measured
@@ -14,6 +18,11 @@ class Pod:
     cores: float
     memory_bytes: int
     client_cpu_s: float = 0.0  # the load client's CPU per request where it shares the cores (locally)
+
+    @classmethod
+    def of(cls, size: PodSize) -> Pod:
+        """The pod a plan's `PodSize` (results.json's) describes."""
+        return cls(size.cores, size.memory_bytes, size.client_cpu_s)
 
     def cores_left(self, rate_per_s: float) -> float:
         """The cores the server has at this rate, once the client took its share."""

@@ -55,6 +55,7 @@ class Sized:
     candidate: Candidate
     rate_per_s: float  # the most it sustains with its p99 within the objective (0: none)
     p99_s: float  # simulated at that rate
+    sustained_p99_s: float | None = None  # over minutes of that rate, where the search worked it out
 
 
 @dataclass

@@ -5,6 +5,7 @@ queue builds over minutes that 20 s never show)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -114,8 +115,8 @@ def _held(state: Search, found: dict[str, list[Candidate]], walked: dict[str, Si
         screens += 1
         if screened <= state.objective_s:
             confirms += 1
-            if (_sustained_p99(state, candidate, rate) or 0.0) <= state.objective_s:
-                return _Held(True, proposed, screens)
+            if (full := _sustained_p99(state, candidate, rate) or 0.0) <= state.objective_s:
+                return _Held(True, dataclasses.replace(proposed, sustained_p99_s=full), screens)
         if screens == SCREENS or confirms == CONFIRMS:
             break
         # The lightest that serves the rate with more processes: past the slots the rate needs,
