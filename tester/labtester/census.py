@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from labtester.control import TargetError, get_json
+from labtester.control import TargetError, async_control_client, get_json
 
 SAMPLE_INTERVAL_S = 0.1
 
@@ -38,7 +38,7 @@ async def cpu_seconds(client: httpx.AsyncClient, census_url: str) -> float | Non
 async def sample_during(census_url: str, stop: asyncio.Event) -> list[dict[str, Any]]:
     """Census samples until `stop` is set. A blocked event loop answers late, and that shows too."""
     samples: list[dict[str, Any]] = []
-    async with httpx.AsyncClient(timeout=60) as client:
+    async with async_control_client(60) as client:
         while not stop.is_set():
             try:
                 response = await client.get(census_url)

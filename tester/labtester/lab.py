@@ -15,13 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from labtester import census, machine, prometheus
 from labtester.clients.barrier import RUN_SCOPE, BarrierServer
 from labtester.clients.crew import Crew, CrewBroken, CrewInterrupted, meeting_deadline_s
 from labtester.clients.link import SILENT_S
-from labtester.control import TargetError, get_json
+from labtester.control import TargetError, control_client, get_json
 from labtester.early import EarlyAnswers
 from labtester.info import TargetInfo
 from labtester.progress import LabProgress
@@ -119,7 +117,7 @@ def wait_for_targets(settings: LabSettings, log: RawLog, progress: LabProgress) 
     app's with an endpoint per request of its traffic (traffic.with_requests)."""
     deadline = time.monotonic() + settings.ready_timeout_s
     infos = {}
-    with httpx.Client(timeout=CONTROL_TIMEOUT_S) as client:
+    with control_client(CONTROL_TIMEOUT_S) as client:
         for target in [*settings.targets, *settings.census_only]:
             progress.step(f"waiting for {target.name} at {target.url}")
             error: str | None = None
@@ -147,7 +145,7 @@ def take_idle_census(
     settings: LabSettings, infos: dict[str, TargetInfo], log: RawLog, progress: LabProgress
 ) -> None:
     progress.step("census at idle")
-    with httpx.Client(timeout=CONTROL_TIMEOUT_S) as client:
+    with control_client(CONTROL_TIMEOUT_S) as client:
         for target in (t for t in [*settings.targets, *settings.census_only] if t.name in infos):
             try:
                 taken = census.take(client, target.url + infos[target.name].control.census)

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel
 
-from labtester.control import TargetError, classify_error
+from labtester.control import TargetError, classify_error, control_client
 from labtester.scrape import REQUESTS, Scrape
 
 POLL_S = 1.0
@@ -94,7 +94,7 @@ def wait_scraped(base: str, names: list[str], after: float, timeout_s: float) ->
     """Until Prometheus is ready and has scraped every named target since `after`."""
     deadline = time.monotonic() + timeout_s
     waiting: list[str] = list(names)
-    with httpx.Client(timeout=10) as client:
+    with control_client(10) as client:
         while time.monotonic() < deadline:
             try:
                 if client.get(f"{base}/-/ready").status_code == 200:
@@ -113,7 +113,7 @@ def cross_check(base: str, name: str, server: Scrape, scraped_at: float, timeout
     the server's own at `scraped_at` (the target idle between the two)."""
     try:
         wait_scraped(base, [name], scraped_at, timeout_s)
-        with httpx.Client(timeout=10) as client:
+        with control_client(10) as client:
             body = _get(
                 client, f"{base}/api/v1/query", query=f'sum by (route) ({REQUESTS}{{target="{name}"}})'
             )

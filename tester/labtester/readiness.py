@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import httpx
 
+from labtester.control import control_client
+
 POLL_INTERVAL_S = 0.1
 
 
@@ -32,7 +34,7 @@ def _ready(client: httpx.Client, url: str) -> bool:
 def wait_ready(url: str, timeout_s: float, still_running: Callable[[], bool] = lambda: True) -> None:
     """Poll until ready; NotReady with the reason after `timeout_s` or if the server exits."""
     deadline = time.monotonic() + timeout_s
-    with httpx.Client(timeout=5.0) as client:
+    with control_client(5.0) as client:
         while time.monotonic() < deadline:
             if not still_running():
                 raise NotReady("exited before it was ready")

@@ -15,7 +15,7 @@ import httpx
 from labtester import prometheus, stability
 from labtester.calibrate import Calibration, calibrate
 from labtester.clients.crew import Abandoned, Crew
-from labtester.control import TargetError, classify_error
+from labtester.control import TargetError, classify_error, control_client
 from labtester.info import TargetInfo
 from labtester.progress import LabProgress
 from labtester.rawlog import RecordSink
@@ -46,7 +46,7 @@ class TargetRun:
         self.crew = crew or Crew()
         self.calibrations = {} if calibrations is None else calibrations
         self.stage = "stability probe"
-        self.control = httpx.Client(timeout=settings.request_timeout_s)
+        self.control = control_client(settings.request_timeout_s)
 
     def measure(self) -> None:
         shapes = [SHAPES[name] for name in self.settings.scenarios if SHAPES[name].applies(self.info)]

@@ -13,14 +13,17 @@ import math
 import os
 import statistics
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from labtester.launcher import RunningTarget
+from labtester.proposal.lab import sized_again
 from labtester.proposal.plan import Planned
 from labtester.proposal.prove import offer_levels
 from labtester.proposal.resize import resized
+from labtester.rawlog import RawLog
 from labtester.scenarios.common import decode, encode
 from labtester.scenarios.sizing import SHAPE, window_of
 from labtester.settings import LabSettings
@@ -29,7 +32,7 @@ from labtester.sizing.document import KindCost, Level, Objective, PodSize, Sized
 from labtester.sizing.families import families
 from labtester.sizing.pod import Memory, Pod
 from labtester.sizing.search import Found, search
-from labtester.sizing.serving import rate_caveats
+from labtester.sizing.serving import NOT_HELD, is_rate_caveat, rate_caveats
 from labtester.targets import DEFAULT_VALUES
 from tests.services.apps import CONFIGURATIONS, serve_app
 
@@ -198,6 +201,33 @@ def test_a_proposal_whose_requests_used_other_cpu_than_planned_is_sized_again_on
     rated = first.model_copy(update={"objective": objective, "caveats": [*first_said, "assumed"]})
     assert (targeted := again_of(rated)) is not None and targeted.summary.sustainable_per_s == 10.0
     assert targeted.summary.caveats == ["assumed"]  # the new search kept the rate sustained: nothing to say
+    # A target rate's re-sizing is not held to what the first proof served (it serves the rate).
+    assert again_of(rated, 10.0) is not None
+
+
+def test_a_target_rate_sized_again_that_no_configuration_keeps_over_minutes_says_so(
+    a_quarter_planned: Kept,
+) -> None:
+    # The proof's requests, each taken at 20 ms exactly: two sync workers serve 80/s within p99
+    # 0.1 s in a proof's run (0.086 s in the model) and no number of them over minutes of it (0.135
+    # s and more: two cores bind). The plan, on 5 ms, had one worker serve it.
+    (run,) = [r for r in a_quarter_planned.records if r.get("kind") == "run"]
+    exact = [dataclasses.replace(s, cpu_s=0.02) if s.cpu_s is not None else s for s in decode(run["samples"])]
+    runs = {"sized-proposed": [{**run, "samples": encode(exact)}]}
+    (sync,) = [f for f in families("wsgi", DEFAULT_VALUES)[0] if f.name == "sync"]
+    target = Objective(p99_s=0.1, why="P99=", rate_per_s=80.0)
+    one = planned(0.005).model_copy(
+        update={
+            "objective": target,
+            "label": "gunicorn sync, 1 worker",
+            "processes": 1,
+            "sustainable_per_s": 80,
+        }
+    )
+    again = resized([Planned(one, sync, Memory(0, 64 << 20))], runs, DURATION_S, kept_per_s=80.0)
+    assert again is not None and again.summary.label == "gunicorn sync, 2 workers"
+    (caveat,) = [c for c in again.summary.caveats if is_rate_caveat(c)]
+    assert NOT_HELD in caveat and "needs a bigger pod or a lower rate" in caveat  # every count walked
 
 
 def test_each_family_is_sized_again_on_its_own_proofs_and_overloaded_runs_are_left_out(
@@ -224,3 +254,31 @@ def test_each_family_is_sized_again_on_its_own_proofs_and_overloaded_runs_are_le
     failed = [dataclasses.replace(s, error="timeout") if s is samples[-1] else s for s in samples]
     overloaded = {**run, "samples": encode(failed)}
     assert resized([sync, gthread], {"sized-gthread": [overloaded]}, DURATION_S, 0.0) is None
+
+
+def test_a_target_rate_met_in_a_proof_is_sized_again_where_minutes_of_it_miss_on_the_cpu_used(
+    a_quarter_planned: Kept, tmp_path: Path
+) -> None:
+    # The proof's records as the lab's raw log holds them, the plan asking RATE= at its level's rate:
+    # its run met p99 1 s. Where the sustained figure on the CPU the run used holds, the proposal
+    # stands; where it misses (here written so), the lab sizes again on that CPU.
+    rated = planned(0.005, sustained_s=60)
+    rated = rated.model_copy(update={"objective": rated.objective.model_copy(update={"rate_per_s": RATE})})
+    (run,) = [r for r in a_quarter_planned.records if r.get("kind") == "run"]
+    (sync,) = [f for f in families("wsgi", DEFAULT_VALUES)[0] if f.name == "sync"]
+    proposal = [Planned(rated, sync, Memory(0, 64 << 20))]
+
+    def sized_again_with(sustained_p99_s: float) -> Planned | None:
+        directory = tmp_path / f"{sustained_p99_s}"
+        log = RawLog(directory)
+        plan = {"target": "sized-proposed", "scenario": SHAPE.name, "kind": "plan", "client": 0}
+        log.write("scenario", **plan, plan=rated.model_dump(mode="json"))
+        held = {**run["sustained"], "p99_s": sustained_p99_s}
+        fields = {k: v for k, v in run.items() if k != "type"}
+        log.write("scenario", **{**fields, "target": "sized-proposed", "sustained": held})
+        log.close()
+        return sized_again(LabSettings(), directory, proposal, DURATION_S)
+
+    assert sized_again_with(0.5) is None
+    again = sized_again_with(1.5)
+    assert again is not None and again.summary.role == "resized" and again.summary.resized_on is not None

@@ -47,7 +47,7 @@ def size_and_prove(
     timeout_s = proof_timeout_s(settings, planned[0].summary.objective.p99_s)
     requests = team_requests(settings)
     prove(planned, log, extra_env, logs, timeout_s, duration_s, progress.note, requests)
-    again = _resized(settings, run_dir, planned, duration_s)
+    again = sized_again(settings, run_dir, planned, duration_s)
     if again is not None:
         progress.note(resized_note(again.summary))
         prove([again], log, extra_env, logs, timeout_s, duration_s, progress.note, requests)
@@ -63,7 +63,7 @@ def resized_note(summary: SizedSummary) -> str:
     )
 
 
-def _resized(
+def sized_again(
     settings: LabSettings, run_dir: Path, planned: list[Planned], duration_s: float
 ) -> Planned | None:
     """The proposal sized again on the proofs' CPU (resize.py), from their records as proved."""
@@ -75,8 +75,10 @@ def _resized(
     proved = proved_of(proposal, settings)
     goal = planned[0].summary.objective
     at_rate = proved[0].at_sustainable() if proved else None
-    if goal.rate_per_s is not None and at_rate is not None and at_rate.met(goal):
-        return None  # the smallest configuration that serves RATE= was proved to: it stands
+    if goal.rate_per_s is not None and at_rate is not None and at_rate.holds(goal):
+        # The smallest configuration that serves RATE= was proved to, and keeps it over minutes of
+        # it on the CPU its proof used: it stands.
+        return None
     kept = [lv.measured_per_s or 0.0 for s in proved for lv in s.levels if lv.met(goal)]
     measured = {name: [r for r in own if r.get("kind") == "run"] for name, own in runs.items()}
     return resized(planned, measured, duration_s, max(kept, default=0.0))

@@ -35,8 +35,9 @@ def resized(
     configurations' and levels' together, but for runs that failed requests) measured its requests
     using where that departs from its plan's by more than DEPARTS, the others on their plan's.
     None where no family's departed, the search finds what was proved already (a label proved at
-    a rate within DEPARTS of it), or nothing above `kept_per_s` (the most the proposal's proof
-    served keeping the objective: what sized on more CPU would offer less than)."""
+    a rate within DEPARTS of it), or, without a target rate, nothing above `kept_per_s` (the most
+    the proposal's proof served keeping the objective: what sized on more CPU would offer less
+    than; with one, every configuration sized serves it)."""
     if not planned or planned[0].summary.role != "proposed":
         return None
     first = planned[0].summary
@@ -61,7 +62,8 @@ def resized(
     memory = {name: item.memory for name, item in by_family.items()}
     found = sized_for(families, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
     new = found.proposed
-    if new is None or new.rate_per_s <= kept_per_s or _proved_already(new, planned):
+    below = goal.rate_per_s is None and new is not None and new.rate_per_s <= kept_per_s
+    if new is None or below or _proved_already(new, planned):
         return None
     state = Search(kinds, pod, goal.p99_s, duration_s)
     family = new.candidate.family

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from labtester.clients.crew import Crew
 from labtester.clients.spent import Meter
+from labtester.control import control_client
 from labtester.load import LoadClient, Sample
 from labtester.scenarios.base import ShapeContext
 from labtester.scrape import scrape, work_counts
@@ -68,12 +67,12 @@ class RequestCounter:
     def __init__(self, ctx: ShapeContext) -> None:
         self.ctx = ctx
         self.url = ctx.target.url + ctx.info.control.metrics
-        with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
+        with control_client(CONTROL_TIMEOUT_S) as control:
             self.before = scrape(control, self.url)
 
     def record(self, of: str | None = None) -> None:
         """The count, for the run records of step `of` (None: every run of the shape)."""
-        with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
+        with control_client(CONTROL_TIMEOUT_S) as control:
             after = scrape(control, self.url)
         by_route = work_counts(self.before, after, self.ctx.info.control.model_dump().values())
         counted = sum(by_route.values())

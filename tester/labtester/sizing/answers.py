@@ -8,88 +8,8 @@ from rich.table import Table
 
 from labtester.sizing.document import NO_RATE, Level, Objective, SizedSummary, SizingConclusion
 from labtester.sizing.serving import NOT_SERVED
+from labtester.sizing.words import band, from_warmup, gib, measured, minutes, over_minutes, sustained
 from labtester.views import Answer, Chart, Line
-
-
-def _gib(size: int) -> str:
-    return f"{size / (1 << 30):.3g} GiB" if size >= 1 << 30 else f"{size / (1 << 20):.0f} MiB"
-
-
-def _measured(level: Level | None) -> str:
-    if level is None or level.measured_per_s is None:
-        return "not measured"
-    p99 = f"{level.measured_p99_s:.2f} s" if level.measured_p99_s is not None else "-"
-    return f"measured {level.measured_per_s:.1f}/s at p99 {p99}"
-
-
-def _minutes(seconds: float) -> str:
-    return "1 minute" if round(seconds) == 60 else f"{seconds / 60:.2g} minutes"
-
-
-def _over_minutes(level: Level) -> str:
-    held, seconds, used = level.sustained_p99_s, level.sustained_s, level.sustained_used_p99_s
-    if held is None or not seconds:
-        return ""
-    ratio = f" ({level.sustained_cpu_ratio:.2f}x the plan's)" if level.sustained_cpu_ratio else ""
-    on_used = "" if used is None else f" on the plan's CPU, {used:.2f} s on the CPU its requests used{ratio}"
-    return f" (sustained for {_minutes(seconds)}: {held:.2f} s{on_used})"
-
-
-def _used_cpu(held: list[Level]) -> str:
-    """`, on the CPU its proofs' requests used (1.46-1.49x the plan's),`: where the figures are so."""
-    if not (measured := [lv.sustained_used_p99_s is not None for lv in held]) or not any(measured):
-        return ","
-    where = "" if all(measured) else " where measured"
-    ratios = sorted(r for lv in held if (r := lv.sustained_cpu_ratio))
-    span = "-".join(dict.fromkeys(f"{r:.2f}" for r in ratios[:1] + ratios[-1:]))
-    return f", on the CPU its proofs' requests used{where}" + (f" ({span}x the plan's)," if span else ",")
-
-
-def _band(band: list[float]) -> str:
-    """` (0.42-0.55 s in one run)`: where the prediction's draws put one run's p99."""
-    return f" ({band[0]:.2f}-{band[1]:.2f} s in one run)" if len(band) == 2 else ""
-
-
-def _sustained(summary: SizedSummary | None, objective: Objective, up_to: float | None = None) -> str:
-    """` Sustained for 10 minutes on gunicorn sync, 7 workers, the model puts p99 at ...`: what a
-    team running at the named configuration's rates sees, which no 20-s proof measures; the most of
-    them that keeps the objective so. Empty where its levels have no such figure (not the
-    proposal's, or a rate too high for minutes of it to be simulated). `up_to`: the rate the answer
-    named, where a proof decided it: no rate above it, which that proof missed, is spoken of."""
-    up = up_to or float("inf")
-    held = sorted(
-        (
-            lv
-            for lv in (summary.levels if summary else [])
-            if lv.sustained_said_p99_s is not None and lv.sustained_s and lv.offered_per_s <= up
-        ),
-        key=lambda lv: -lv.offered_per_s,
-    )
-    if summary is None or not held:
-        return ""
-    each = " and ".join(f"{lv.sustained_said_p99_s or 0.0:.2f} s at {lv.offered_per_s:.1f}/s" for lv in held)
-    kept = [lv for lv in held if (lv.sustained_said_p99_s or 0.0) <= objective.p99_s]
-    goal = f"p99 {objective.p99_s:.2f} s"
-    if kept and kept[0] is held[0]:
-        verdict = f"{goal} holds for traffic that stays at {held[0].offered_per_s:.1f}/s"
-    elif kept:
-        top, most = held[0].offered_per_s, kept[0].offered_per_s
-        verdict = f"traffic that stays at the rate keeps {goal} at {most:.1f}/s, not at {top:.1f}/s"
-    else:
-        verdict = f"traffic that stays at any rate offered misses {goal}"
-    said = f"{_minutes(held[0].sustained_s or 0.0)} on {summary.label}{_used_cpu(held)}"
-    return f" Sustained for {said} the model puts p99 at {each}: {verdict}."
-
-
-def _from_warmup(level: Level | None) -> str:
-    """` (p99 0.40 s on the CPU measured before its window, 1.08x the plan's, and the 1.95 cores its
-    first 4 s left it)`: the run's own prediction (its warm-up's, and the configuration's runs before)."""
-    if level is None or level.warmup_predicted_p99_s is None:
-        return ""
-    ratio = f", {level.warmup_cpu_ratio:.2f}x the plan's" if level.warmup_cpu_ratio is not None else ""
-    free = level.warmup_cores_free
-    left = f", and the {free:.2f} cores its first {level.warmup_s:g} s left it" if free is not None else ""
-    return f" (p99 {level.warmup_predicted_p99_s:.2f} s on the CPU measured before its window{ratio}{left})"
 
 
 def decided(conclusion: SizingConclusion) -> SizingConclusion:
@@ -103,12 +23,12 @@ def decided(conclusion: SizingConclusion) -> SizingConclusion:
 
 def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | None) -> str:
     """`Serve X with gunicorn gthread, 2 workers x 24 threads, on 2 cores and 1 GiB: predicted ...`"""
-    pod = f"{conclusion.pod.cores:g} cores and {_gib(conclusion.pod.memory_bytes)}"
+    pod = f"{conclusion.pod.cores:g} cores and {gib(conclusion.pod.memory_bytes)}"
     proposed = conclusion.proposed
     goal = f"p99 {conclusion.objective.p99_s:.2f} s"
     needed, rate = conclusion.needed, conclusion.objective.rate_per_s
     if proposed is None and needed is not None and needed.needs_pod is not None and rate is not None:
-        bigger = f"{needed.needs_pod.cores:g} cores and {_gib(needed.needs_pod.memory_bytes)}"
+        bigger = f"{needed.needs_pod.cores:g} cores and {gib(needed.needs_pod.memory_bytes)}"
         return (
             f"No configuration on {pod} serves {rate:g}/s at {goal}; the pod it would need has {bigger}: "
             f"{needed.label}, predicted {needed.sustainable_per_s:.1f}/s at p99 "
@@ -122,15 +42,15 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
         f"{rate:g}/s with the smallest configuration that does, " if rate is not None else "the app with "
     )
     if best is not None and best[0].role == "resized" and best[1] == best[0].at_sustainable():
-        text = _resized(serves, pod, proposed, best[0])
+        text = _resized(serves, pod, proposed, best[0]) + _not_over_minutes(proposed, conclusion.objective)
         chosen = best[0].label
     elif best is not None:
-        text = _decided_by_proof(serves, pod, goal, proposed, *best)
+        text = _decided_by_proof(serves, pod, conclusion.objective, proposed, *best)
         chosen = best[0].label
     else:
         text = (
             f"Serve {serves}{proposed.label}, on {pod}: predicted {proposed.sustainable_per_s:.1f}/s at p99 "
-            f"{proposed.predicted_p99_s:.2f} s{_from_warmup(level)}, {_measured(level)}"
+            f"{proposed.predicted_p99_s:.2f} s{from_warmup(level)}, {measured(level)}"
         )
         departs = level.departures() if level else []
         if departs:
@@ -146,12 +66,12 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
         text += "; the best of the fixed configurations is this one already"
     elif fixed is not None and fixed_level is not None and fixed_level.measured_per_s is not None:
         sized = "sized the same way" if fixed.sustainable_per_s > 0 else f"at the proposal's rate ({NO_RATE})"
-        text += f"; the best of the fixed configurations, {fixed.label}, {sized}, {_measured(fixed_level)}"
+        text += f"; the best of the fixed configurations, {fixed.label}, {sized}, {measured(fixed_level)}"
     elif conclusion.fixed_best is not None:
         served = conclusion.fixed_best.flows_per_s
         text += f"; the best of the fixed configurations served {served:.1f}/s in the flows"
     named = best[0] if best is not None else proposed  # the summary whose levels the answer gave
-    return text + "." + _sustained(named, conclusion.objective, best[1].offered_per_s if best else None)
+    return text + "." + sustained(named, conclusion.objective, best[1].offered_per_s if best else None)
 
 
 def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummary) -> str:
@@ -169,32 +89,50 @@ def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummar
     return (
         f"Serve {serves}{resized.label}, on {pod}: sized again on the CPU the proofs measured ({moved}), "
         f"predicted {resized.sustainable_per_s:.1f}/s at p99 {resized.predicted_p99_s:.2f} s"
-        f"{_from_warmup(level)}, "
-        f"{_measured(level)}{again}; first sized on the flows' CPU{first_as}, predicted "
-        f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, {_measured(first)}"
+        f"{from_warmup(level)}, "
+        f"{measured(level)}{again}; first sized on the flows' CPU{first_as}, predicted "
+        f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, {measured(first)}"
+    )
+
+
+def _not_over_minutes(proposed: SizedSummary, objective: Objective) -> str:
+    """`, which traffic that stays at the rate misses: ...`, where the proposal's proof met the
+    objective at RATE= and the sustained figure (on the CPU it used) does not keep it."""
+    level = proposed.at_sustainable()
+    if level is None or not level.met(objective) or level.holds(objective):
+        return ""
+    on = " on the CPU its requests used" if level.sustained_used_p99_s is not None else ""
+    return (
+        f", which traffic that stays at the rate misses: p99 {level.sustained_said_p99_s or 0.0:.2f} s "
+        f"over {minutes(level.sustained_s or 0.0)} in the model{on}"
     )
 
 
 def _decided_by_proof(
-    serves: str, pod: str, goal: str, proposed: SizedSummary, chosen: SizedSummary, met: Level
+    serves: str, pod: str, objective: Objective, proposed: SizedSummary, chosen: SizedSummary, met: Level
 ) -> str:
-    """The answer where the proposal's proof missed the objective and a proof run met it: that
-    run's configuration, at the rate it was proved at (the proof decides, not the model)."""
+    """The answer where the proposal did not keep the objective and a proof run did: that run's
+    configuration, at the rate it was proved at (the proof decides, not the model)."""
+    goal = f"p99 {objective.p99_s:.2f} s"
     missed = proposed.at_sustainable()
     kept = (
-        f"its proof kept {goal} at {met.offered_per_s:.1f}/s offered, {_measured(met)} (predicted "
-        f"{met.predicted_per_s:.1f}/s at p99 {met.predicted_p99_s:.2f} s{_from_warmup(met)})"
+        f"its proof kept {goal} at {met.offered_per_s:.1f}/s offered, {measured(met)} (predicted "
+        f"{met.predicted_per_s:.1f}/s at p99 {met.predicted_p99_s:.2f} s{from_warmup(met)})"
     )
     if chosen.label == proposed.label:
         return (
             f"Serve {serves}{chosen.label}, on {pod}, at up to {met.offered_per_s:.1f}/s: {kept}; at the "
             f"{proposed.sustainable_per_s:.1f}/s the model predicted for it, the proof missed it: "
-            f"{_measured(missed)}"
+            f"{measured(missed)}"
         )
     return (
         f"Serve {serves}{chosen.label}, on {pod}: {kept}; the model's pick, {proposed.label}, predicted "
-        f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, missed it in its "
-        f"proof: {_measured(missed)}"
+        f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, "
+        + (
+            f"{measured(missed)}{_not_over_minutes(proposed, objective)}"
+            if missed is not None and missed.met(objective)
+            else f"missed it in its proof: {measured(missed)}"
+        )
     )
 
 
@@ -204,8 +142,8 @@ def _proof(summary: SizedSummary) -> str:
         return summary.error or "not proved"
     runs = ", ".join(
         f"at {lv.offered_per_s:.1f}/s predicted {lv.predicted_per_s:.1f}/s "
-        f"p99 {lv.predicted_p99_s:.2f} s{_band(lv.p99_band_s)}{_over_minutes(lv)}{_from_warmup(lv)}, "
-        f"{_measured(lv)}" + (f" ({', '.join(lv.departures())})" if lv.departures() else "")
+        f"p99 {lv.predicted_p99_s:.2f} s{band(lv.p99_band_s)}{over_minutes(lv)}{from_warmup(lv)}, "
+        f"{measured(lv)}" + (f" ({', '.join(lv.departures())})" if lv.departures() else "")
         for lv in summary.levels
     )
     return runs if summary.sustainable_per_s > 0 else f"{NO_RATE}; offered the proposal's rates, {runs}"
@@ -228,7 +166,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
         order=0,
         key="sizing",
         question=f"How should this app be served on {conclusion.pod.cores:g} cores and "
-        f"{_gib(conclusion.pod.memory_bytes)} for p99 {conclusion.objective.p99_s:.2f} s "
+        f"{gib(conclusion.pod.memory_bytes)} for p99 {conclusion.objective.p99_s:.2f} s "
         f"({conclusion.objective.why})?",
         answer=conclusion.headline,
         evidence=f"{evidence}. Costs per request: {costs}. The search took "
@@ -289,7 +227,7 @@ def table(conclusion: SizingConclusion) -> Table:
     for s in conclusion.each():
         for lv in s.levels:
             table.add_row(
-                s.label, s.role, _gib(s.memory_bytes), f"{lv.offered_per_s:.1f}", f"{lv.predicted_per_s:.1f}",
+                s.label, s.role, gib(s.memory_bytes), f"{lv.offered_per_s:.1f}", f"{lv.predicted_per_s:.1f}",
                 "-" if lv.measured_per_s is None else f"{lv.measured_per_s:.1f}", f"{lv.predicted_p99_s:.3f}",
                 "-" if lv.sustained_said_p99_s is None else f"{lv.sustained_said_p99_s:.3f}",
                 "-" if lv.warmup_predicted_p99_s is None else f"{lv.warmup_predicted_p99_s:.3f}",

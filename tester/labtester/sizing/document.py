@@ -23,9 +23,7 @@ MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as
 # same traffic build them: at the rate a 20-s run kept p99 0.39 s on the Flask shop, ten minutes of
 # it were predicted 0.50 to 0.77 s (three seeds). The proposal's levels say both.
 SUSTAINED_S = 600.0
-MOST_SUSTAINED = (
-    40000  # simulated requests a run at most (0.35 s of CPU a run here): p99 at the knee to ~10 %
-)
+MOST_SUSTAINED = 40000  # simulated requests a run at most (0.35 s of CPU here): p99 at the knee to ~10 %
 
 # The proposal, another family's best, the lab's pick; and where nothing in the pod serves RATE=,
 # the smallest configuration on the pod it would need (predicted, not proved). Where the proofs'
@@ -188,6 +186,11 @@ class Level(BaseModel):
         served = self.measured_per_s >= self.offered_per_s * (1 - DEPARTS)
         return served and self.measured_p99_s <= objective.p99_s * (1 + DEPARTS)
 
+    def holds(self, objective: Objective) -> bool:
+        """met(), and where traffic staying at the rate was worked out, it keeps the objective too."""
+        said = self.sustained_said_p99_s
+        return self.met(objective) and (said is None or said <= objective.p99_s)
+
 
 class SizedSummary(BaseModel):
     """A configuration sizing started: its plan and its proof runs."""
@@ -258,38 +261,37 @@ class SizingConclusion(BaseModel):
     chosen: str | None = None
 
     def each(self) -> list[SizedSummary]:
-        """Every configuration it names, each once (the flows' pick is often the proposal or a
-        family's best itself), in order: the proposal, its re-sizing, the families, the pick, the
-        pod needed."""
+        """Every configuration it names, each once (the flows' pick is often the proposal or a family's
+        best), in order: the proposal, its re-sizing, the families, the pick, the pod needed."""
         named = [self.proposed, self.resized, *self.families, self.fixed, self.needed]
         return [s for i, s in enumerate(named) if s is not None and s not in named[:i]]  # as read back too
 
     def proved_best(self) -> tuple[SizedSummary, Level] | None:
         """What the answer names instead of the proposal as first sized: its re-sizing, where that
-        met the objective at its sustainable rate and served no less than any other proof run that
-        met it (with RATE=: where the proposal's proof did not serve it); else, where the
-        proposal's proof missed the objective at its predicted rate, the proof run of any
-        configuration that met it (and served RATE=, if asked) at the highest measured rate."""
+        kept the objective at its rate and served no less than any other run that kept it (with
+        RATE=, where the proposal did not); else, where the proposal did not, the run that kept it
+        (at RATE=, if asked) serving the most. Kept: met, and with RATE= `Level.holds` too."""
         rate = self.objective.rate_per_s
+        kept = Level.met if rate is None else Level.holds
         proposed = self.proposed.at_sustainable() if self.proposed else None
-        proposal_met = proposed is not None and proposed.met(self.objective)
+        proposal_kept = proposed is not None and kept(proposed, self.objective)
         held = [
             (summary, level)
             for summary in self.each()
             for level in summary.levels
-            if level.met(self.objective) and (rate is None or level.offered_per_s >= rate)
+            if kept(level, self.objective) and (rate is None or level.offered_per_s >= rate)
         ]
         best = max(held, key=lambda held: _served(held[1]), default=None)
         resized = self.resized.at_sustainable() if self.resized else None
         if (
             self.resized is not None
             and resized is not None
-            and resized.met(self.objective)
-            and not (rate is not None and proposal_met)
+            and kept(resized, self.objective)
+            and not (rate is not None and proposal_kept)
             and (best is None or _served(resized) >= _served(best[1]))
         ):
             return self.resized, resized
-        if proposed is None or proposed.measured_per_s is None or proposal_met:
+        if proposed is None or proposed.measured_per_s is None or proposal_kept:
             return None
         return best
 

@@ -20,6 +20,7 @@ import httpx
 from labtester import census, machine
 from labtester.clients.merge import joined
 from labtester.clients.spent import Meter
+from labtester.control import control_client
 from labtester.info import EndpointInfo
 from labtester.rawlog import Record
 from labtester.scenarios.base import ShapeContext
@@ -42,7 +43,7 @@ def argument_of(ctx: ShapeContext, endpoint: EndpointInfo) -> int | None:
 
 
 def measure_bursts(ctx: ShapeContext) -> None:
-    with httpx.Client(timeout=CONTROL_TIMEOUT_S) as control:
+    with control_client(CONTROL_TIMEOUT_S) as control:
         for name in ctx.settings.planned_endpoints(ctx.info):
             if ctx.crew.leader:
                 ctx.probe(f"before {name}")

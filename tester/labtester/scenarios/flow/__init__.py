@@ -9,9 +9,9 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
 from rich.table import Table
 
+from labtester.control import async_control_client
 from labtester.findings import Finding
 from labtester.findings.answered import Counts, app_answers
 from labtester.findings.wording import label
@@ -140,7 +140,7 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
         step, leader = f"flow {endpoint.name}", together.leader
         async with (
             LoadClient(url, timeout_s, together.crew.index) as client,
-            httpx.AsyncClient(timeout=60) as control,
+            async_control_client(60) as control,
         ):
             alone = [await client.send(request) for _ in range(settings.baseline)] if leader else []
             # A path that only errs is not loaded: its answers are the result (client 0 tells all).

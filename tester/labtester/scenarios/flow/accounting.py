@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from labtester import census, machine, scrape
+from labtester.control import async_control_client
 from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.load import LoadClient, Sample
@@ -65,7 +66,7 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
     """The raw figures of ServingCost: the processes' CPU at idle, then under `users` clients sending
     empty requests in a closed loop; the tester's own CPU beside (machine snapshots)."""
     census_url, metrics_url = url + info.control.census, url + info.control.metrics
-    async with httpx.AsyncClient(timeout=60) as control, LoadClient(url, timeout_s) as client:
+    async with async_control_client(60) as control, LoadClient(url, timeout_s) as client:
         await asyncio.sleep(SETTLE_S)
         idle_before, idle_at = await census.cpu_seconds(control, census_url), time.time()
         await asyncio.sleep(IDLE_S)

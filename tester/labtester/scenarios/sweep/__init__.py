@@ -15,11 +15,11 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 from rich.table import Table
 
 from labtester import census
 from labtester.clients.crew import Crew
+from labtester.control import async_control_client
 from labtester.findings import Finding
 from labtester.findings.wording import label
 from labtester.info import TargetInfo
@@ -75,7 +75,7 @@ class Sweep(SampleShape[SweepSettings, SweepSummary]):
         mixed, census_url = info.endpoints["mixed"], url + info.control.census
         async with (
             LoadClient(url, timeout_s, together.crew.index) as client,
-            httpx.AsyncClient(timeout=60) as control,
+            async_control_client(60) as control,
         ):
             for variant in settings.variants:
                 path = f"{mixed.path}?{variant.query()}"
