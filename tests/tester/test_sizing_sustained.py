@@ -205,6 +205,17 @@ def test_a_target_rate_gets_the_smallest_configuration_that_keeps_it_sustained()
     top = max(planned.levels, key=lambda lv: lv.offered_per_s)
     assert top.offered_per_s == TARGET and top.sustained_p99_s is not None
     assert top.sustained_p99_s <= OBJECTIVE_S
+    # So does the flows' pick, proved beside them: named where it keeps the rate, it must say so.
+    labels = {planned.label, *(other.label for other in others)}
+    spare = next(
+        c
+        for f in SEARCHED
+        for c in candidates(f, kinds[f.name], POD, MEMORY[f.name])
+        if c.label not in labels
+    )
+    with_pick = _planned(found, Sized(spare, TARGET, 0.1), state_of(kinds), rated, MEMORY)
+    (pick,) = [p.summary for p in with_pick if p.summary.role == "fixed"]
+    assert pick.levels and all(lv.sustained_p99_s is not None for lv in pick.levels)
 
 
 def test_where_nothing_small_keeps_a_target_rate_sustained_the_answer_says_so() -> None:

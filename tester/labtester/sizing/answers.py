@@ -99,7 +99,7 @@ def _not_over_minutes(proposed: SizedSummary, objective: Objective) -> str:
     """`, which traffic that stays at the rate misses: ...`, where the proposal's proof met the
     objective at RATE= and the sustained figure (on the CPU it used) does not keep it."""
     level = proposed.at_sustainable()
-    if level is None or not level.met(objective) or level.holds(objective):
+    if objective.rate_per_s is None or level is None or not level.met(objective) or level.holds(objective):
         return ""
     on = " on the CPU its requests used" if level.sustained_used_p99_s is not None else ""
     return (
