@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from labtester.launcher import RunningTarget
-from labtester.proposal.lab import sized_again
+from labtester.proposal.lab import resized_note, sized_again
 from labtester.proposal.plan import Planned
 from labtester.proposal.prove import offer_levels
 from labtester.proposal.resize import resized
@@ -228,6 +228,14 @@ def test_a_target_rate_sized_again_that_no_configuration_keeps_over_minutes_says
     assert again is not None and again.summary.label == "gunicorn sync, 2 workers"
     (caveat,) = [c for c in again.summary.caveats if is_rate_caveat(c)]
     assert NOT_HELD in caveat and "needs a bigger pod or a lower rate" in caveat  # every count walked
+    # At 98/s nothing on two cores serves it in a proof's run on that CPU: the pod it would need.
+    beyond = one.model_copy(update={"objective": target.model_copy(update={"rate_per_s": 98.0})})
+    needs = resized([Planned(beyond, sync, Memory(0, 64 << 20))], runs, DURATION_S, kept_per_s=0.0)
+    assert needs is not None and needs.summary.role == "needed" and not needs.summary.runs_here
+    assert needs.summary.needs_pod is not None and needs.summary.needs_pod.cores == 4
+    assert needs.summary.resized_on is not None and needs.summary.resized_on > 3  # 20 ms, 5 planned
+    assert resized_note(needs.summary).startswith("sizing: on the CPU the proofs' requests used (")
+    assert "nothing in the pod serves 98/s: the pod it would need has 4 cores" in resized_note(needs.summary)
 
 
 def test_each_family_is_sized_again_on_its_own_proofs_and_overloaded_runs_are_left_out(

@@ -366,3 +366,22 @@ def test_with_a_target_rate_a_proposal_that_misses_it_over_minutes_gives_way_to_
     # Held on the CPU used: it stands, as before.
     holding = at_rate("proposed", "uvicorn, 2 workers", 0.35, 0.39)
     assert conclusion(proposed=holding, resized=bigger, objective=serving).proved_best() is None
+
+
+def test_a_target_rate_that_the_proofs_cpu_puts_beyond_the_pod_names_the_pod_it_would_need() -> None:
+    # datasette at RATE=4.5 (2026-11-29): granian-asgi, 1 worker, sized on the flows' CPU, whose
+    # proofs' requests used 1.52x it; on that, nothing on the pod serves 4.5/s.
+    serving = Objective(p99_s=1.05, why="P99=", rate_per_s=4.5)
+    first = proved("proposed", "granian-asgi, 1 worker", (3.6, 3.5, 3.5, 1.24), (4.5, 4.4, 4.3, 1.18))
+    bigger = POD.model_copy(update={"cores": 4, "memory_bytes": 2 << 30})
+    needed = sized("needed", "granian-asgi, 3 workers", 4.5, None, needs_pod=bigger, error="not proved")
+    needed = needed.model_copy(update={"resized_on": 1.52})
+    text = headline(conclusion(proposed=first, needed=needed, objective=serving))
+    assert text.startswith("Serve 4.5/s with the smallest configuration that does, granian-asgi, 1 worker")
+    assert (
+        "; on the CPU its proofs' requests used (1.52x the plan's), no configuration on 2 cores and 1 GiB "
+        "serves 4.5/s at p99 1.05 s: the pod it would need has 4 cores and 2 GiB: granian-asgi, 3 workers, "
+        "predicted 4.5/s at p99 0.30 s (not proved: this machine is not that pod)" in text
+    )
+    # Without a re-sizing, nothing of the kind is said.
+    assert "would need" not in headline(conclusion(proposed=first, objective=serving))

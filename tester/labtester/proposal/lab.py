@@ -57,6 +57,12 @@ def size_and_prove(
 def resized_note(summary: SizedSummary) -> str:
     moved = summary.resized_on  # None: its family's CPU as planned, another's moved
     by = f" ({moved:.2f}x the plan's for its family)" if moved is not None else ""
+    if summary.needs_pod is not None:
+        return (
+            f"sizing: on the CPU the proofs' requests used{by}, nothing in the pod serves "
+            f"{summary.objective.rate_per_s or 0:g}/s: the pod it would need has {summary.needs_pod.cores:g} "
+            f"cores ({summary.label}, not proved)"
+        )
     return (
         f"sizing: sized again on the CPU the proofs' requests used{by}: {summary.label}, "
         f"predicted {summary.sustainable_per_s:.1f}/s"

@@ -195,7 +195,7 @@ def plan(
     )  # fmt: skip
     picked = conclusion.recommendation.target if conclusion.recommendation else None
     fixed = _fixed(results, picked, searched, memory, state)
-    return _needed(found, state, context, memory) + _planned(found, fixed, state, context, memory)
+    return needed(found, state, context, memory) + _planned(found, fixed, state, context, memory)
 
 
 def _least_p99(found: Found, state: Search) -> str:
@@ -216,7 +216,7 @@ def _quiet_p99(state: Search, candidate: Candidate) -> float:
     return state.p99(candidate, QUIET * candidate.ceiling_per_s) if candidate.ceiling_per_s > 0 else math.inf
 
 
-def _needed(found: Found, state: Search, context: SizedSummary, memory: dict[str, Memory]) -> list[Planned]:
+def needed(found: Found, state: Search, context: SizedSummary, memory: dict[str, Memory]) -> list[Planned]:
     """Where nothing in the pod serves the target rate: the smallest configuration on the pod it
     would need, predicted on that pod and not proved here (this machine is not that pod)."""
     if found.needed is None or found.needed_pod is None:
@@ -227,8 +227,8 @@ def _needed(found: Found, state: Search, context: SizedSummary, memory: dict[str
     needs = context.pod.model_copy(update={"cores": pod.cores, "memory_bytes": pod.memory_bytes})
     why = f"sized for a pod of {pod.cores:g} cores, not proved on this one"
     family = found.needed.candidate.family
-    needed = summary.model_copy(update={"needs_pod": needs, "error": why})
-    return [Planned(needed, family, memory[family.name])]
+    unproved = summary.model_copy(update={"needs_pod": needs, "error": why})
+    return [Planned(unproved, family, memory[family.name])]
 
 
 def _planned(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from labtester.load import Sample
-from labtester.proposal.plan import Planned, summary_of
+from labtester.proposal.plan import Planned, needed, summary_of
 from labtester.proposal.prove import target_name
 from labtester.rawlog import Record
 from labtester.scenarios.sizing import window_of
@@ -34,10 +34,11 @@ def resized(
     """The proposal searched again, every family on what its proofs' `runs` (by target; its
     configurations' and levels' together, but for runs that failed requests) measured its requests
     using where that departs from its plan's by more than DEPARTS, the others on their plan's.
-    None where no family's departed, the search finds what was proved already (a label proved at
-    a rate within DEPARTS of it), or, without a target rate, nothing above `kept_per_s` (the most
-    the proposal's proof served keeping the objective: what sized on more CPU would offer less
-    than; with one, every configuration sized serves it)."""
+    With a target rate that nothing in the pod serves on that CPU, the pod it would need (role
+    `needed`, not proved). None where no family's departed, the search finds what was proved
+    already (a label proved at a rate within DEPARTS of it), or, without a target rate, nothing
+    above `kept_per_s` (the most the proposal's proof served keeping the objective: what sized on
+    more CPU would offer less than; with one, every configuration sized serves it)."""
     if not planned or planned[0].summary.role != "proposed":
         return None
     first = planned[0].summary
@@ -61,17 +62,21 @@ def resized(
     families = [item.family for item in by_family.values()]
     memory = {name: item.memory for name, item in by_family.items()}
     found = sized_for(families, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
-    new = found.proposed
-    below = goal.rate_per_s is None and new is not None and new.rate_per_s <= kept_per_s
-    if new is None or below or _proved_already(new, planned):
-        return None
     state = Search(kinds, pod, goal.p99_s, duration_s)
-    family = new.candidate.family
     # What the first plan assumed, not what it said of its own configuration (`label: ...`) nor what
     # its search said of the target rate: this search says its own.
     assumed = [c for c in first.caveats if not c.startswith(f"{first.label}: ") and not is_rate_caveat(c)]
     if goal.rate_per_s is not None:
         assumed += rate_caveats(found, goal.rate_per_s, goal.p99_s)
+    new = found.proposed
+    if new is None and found.needed is not None:  # RATE= beyond the pod on what the proofs measured
+        ratio = ratios.get(found.needed.candidate.family.name)
+        context = first.model_copy(update={"fixed_label": None, "resized_on": ratio, "caveats": assumed})
+        return next(iter(needed(found, state, context, memory)), None)
+    below = goal.rate_per_s is None and new is not None and new.rate_per_s <= kept_per_s
+    if new is None or below or _proved_already(new, planned):
+        return None
+    family = new.candidate.family
     update = {"fixed_label": None, "resized_on": ratios.get(family.name), "caveats": assumed}
     context = first.model_copy(update=update)
     return Planned(summary_of("resized", new, state, found, context), family, by_family[family.name].memory)

@@ -28,12 +28,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     goal = f"p99 {conclusion.objective.p99_s:.2f} s"
     needed, rate = conclusion.needed, conclusion.objective.rate_per_s
     if proposed is None and needed is not None and needed.needs_pod is not None and rate is not None:
-        bigger = f"{needed.needs_pod.cores:g} cores and {gib(needed.needs_pod.memory_bytes)}"
-        return (
-            f"No configuration on {pod} serves {rate:g}/s at {goal}; the pod it would need has {bigger}: "
-            f"{needed.label}, predicted {needed.sustainable_per_s:.1f}/s at p99 "
-            f"{needed.predicted_p99_s:.2f} s (not proved: this machine is not that pod)."
-        )
+        return f"No configuration on {pod} serves {rate:g}/s at {goal}; {_needs(needed)}."
     if proposed is None:
         said = [c.rstrip(".") for c in conclusion.caveats if c.startswith((NO_RATE, NOT_SERVED))]
         return f"No configuration on {pod} meets {goal}: {'; '.join(said) or NO_RATE}."
@@ -60,6 +55,14 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
         if level is not None and level.measured_per_s is not None and not level.met(conclusion.objective):
             text += f"; its proof missed {goal}, and no configuration proved met it"
         chosen = proposed.label
+    if (
+        needed is not None and needed.needs_pod is not None and rate is not None
+    ):  # sized again, beyond the pod
+        ratio = f" ({needed.resized_on:.2f}x the plan's)" if needed.resized_on is not None else ""
+        text += (
+            f"; on the CPU its proofs' requests used{ratio}, no configuration on {pod} serves {rate:g}/s at "
+            f"{goal}: {_needs(needed)}"
+        )
     fixed = conclusion.fixed
     fixed_level = fixed.at_sustainable() if fixed else None
     if fixed is not None and fixed.label == chosen:
@@ -92,6 +95,16 @@ def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummar
         f"{from_warmup(level)}, "
         f"{measured(level)}{again}; first sized on the flows' CPU{first_as}, predicted "
         f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, {measured(first)}"
+    )
+
+
+def _needs(needed: SizedSummary) -> str:
+    """`the pod it would need has 4 cores and 2 GiB: uvicorn, 3 workers, predicted ...`"""
+    pod = needed.needs_pod
+    bigger = f"{pod.cores:g} cores and {gib(pod.memory_bytes)}" if pod is not None else "more"
+    return (
+        f"the pod it would need has {bigger}: {needed.label}, predicted {needed.sustainable_per_s:.1f}/s at "
+        f"p99 {needed.predicted_p99_s:.2f} s (not proved: this machine is not that pod)"
     )
 
 
