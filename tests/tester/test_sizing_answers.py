@@ -378,10 +378,17 @@ def test_a_target_rate_that_the_proofs_cpu_puts_beyond_the_pod_names_the_pod_it_
     needed = needed.model_copy(update={"resized_on": 1.52})
     text = headline(conclusion(proposed=first, needed=needed, objective=serving))
     assert text.startswith("Serve 4.5/s with the smallest configuration that does, granian-asgi, 1 worker")
-    assert (
-        "; on the CPU its proofs' requests used (1.52x the plan's), no configuration on 2 cores and 1 GiB "
-        "serves 4.5/s at p99 1.05 s: the pod it would need has 4 cores and 2 GiB: granian-asgi, 3 workers, "
-        "predicted 4.5/s at p99 0.30 s (not proved: this machine is not that pod)" in text
-    )
-    # Without a re-sizing, nothing of the kind is said.
+    assert text.endswith(
+        "; sized again on the CPU the proofs measured (its family's requests used 1.52x the plan's), no "
+        "configuration on 2 cores and 1 GiB serves 4.5/s at p99 1.05 s in the model: the pod it would need "
+        "has 4 cores and 2 GiB: granian-asgi, 3 workers, predicted 4.5/s at p99 0.30 s (not proved: this "
+        "machine is not that pod)."
+    )  # after what was measured beside it (the fixed configurations'), so "this one" is never the pod's
+    # Without a re-sizing, nothing of the kind is said; nor where a proof named another that kept it.
     assert "would need" not in headline(conclusion(proposed=first, objective=serving))
+    missed = first.model_copy(
+        update={"levels": [lv.model_copy(update={"measured_p99_s": 1.5}) for lv in first.levels]}
+    )
+    uvicorn = proved("family", "uvicorn, 2 workers", (3.6, 3.5, 3.6, 0.8), (4.5, 4.4, 4.5, 0.9))
+    named = conclusion(proposed=missed, families=[uvicorn], needed=needed, objective=serving)
+    assert named.proved_best() == (uvicorn, uvicorn.levels[-1]) and "would need" not in headline(named)

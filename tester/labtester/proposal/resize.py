@@ -71,7 +71,10 @@ def resized(
     new = found.proposed
     if new is None and found.needed is not None:  # RATE= beyond the pod on what the proofs measured
         ratio = ratios.get(found.needed.candidate.family.name)
-        context = first.model_copy(update={"fixed_label": None, "resized_on": ratio, "caveats": assumed})
+        # Not the search's "no configuration within the pod serves": beside the proposal the answer
+        # says that, on the proofs' CPU, with the pod it would need.
+        kept = [c for c in assumed if not is_rate_caveat(c)]
+        context = first.model_copy(update={"fixed_label": None, "resized_on": ratio, "caveats": kept})
         return next(iter(needed(found, state, context, memory)), None)
     below = goal.rate_per_s is None and new is not None and new.rate_per_s <= kept_per_s
     if new is None or below or _proved_already(new, planned):

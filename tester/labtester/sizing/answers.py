@@ -55,14 +55,6 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
         if level is not None and level.measured_per_s is not None and not level.met(conclusion.objective):
             text += f"; its proof missed {goal}, and no configuration proved met it"
         chosen = proposed.label
-    if (
-        needed is not None and needed.needs_pod is not None and rate is not None
-    ):  # sized again, beyond the pod
-        ratio = f" ({needed.resized_on:.2f}x the plan's)" if needed.resized_on is not None else ""
-        text += (
-            f"; on the CPU its proofs' requests used{ratio}, no configuration on {pod} serves {rate:g}/s at "
-            f"{goal}: {_needs(needed)}"
-        )
     fixed = conclusion.fixed
     fixed_level = fixed.at_sustainable() if fixed else None
     if fixed is not None and fixed.label == chosen:
@@ -73,6 +65,17 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     elif conclusion.fixed_best is not None:
         served = conclusion.fixed_best.flows_per_s
         text += f"; the best of the fixed configurations served {served:.1f}/s in the flows"
+    if best is None and needed is not None and needed.needs_pod is not None and rate is not None:
+        # Sized again on the proofs' CPU, nothing in the pod served the rate (the proposal is named).
+        moved = (
+            f"its family's requests used {needed.resized_on:.2f}x the plan's"
+            if needed.resized_on is not None
+            else "another family's moved"
+        )
+        text += (
+            f"; sized again on the CPU the proofs measured ({moved}), no configuration on {pod} serves "
+            f"{rate:g}/s at {goal} in the model: {_needs(needed)}"
+        )
     named = best[0] if best is not None else proposed  # the summary whose levels the answer gave
     return text + "." + sustained(named, conclusion.objective, best[1].offered_per_s if best else None)
 
@@ -192,7 +195,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
 def _chart(proved: list[SizedSummary]) -> Chart | None:
     lines = [
         Line(
-            label=s.family if s.role not in ("fixed", "resized") else f"{s.family} ({s.role})",
+            label=s.family if s.role not in ("fixed", "resized", "needed") else f"{s.family} ({s.role})",
             x=[lv.offered_per_s for lv in sorted(s.levels, key=lambda lv: lv.offered_per_s)],
             y=[lv.measured_per_s for lv in sorted(s.levels, key=lambda lv: lv.offered_per_s)],
             reference=[lv.predicted_per_s for lv in sorted(s.levels, key=lambda lv: lv.offered_per_s)],

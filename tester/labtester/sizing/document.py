@@ -221,7 +221,7 @@ class SizedSummary(BaseModel):
     error: str | None = None  # why it was not proved (it did not start)
     fixed_label: str | None = None  # the flows' pick, where it is this run's proposal or a family's best
     needs_pod: PodSize | None = None  # role "needed": the pod that serves the target rate
-    # Role "resized": the CPU its family's requests used in the proofs over what the plan drew.
+    # Sized again ("resized", "needed"): the CPU its family's requests used in the proofs over the plan's.
     resized_on: float | None = None
 
     def at_sustainable(self) -> Level | None:
