@@ -60,6 +60,11 @@ _CLOSED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 RESEND_WITHIN_S = 1.0
 
 
+def _resent(request: httpx.Request, sent: float) -> bool:
+    """Whether a request that met a closed connection (sent at monotonic `sent`) goes once more."""
+    return request.method in _RESENT and time.monotonic() - sent <= RESEND_WITHIN_S
+
+
 class _ResendOnClosed(httpx.BaseTransport):
     """httpx's transport, sending a GET once more, on a new connection, where the server closed the
     kept-alive one as the request went out, before any response. gunicorn's workers close a
@@ -76,7 +81,7 @@ class _ResendOnClosed(httpx.BaseTransport):
         try:
             return self._transport.handle_request(request)
         except _CLOSED:
-            if request.method not in _RESENT or time.monotonic() - sent > RESEND_WITHIN_S:
+            if not _resent(request, sent):
                 raise
             return self._transport.handle_request(request)
 
@@ -95,7 +100,7 @@ class _AsyncResendOnClosed(httpx.AsyncBaseTransport):
         try:
             return await self._transport.handle_async_request(request)
         except _CLOSED:
-            if request.method not in _RESENT or time.monotonic() - sent > RESEND_WITHIN_S:
+            if not _resent(request, sent):
                 raise
             return await self._transport.handle_async_request(request)
 

@@ -379,10 +379,10 @@ def test_a_target_rate_that_the_proofs_cpu_puts_beyond_the_pod_names_the_pod_it_
     text = headline(conclusion(proposed=first, needed=needed, objective=serving))
     assert text.startswith("Serve 4.5/s with the smallest configuration that does, granian-asgi, 1 worker")
     assert text.endswith(
-        "; sized again on the CPU the proofs measured (its family's requests used 1.52x the plan's), no "
-        "configuration on 2 cores and 1 GiB serves 4.5/s at p99 1.05 s in the model: the pod it would need "
-        "has 4 cores and 2 GiB: granian-asgi, 3 workers, predicted 4.5/s at p99 0.30 s (not proved: this "
-        "machine is not that pod)."
+        "; sized again on the CPU the proofs measured (its family's requests used 1.52x what the flows "
+        "gave), no configuration on 2 cores and 1 GiB serves 4.5/s at p99 1.05 s in the model: the pod it "
+        "would need has 4 cores and 2 GiB: granian-asgi, 3 workers, predicted 4.5/s at p99 0.30 s (not "
+        "proved: this machine is not that pod)."
     )  # after what was measured beside it (the fixed configurations'), so "this one" is never the pod's
     # Without a re-sizing, nothing of the kind is said; nor where a proof named another that kept it.
     assert "would need" not in headline(conclusion(proposed=first, objective=serving))

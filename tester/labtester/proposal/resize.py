@@ -66,19 +66,18 @@ def resized(
     # What the first plan assumed, not what it said of its own configuration (`label: ...`) nor what
     # its search said of the target rate: this search says its own.
     assumed = [c for c in first.caveats if not c.startswith(f"{first.label}: ") and not is_rate_caveat(c)]
-    if goal.rate_per_s is not None:
-        assumed += rate_caveats(found, goal.rate_per_s, goal.p99_s)
     new = found.proposed
     if new is None and found.needed is not None:  # RATE= beyond the pod on what the proofs measured
         ratio = ratios.get(found.needed.candidate.family.name)
-        # Not the search's "no configuration within the pod serves": beside the proposal the answer
-        # says that, on the proofs' CPU, with the pod it would need.
-        kept = [c for c in assumed if not is_rate_caveat(c)]
-        context = first.model_copy(update={"fixed_label": None, "resized_on": ratio, "caveats": kept})
+        # Without the search's "no configuration within the pod serves": beside the proposal the
+        # answer says that, on the proofs' CPU, with the pod it would need.
+        context = first.model_copy(update={"fixed_label": None, "resized_on": ratio, "caveats": assumed})
         return next(iter(needed(found, state, context, memory)), None)
     below = goal.rate_per_s is None and new is not None and new.rate_per_s <= kept_per_s
     if new is None or below or _proved_already(new, planned):
         return None
+    if goal.rate_per_s is not None:
+        assumed += rate_caveats(found, goal.rate_per_s, goal.p99_s)
     family = new.candidate.family
     update = {"fixed_label": None, "resized_on": ratios.get(family.name), "caveats": assumed}
     context = first.model_copy(update=update)

@@ -67,14 +67,9 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
         text += f"; the best of the fixed configurations served {served:.1f}/s in the flows"
     if best is None and needed is not None and needed.needs_pod is not None and rate is not None:
         # Sized again on the proofs' CPU, nothing in the pod served the rate (the proposal is named).
-        moved = (
-            f"its family's requests used {needed.resized_on:.2f}x the plan's"
-            if needed.resized_on is not None
-            else "another family's moved"
-        )
         text += (
-            f"; sized again on the CPU the proofs measured ({moved}), no configuration on {pod} serves "
-            f"{rate:g}/s at {goal} in the model: {_needs(needed)}"
+            f"; sized again on the CPU the proofs measured ({_moved(needed)}), no configuration on {pod} "
+            f"serves {rate:g}/s at {goal} in the model: {_needs(needed)}"
         )
     named = best[0] if best is not None else proposed  # the summary whose levels the answer gave
     return text + "." + sustained(named, conclusion.objective, best[1].offered_per_s if best else None)
@@ -87,18 +82,21 @@ def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummar
     departs = level.departures() if level else []
     again = f" ({', '.join(departs)})" if departs else ""
     first_as = "" if proposed.label == resized.label else f" as {proposed.label}"
-    moved = (
-        f"its family's requests used {resized.resized_on:.2f}x what the flows gave"
-        if resized.resized_on is not None
-        else "its family's as the flows gave it, another's moved"
-    )
     return (
-        f"Serve {serves}{resized.label}, on {pod}: sized again on the CPU the proofs measured ({moved}), "
+        f"Serve {serves}{resized.label}, on {pod}: sized again on the CPU the proofs measured "
+        f"({_moved(resized)}), "
         f"predicted {resized.sustainable_per_s:.1f}/s at p99 {resized.predicted_p99_s:.2f} s"
         f"{from_warmup(level)}, "
         f"{measured(level)}{again}; first sized on the flows' CPU{first_as}, predicted "
         f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, {measured(first)}"
     )
+
+
+def _moved(again: SizedSummary) -> str:
+    """Whose CPU moved, where the proposal was sized again (role resized or needed)."""
+    if again.resized_on is None:
+        return "its family's as the flows gave it, another's moved"
+    return f"its family's requests used {again.resized_on:.2f}x what the flows gave"
 
 
 def _needs(needed: SizedSummary) -> str:
