@@ -98,6 +98,14 @@ def test_a_target_rate_beyond_the_pod_names_the_pod_it_would_need() -> None:
     assert "the pod it would need has 16 cores and 8 GiB: uvicorn, 19 workers, predicted 500.0/s" in text
     found.headline = text
     assert answer(found).answer == text
+    # Its figure over minutes of the rate is said, and where that misses the objective, so is that.
+    for over_minutes, misses in ((0.35, False), (0.6, True)):
+        top = Level(offered_per_s=500, predicted_per_s=500, predicted_p99_s=0.3, sustained_p99_s=over_minutes,
+                    sustained_s=80)  # fmt: skip
+        walked = needed.model_copy(update={"levels": [top]})
+        text = headline(conclusion(proposed=None, needed=walked, objective=goal))
+        assert f"predicted 500.0/s at p99 0.30 s (sustained for 1.3 minutes: {over_minutes:.2f} s)" in text
+        assert ("which traffic that stays at the rate misses in the model" in text) is misses
 
 
 def proved(role: str, label: str, *runs: tuple[float, float, float, float]) -> SizedSummary:

@@ -4,8 +4,12 @@ them holds the objective so: near the knee a queue builds over minutes that 20 s
 
 from __future__ import annotations
 
+import pytest
+
 from labtester.proposal.plan import _planned
+from labtester.proposal.plan import needed as needed_plan
 from labtester.scenarios.sizing import conclusion_of
+from labtester.sizing import held
 from labtester.sizing.answers import answer, table
 from labtester.sizing.document import (
     MOST_SUSTAINED,
@@ -17,11 +21,11 @@ from labtester.sizing.document import (
     SizingConclusion,
     sustained_length,
 )
+from labtester.sizing.held import CONFIRMS, SCREENS
 from labtester.sizing.model import SUSTAINED_SEEDS, RequestKind, sustained_p99
+from labtester.sizing.pod import Pod
 from labtester.sizing.search import Found, Search, Sized, candidates, search
 from labtester.sizing.serving import (
-    CONFIRMS,
-    SCREENS,
     _first_serving,
     is_rate_caveat,
     rate_caveats,
@@ -218,28 +222,43 @@ def test_a_target_rate_gets_the_smallest_configuration_that_keeps_it_sustained()
     assert pick.levels and all(lv.sustained_p99_s is not None for lv in pick.levels)
 
 
-def test_where_nothing_small_keeps_a_target_rate_sustained_the_answer_says_so() -> None:
-    # At the knee of the most throughput the pod gives, no configuration the walk can afford keeps
-    # the objective over minutes: the proposal stays the smallest for a proof's run, and it is said.
+def test_where_nothing_in_the_pod_keeps_a_target_rate_sustained_the_answer_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # At the knee of the most throughput the pod gives, no configuration keeps the objective over
+    # minutes: the proposal stays the smallest for a proof's run, and it is said.
     kinds = {f.name: SPREAD for f in SEARCHED}
     knee = proposal_of(SPREAD).sustainable_per_s
     found = sized_for(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, knee)
+    smallest = smallest_for_a_proof(kinds, knee)
     assert found.serves_rate and found.held is False and found.proposed is not None
-    assert found.proposed.candidate.label == smallest_for_a_proof(kinds, knee).candidate.label
+    assert found.proposed.candidate.label == smallest.candidate.label
+    # Bisected, every family is walked to its largest within the pod before the screens run out:
+    # the answer says the pod cannot keep it, and of the proposal's family that is so on the
+    # plan's own figure (its largest with the same threads per process).
+    assert found.tried_all and found.tried < SCREENS
     (said,) = rate_caveats(found, knee, OBJECTIVE_S)
-    # Every screen was spent before every family was walked to its end: it says how many it tried,
-    # not that the pod cannot.
-    assert not found.tried_all and found.tried == SCREENS
-    assert said.startswith(
-        f"none of the {SCREENS} smallest configurations that serve {knee:g}/s at p99 0.4 s in a proof"
-    )
-    assert "a bigger configuration than those, a bigger pod or a lower rate may keep it" in said
+    assert said.endswith("traffic that stays at the rate needs a bigger pod or a lower rate")
+    c = smallest.candidate
+    largest = [
+        u for u in candidates(c.family, SPREAD, POD, MEMORY[c.family.name]) if u.per_process == c.per_process
+    ][-1]
+    assert largest.processes > c.processes
+    assert sustained_of(Sized(largest, knee, 0.0), knee) > OBJECTIVE_S
     # Its cost is bounded: each family's smallest for a proof's run, then at most SCREENS screens
-    # (with the 20-s runs of each step up: each candidate once, or twice where a step up passes one
-    # skipped before) and CONFIRMS sustained figures.
+    # and CONFIRMS sustained figures (each with a proof's p99 of what it confirms).
     candidates_in_pod = sum(len(candidates(f, SPREAD, POD, MEMORY[f.name])) for f in SEARCHED)
-    most = 2 * candidates_in_pod + SCREENS + CONFIRMS * SUSTAINED_SEEDS  # a step up may re-run one
+    most = candidates_in_pod + SCREENS + CONFIRMS * (SUSTAINED_SEEDS + 1)
     assert found.simulations <= most, (found.simulations, most)
+    # Where the screens run out first, it says how many it screened, not that the pod cannot.
+    monkeypatch.setattr(held, "SCREENS", 3)
+    cut = sized_for(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, knee)
+    assert cut.held is False and not cut.tried_all and cut.tried == 3
+    (said,) = rate_caveats(cut, knee, OBJECTIVE_S)
+    assert said.startswith(
+        f"none of the 3 configurations screened that serve {knee:g}/s at p99 0.4 s in a proof's run"
+    )
+    assert "a configuration the walk did not reach, a bigger pod or a lower rate may keep it" in said
 
 
 def test_a_target_rates_caveats_say_what_the_walk_found() -> None:
@@ -279,3 +298,56 @@ def test_a_rate_kept_sustained_on_the_cpu_its_proof_used_drops_the_plans_caveat_
     assert proved_with(0.15).caveats == ["assumed"]
     assert "holds for traffic that stays at 10.0/s" in proved_with(0.15).headline
     assert proved_with(0.6).caveats == [*stale, "assumed"]  # missed on what it used too: said
+
+
+def smallest_on(pod: Pod, rate: float) -> Sized | None:
+    """The smallest configuration on `pod` whose p99 at `rate` meets the objective in a proof's run."""
+    state = Search({f.name: SPREAD for f in SEARCHED}, pod, OBJECTIVE_S, 20)
+    firsts = [
+        first
+        for f in SEARCHED
+        if (first := _first_serving(state, candidates(f, SPREAD, pod, MEMORY[f.name]), rate)) is not None
+    ]
+    return min(firsts, key=lambda s: (s.candidate.memory_bytes, s.candidate.processes), default=None)
+
+
+@pytest.mark.parametrize(("rate", "walked_up_on_four"), [(120.0, True), (140.0, False)])
+def test_a_target_rate_beyond_the_pod_names_a_pod_that_keeps_it_over_minutes(
+    rate: float, walked_up_on_four: bool
+) -> None:
+    # 120/s and 140/s of SPREAD are beyond 2 cores. The smallest that serves either in a proof's
+    # run on a pod of 4 queues past the objective over minutes of it (19 s at 140/s, against 0.4):
+    # the pod named keeps it over minutes too, walked up on 4 cores (120/s) or, where nothing
+    # there keeps it (140/s), on 8.
+    kinds = {f.name: SPREAD for f in SEARCHED}
+    found = sized_for(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, rate)
+    assert found.proposed is None and found.needed is not None and found.needed_pod is not None
+    assert found.held is True and found.needed.p99_s <= OBJECTIVE_S
+    needed, pod = found.needed.candidate, found.needed_pod
+    length = sustained_length(rate)
+    assert length is not None
+    assert sustained_p99(SPREAD, needed.configuration, pod.cores_left(rate), rate, length) <= OBJECTIVE_S
+    four = Pod(2 * POD.cores, 2 * POD.memory_bytes, POD.client_cpu_s)
+    assert smallest_on(POD, rate) is None  # beyond the pod: the case this test is about
+    first = smallest_on(four, rate)
+    assert first is not None
+    assert (
+        sustained_p99(SPREAD, first.candidate.configuration, four.cores_left(rate), rate, length)
+        > OBJECTIVE_S
+    )
+    if walked_up_on_four:
+        assert pod.cores == four.cores
+        assert (needed.memory_bytes, needed.processes) > (
+            first.candidate.memory_bytes,
+            first.candidate.processes,
+        )
+    else:  # on 4 cores the walk keeps it on none: the pod doubled once more
+        assert pod.cores == 2 * four.cores
+        on_four = sized_for(SEARCHED, kinds, MEMORY, four, OBJECTIVE_S, 20, rate)
+        assert on_four.serves_rate and on_four.held is False
+    # The plan says it: the needed configuration's levels carry their sustained figure.
+    objective = Objective(p99_s=OBJECTIVE_S, why="P99=", rate_per_s=rate)
+    rated = context().model_copy(update={"objective": objective})
+    (plan,) = needed_plan(found, state_of(kinds), rated, MEMORY)
+    top = plan.summary.at_sustainable()
+    assert top is not None and top.sustained_p99_s is not None and top.sustained_p99_s <= OBJECTIVE_S

@@ -123,7 +123,7 @@ def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: S
     proposal = found.proposed.rate_per_s if found.proposed is not None else 0.0
     rate = sized.rate_per_s if sized.rate_per_s > 0 else proposal
     # Over minutes of their rate: the proposal's levels; with a target rate, every one's (any may be named).
-    rated = role in ("family", "fixed") and context.objective.rate_per_s is not None
+    rated = role in ("family", "fixed", "needed") and context.objective.rate_per_s is not None
     levels = [] if rate <= 0 else _levels(state, sized, rate, role in ("proposed", "resized") or rated)
     # The proof run's prediction at the sustainable rate; with no rate, the least p99 (next to no load).
     predicted = levels[-1].predicted_p99_s if levels else _quiet_p99(state, c)

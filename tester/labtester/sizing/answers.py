@@ -28,7 +28,8 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     goal = f"p99 {conclusion.objective.p99_s:.2f} s"
     needed, rate = conclusion.needed, conclusion.objective.rate_per_s
     if proposed is None and needed is not None and needed.needs_pod is not None and rate is not None:
-        return f"No configuration on {pod} serves {rate:g}/s at {goal}; {_needs(needed)}."
+        needs = _needs(needed, conclusion.objective)
+        return f"No configuration on {pod} serves {rate:g}/s at {goal}; {needs}."
     if proposed is None:
         said = [c.rstrip(".") for c in conclusion.caveats if c.startswith((NO_RATE, NOT_SERVED))]
         return f"No configuration on {pod} meets {goal}: {'; '.join(said) or NO_RATE}."
@@ -69,7 +70,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
         # Sized again on the proofs' CPU, nothing in the pod served the rate (the proposal is named).
         text += (
             f"; sized again on the CPU the proofs measured ({_moved(needed)}), no configuration on {pod} "
-            f"serves {rate:g}/s at {goal} in the model: {_needs(needed)}"
+            f"serves {rate:g}/s at {goal} in the model: {_needs(needed, conclusion.objective)}"
         )
     named = best[0] if best is not None else proposed  # the summary whose levels the answer gave
     return text + "." + sustained(named, conclusion.objective, best[1].offered_per_s if best else None)
@@ -99,13 +100,21 @@ def _moved(again: SizedSummary) -> str:
     return f"its family's requests used {again.resized_on:.2f}x what the flows gave"
 
 
-def _needs(needed: SizedSummary) -> str:
+def _needs(needed: SizedSummary, objective: Objective) -> str:
     """`the pod it would need has 4 cores and 2 GiB: uvicorn, 3 workers, predicted ...`"""
     pod = needed.needs_pod
     bigger = f"{pod.cores:g} cores and {gib(pod.memory_bytes)}" if pod is not None else "more"
+    top = needed.at_sustainable()
+    held = top.sustained_p99_s if top is not None else None
+    misses = (
+        ", which traffic that stays at the rate misses in the model: it may need a bigger pod still"
+        if held is not None and held > objective.p99_s
+        else ""
+    )
     return (
         f"the pod it would need has {bigger}: {needed.label}, predicted {needed.sustainable_per_s:.1f}/s at "
-        f"p99 {needed.predicted_p99_s:.2f} s (not proved: this machine is not that pod)"
+        f"p99 {needed.predicted_p99_s:.2f} s{over_minutes(top) if top else ''}{misses} (not proved: this "
+        "machine is not that pod)"
     )
 
 

@@ -1,0 +1,149 @@
+"""With a target rate: the smallest configuration that keeps the objective over minutes of it, not
+only in a proof's 20 s (near the knee a queue builds over minutes that 20 s never show).
+
+Minutes of a rate cost a simulation each: a plan's own sustained p99 costs 0.5-0.9 s of CPU here
+at 10-40/s and up to 12 s at 500/s on 16 cores, so each configuration is screened first on one
+short sustained run, and only the one the walk settles on is confirmed on the plan's own figure.
+Each family is walked up its process counts by bisection (more processes keep a queue no longer:
+more slots, more cores), families smallest first and each only below the smallest kept so far. On
+the test mix a walk one process at a time took 13 screens and 2.8-10.5 s of CPU for the pod a
+target rate would need; bisected, see `make bench` and tests/tester/test_sizing_sustained.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from labtester.sizing.document import sustained_length, warmup_of
+from labtester.sizing.model import SEED, SUSTAINED_SEEDS, simulate, sustained_p99
+from labtester.sizing.search import Candidate, Search, Sized
+
+SCREEN_S = 150.0  # one seed of at most this long ...
+# ... and of at most so many requests: a queue settles in a number of services, not of seconds (at
+# 500/s a screen of 150 s cost as much as the confirmation it spares, 75,000 requests).
+SCREEN_REQUESTS = 10000
+SCREENS = 12
+CONFIRMS = 2
+
+
+@dataclass(frozen=True)
+class Held:
+    kept: bool | None  # None: minutes of the rate are not simulated (so many requests take under one)
+    sized: Sized | None  # the smallest that keeps the objective sustained, where one did
+    tried: int = 0  # configurations screened
+    tried_all: bool = False  # every family walked to its largest within the pod, none kept it
+
+
+@dataclass
+class _Walk:
+    state: Search
+    rate: float
+    screened: dict[tuple[str, int, int | None], float | None] = field(default_factory=dict)
+    confirms: int = 0
+
+    @property
+    def spent(self) -> bool:
+        return len(self.screened) >= SCREENS or self.confirms >= CONFIRMS
+
+    def passes(self, candidate: Candidate) -> bool | None:
+        """Whether one short sustained run keeps the objective (None: not simulated)."""
+        key = (candidate.family.name, candidate.processes, candidate.per_process)
+        if key not in self.screened:
+            self.screened[key] = _sustained_p99(self.state, candidate, self.rate, screen=True)
+        p99 = self.screened[key]
+        return None if p99 is None else p99 <= self.state.objective_s
+
+    def confirmed(self, candidate: Candidate) -> Sized | None:
+        self.confirms += 1
+        full = _sustained_p99(self.state, candidate, self.rate) or 0.0
+        if full > self.state.objective_s:
+            return None
+        return Sized(candidate, self.rate, self.state.p99(candidate, self.rate), sustained_p99_s=full)
+
+
+def held(state: Search, found: dict[str, list[Candidate]], firsts: dict[str, Sized], rate: float) -> Held:
+    """The smallest configuration that keeps the objective over minutes of `rate`, from each family's
+    smallest serving it in a proof's run (`firsts`) up its process counts (threads per process as
+    there): at most SCREENS screens and CONFIRMS confirmations."""
+    walk = _Walk(state, rate)
+    kept: Sized | None = None
+    walked_all = True
+    for first in sorted(firsts.values(), key=size):
+        if kept is not None and size(first) >= size(kept):
+            break  # every later family starts bigger than what kept it
+        c = first.candidate
+        ladder = [c] + [
+            up
+            for up in found[c.family.name]
+            if up.per_process == c.per_process
+            and up.processes > c.processes
+            and (kept is None or (up.memory_bytes, up.processes) < size(kept))
+        ]
+        if walk.spent:
+            walked_all = False
+            break
+        lowest = _lowest_kept(walk, ladder)
+        if lowest is None:
+            return Held(None, None)
+        sized, finished = lowest
+        walked_all = walked_all and finished
+        kept = sized or kept
+    tried = len(walk.screened)
+    return Held(True, kept, tried) if kept else Held(False, None, tried, walked_all)
+
+
+def _lowest_kept(walk: _Walk, ladder: list[Candidate]) -> tuple[Sized | None, bool] | None:
+    """The lowest rung that keeps the objective over minutes, by bisection on screens and then
+    confirmed, and whether the ladder was judged to its top within the walk's budget. None: minutes
+    of the rate are not simulated."""
+    top = len(ladder) - 1
+    first = walk.passes(ladder[0])
+    if first is None:
+        return None
+    low, high = (-1, 0) if first else (0, 0)  # the highest rung known to miss; the lowest to keep
+    while True:
+        if high <= low:  # no rung above the one that missed is known to keep it: the top?
+            if low == top:
+                return None, True
+            if walk.spent:
+                return None, False
+            if not walk.passes(ladder[top]):
+                return None, True
+            high = top
+        while high - low > 1 and not walk.spent:
+            middle = (low + high) // 2
+            if walk.passes(ladder[middle]):
+                high = middle
+            else:
+                low = middle
+        if high - low > 1 or walk.confirms >= CONFIRMS:
+            return None, False  # the budget ran out before the walk settled
+        if (sized := walk.confirmed(ladder[high])) is not None:
+            return sized, True
+        low = high  # missed on the plan's own figure: a rung above it may keep it
+
+
+def size(sized: Sized) -> tuple[int, int]:
+    return sized.candidate.memory_bytes, sized.candidate.processes
+
+
+def _sustained_p99(state: Search, candidate: Candidate, rate: float, screen: bool = False) -> float | None:
+    """The p99 of minutes of traffic at this rate, as the plan gives the proposal's levels
+    (`sustained_p99`); `screen`: one seed of at most SCREEN_S and SCREEN_REQUESTS. None where so
+    many requests take under a minute (none is made)."""
+    length = sustained_length(rate)
+    if length is None:
+        return None
+    kinds, config, cores = (
+        state.kinds[candidate.family.name],
+        candidate.configuration,
+        state.pod.cores_left(rate),
+    )
+    if not screen:
+        state.simulations += SUSTAINED_SEEDS
+        return sustained_p99(kinds, config, cores, rate, length)
+    state.simulations += 1
+    length = min(SCREEN_S, length, SCREEN_REQUESTS / rate)
+    return simulate(
+        kinds, config, cores, rate, round(rate * length), SEED, judged_from_s=warmup_of(length)
+    ).p99_s
