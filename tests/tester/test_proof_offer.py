@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import pytest
 
 from labtester.proposal.prove import offer
+from labtester.sizing.arrivals import SEED, proof_arrivals, proof_kinds
 from labtester.sizing.configuration import Configuration
-from labtester.sizing.model import SEED, RequestKind, proof_arrivals, proof_kinds, simulate
+from labtester.sizing.model import RequestKind, simulate
 from tests.conftest import Configured
 
 

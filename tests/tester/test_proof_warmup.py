@@ -227,7 +227,7 @@ def test_a_target_rate_sized_again_that_no_configuration_keeps_over_minutes_says
     again = resized([Planned(one, sync, Memory(0, 64 << 20))], runs, DURATION_S, kept_per_s=80.0)
     assert again is not None and again.summary.label == "gunicorn sync, 2 workers"
     (caveat,) = [c for c in again.summary.caveats if is_rate_caveat(c)]
-    assert NOT_HELD in caveat and "needs a bigger pod or a lower rate" in caveat  # every count walked
+    assert NOT_HELD in caveat and "likely needs a bigger pod or a lower rate" in caveat  # every count walked
     # At 98/s nothing on two cores serves it in a proof's run on that CPU: the pod it would need.
     beyond = one.model_copy(update={"objective": target.model_copy(update={"rate_per_s": 98.0})})
     needs = resized([Planned(beyond, sync, Memory(0, 64 << 20))], runs, DURATION_S, kept_per_s=0.0)

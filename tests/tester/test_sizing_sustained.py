@@ -9,7 +9,7 @@ import pytest
 from labtester.proposal.plan import _planned
 from labtester.proposal.plan import needed as needed_plan
 from labtester.scenarios.sizing import conclusion_of
-from labtester.sizing import held
+from labtester.sizing import held, serving
 from labtester.sizing.answers import answer, table
 from labtester.sizing.document import (
     MOST_SUSTAINED,
@@ -24,7 +24,7 @@ from labtester.sizing.document import (
 from labtester.sizing.held import CONFIRMS, SCREENS
 from labtester.sizing.model import SUSTAINED_SEEDS, RequestKind, sustained_p99
 from labtester.sizing.pod import Pod
-from labtester.sizing.search import Found, Search, Sized, candidates, search
+from labtester.sizing.search import Candidate, Found, Search, Sized, candidates, search
 from labtester.sizing.serving import (
     _first_serving,
     is_rate_caveat,
@@ -187,6 +187,18 @@ def sustained_of(sized: Sized, rate: float) -> float:
     return sustained_p99(SPREAD, c.configuration, POD.cores, rate, length)
 
 
+def one_process_fewer(c: Candidate, pod: Pod) -> Candidate | None:
+    """The configuration of the family a process fewer, at the same threads per process."""
+    return next(
+        (
+            u
+            for u in candidates(c.family, SPREAD, pod, MEMORY[c.family.name])
+            if u.per_process == c.per_process and u.processes == c.processes - 1
+        ),
+        None,
+    )
+
+
 def test_a_target_rate_gets_the_smallest_configuration_that_keeps_it_sustained() -> None:
     # RATE= is traffic that stays at the rate: the smallest configuration whose 20-s run keeps the
     # objective at it queues past it over ten minutes, so a bigger one is proposed, one that keeps both.
@@ -198,6 +210,9 @@ def test_a_target_rate_gets_the_smallest_configuration_that_keeps_it_sustained()
     assert found.proposed.candidate.memory_bytes > for_a_proof.candidate.memory_bytes
     assert found.proposed.p99_s <= OBJECTIVE_S and sustained_of(found.proposed, TARGET) <= OBJECTIVE_S
     assert rate_caveats(found, TARGET, OBJECTIVE_S) == []
+    # The smallest that keeps it on its family's walk: a process fewer does not.
+    below = one_process_fewer(found.proposed.candidate, POD)
+    assert below is not None and sustained_of(Sized(below, TARGET, 0.0), TARGET) > OBJECTIVE_S
     # The plan's own sustained figure, which the answer gives, says the same of it; the other
     # families' best, proved at the same rate (the answer may name one), carry theirs too.
     objective = Objective(p99_s=OBJECTIVE_S, why="P99=", rate_per_s=TARGET)
@@ -238,7 +253,7 @@ def test_where_nothing_in_the_pod_keeps_a_target_rate_sustained_the_answer_says_
     # plan's own figure (its largest with the same threads per process).
     assert found.tried_all and found.tried < SCREENS
     (said,) = rate_caveats(found, knee, OBJECTIVE_S)
-    assert said.endswith("traffic that stays at the rate needs a bigger pod or a lower rate")
+    assert said.endswith("traffic that stays at the rate likely needs a bigger pod or a lower rate")
     c = smallest.candidate
     largest = [
         u for u in candidates(c.family, SPREAD, POD, MEMORY[c.family.name]) if u.per_process == c.per_process
@@ -266,7 +281,7 @@ def test_a_target_rates_caveats_say_what_the_walk_found() -> None:
     walked_all = Found(proposed, {}, 0.1, 9, serves_rate=True, held=False, tried=3, tried_all=True)
     (said,) = rate_caveats(walked_all, 10, 0.4)
     assert said.startswith("none of the configurations that serve 10/s at p99 0.4 s in a proof's run (each")
-    assert said.endswith("traffic that stays at the rate needs a bigger pod or a lower rate")
+    assert said.endswith("traffic that stays at the rate likely needs a bigger pod or a lower rate")
     assert rate_caveats(Found(None, {}, 0.1, 9, serves_rate=False), 10, 0.4) == [
         "no configuration within the pod serves 10/s at p99 0.4 s"
     ]
@@ -341,9 +356,14 @@ def test_a_target_rate_beyond_the_pod_names_a_pod_that_keeps_it_over_minutes(
             first.candidate.memory_bytes,
             first.candidate.processes,
         )
-    else:  # on 4 cores the walk keeps it on none: the pod doubled once more
+        # The smallest that keeps it on its family's walk: a process fewer does not.
+        below = one_process_fewer(needed, four)
+        assert below is not None
+        assert sustained_p99(SPREAD, below.configuration, four.cores_left(rate), rate, length) > OBJECTIVE_S
+    else:  # on 4 cores the walk keeps it on none, every family walked: the pod doubled once more
         assert pod.cores == 2 * four.cores
         on_four = sized_for(SEARCHED, kinds, MEMORY, four, OBJECTIVE_S, 20, rate)
+        assert on_four.tried_all
         assert on_four.serves_rate and on_four.held is False
     # The plan says it: the needed configuration's levels carry their sustained figure.
     objective = Objective(p99_s=OBJECTIVE_S, why="P99=", rate_per_s=rate)
@@ -351,3 +371,22 @@ def test_a_target_rate_beyond_the_pod_names_a_pod_that_keeps_it_over_minutes(
     (plan,) = needed_plan(found, state_of(kinds), rated, MEMORY)
     top = plan.summary.at_sustainable()
     assert top is not None and top.sustained_p99_s is not None and top.sustained_p99_s <= OBJECTIVE_S
+
+
+def test_where_no_pod_walked_keeps_a_target_rate_the_first_is_named_and_said_to_miss(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 140/s with one pod walked (4 cores, where nothing keeps it over minutes): that pod's smallest
+    # for a proof's run is named, and the answer says minutes of the rate miss there.
+    monkeypatch.setattr(serving, "WALKED_PODS", 1)
+    kinds, rate = {f.name: SPREAD for f in SEARCHED}, 140.0
+    found = sized_for(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, rate)
+    four = Pod(2 * POD.cores, 2 * POD.memory_bytes, POD.client_cpu_s)
+    first = smallest_on(four, rate)
+    assert found.needed is not None and found.needed_pod == four and first is not None
+    assert found.needed.candidate.label == first.candidate.label and found.held is False
+    objective = Objective(p99_s=OBJECTIVE_S, why="P99=", rate_per_s=rate)
+    rated = context().model_copy(update={"objective": objective})
+    (plan,) = needed_plan(found, state_of(kinds), rated, MEMORY)
+    text = headline(conclusion(proposed=None, needed=plan.summary, objective=objective))
+    assert "which traffic that stays at the rate misses in the model" in text

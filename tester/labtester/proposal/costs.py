@@ -148,6 +148,7 @@ def kinds_of(
                 cpu_spread_s=measured.cpu_s,
                 wait_spread_s=measured.wait_s,
                 elsewhere_share=measured.elsewhere_share,
+                cpu_by_company=measured.cpu_by_company,
             )
         )
         if not overheads:
@@ -167,6 +168,7 @@ def kind_costs(kinds: list[RequestKind]) -> list[KindCost]:
             cpu_spread_s=list(k.cpu_spread_s),
             wait_spread_s=list(k.wait_spread_s),
             elsewhere_share=k.elsewhere_share,
+            cpu_by_company=[list(point) for point in k.cpu_by_company],
         )
         for k in kinds
     ]

@@ -29,8 +29,9 @@ from labtester.proposal.sustained import sustained_after
 from labtester.proposal.warmup import Warmup
 from labtester.rawlog import Record, RecordSink
 from labtester.scenarios.common import encode
+from labtester.sizing.arrivals import SEED, proof_arrivals, proof_kinds
 from labtester.sizing.document import PROOF_S, Level, SizedSummary
-from labtester.sizing.model import SEED, MixItem, proof_arrivals, proof_kinds
+from labtester.sizing.model import MixItem
 from labtester.target_group import running_targets
 from labtester.traffic import Outgoing
 

@@ -10,6 +10,9 @@ Read back from the raw log's flow records (the results document keeps medians on
   document from before it), the kind's own flow under load: its Server-Timing `lab-cpu`, plus
   what the processes charged to the flow's requests after their headers, per request, as the
   flow's model adds it (also added to the mix's, which reads no such counter);
+- that CPU by the company each request kept in its process (overlap.py), with the requests alone
+  before each flow's ramp (its baseline) as company 0: the simulation draws each request's CPU at
+  the company it meets;
 - the share of that CPU its requests ran off their own thread (`lab-elsewhere`: handed to threads
   or other processes), over the same requests: on an event loop, what runs beside the loop;
 - its wait from the requests alone (the flows' baselines) in every configuration: the app's time
@@ -23,11 +26,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from labtester.load import elsewhere_parts, share_of
+from labtester.load import Sample, elsewhere_parts, share_of
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import late_cpu
 from labtester.sizing.model import FEWEST
+from labtester.sizing.overlap import Company, Curve, curve_of
 from labtester.sizing.quantiles import spread
 
 
@@ -36,6 +40,7 @@ class Spread:
     cpu_s: tuple[float, ...] = ()
     wait_s: tuple[float, ...] = ()
     elsewhere_share: float = 0.0
+    cpu_by_company: Curve = ()
 
 
 def _flows(records: Iterable[Record], mix: bool) -> list[Record]:
@@ -57,8 +62,9 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
     runs = [r for r in _flows(records, mix=False) if r.get("endpoint") == path]
     mixes = _flows(records, mix=True)
     own = set(family_targets)
-    cpu: list[float] = []
-    mixed: list[float] = []
+    cpu: list[tuple[float, float]] = []  # (company, CPU) of each answered request
+    mixed: list[tuple[float, float]] = []
+    alone: list[tuple[float, float]] = []  # the requests alone before each flow's ramp
     elsewhere = said_cpu = 0.0  # where requests said where their CPU ran: off their thread, of all
     for r in runs:
         if r.get("target") in own and not r.get("unloaded"):
@@ -66,9 +72,10 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
             # What the processes charged to the flow's requests after their headers (a streamed
             # body's later chunks), per request, as the flow's model adds it to the path's CPU.
             late = late_cpu(r, samples)
-            cpu += [s.cpu_s + late for s in samples if s.ok and s.cpu_s is not None]
+            cpu += _by_company(samples, path, late)
             in_mix = [s for m in mixes if m.get("target") == r["target"] for s in decode(m["samples"])]
-            mixed += [s.cpu_s + late for s in in_mix if s.path == path and s.ok and s.cpu_s is not None]
+            mixed += _by_company(in_mix, path, late)
+            alone += [(0.0, s.cpu_s + late) for s in _alone(r) if s.cpu_s is not None]
             run_elsewhere, run_cpu = elsewhere_parts(
                 [s for s in (*samples, *in_mix) if s.path == path and s.ok], late
             )
@@ -76,14 +83,29 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
     if len(mixed) >= FEWEST:
         cpu = mixed
     waits = [
-        s.own_s - s.cpu_s
-        for r in runs
-        if "baseline" in r
-        for s in decode(r["baseline"])[1:]  # the first may pay the path's one-time costs
-        if s.ok and s.cpu_s is not None and s.own_s is not None
+        s.own_s - s.cpu_s for r in runs for s in _alone(r) if s.own_s is not None and s.cpu_s is not None
     ]
     return Spread(
-        spread(cpu) if len(cpu) >= FEWEST else (),
+        spread([c for _, c in cpu]) if len(cpu) >= FEWEST else (),
         spread([max(0.0, w) for w in waits]) if len(waits) >= FEWEST else (),
         share_of(elsewhere, said_cpu) or 0.0,
+        curve_of([*alone, *cpu]) if len(cpu) >= FEWEST else (),
     )
+
+
+def _alone(run: Record) -> list[Sample]:
+    """The flow's answered requests alone before its ramp (its baseline), but the first, which may
+    pay the path's one-time costs."""
+    baseline = decode(run["baseline"])[1:] if "baseline" in run else []
+    return [s for s in baseline if s.ok]
+
+
+def _by_company(samples: list[Sample], path: str, late: float) -> list[tuple[float, float]]:
+    """(company, CPU) of the path's answered requests among these (one target's run or runs):
+    how many others of their process were in the app beside them, on average (overlap.py)."""
+    company = Company(samples)
+    return [
+        (others if (others := company.others(s)) is not None else 0.0, s.cpu_s + late)
+        for s in samples
+        if s.path == path and s.ok and s.cpu_s is not None
+    ]

@@ -107,7 +107,8 @@ def _needs(needed: SizedSummary, objective: Objective) -> str:
     top = needed.at_sustainable()
     held = top.sustained_p99_s if top is not None else None
     misses = (
-        ", which traffic that stays at the rate misses in the model: it may need a bigger pod still"
+        ", which traffic that stays at the rate misses in the model: it may need a bigger pod still, or"
+        " a configuration the walk did not reach"
         if held is not None and held > objective.p99_s
         else ""
     )

@@ -14,8 +14,7 @@ from pydantic import BaseModel
 SHARED_CPU_NOTABLE = 1.2  # a kind's CPU beside another request of its process over alone: said from here
 PROOF_S = 20.0  # each proof run's length
 # A proof run's first fifth is its warm-up: served and measured, not judged. The CPU its requests
-# use there, in the configuration proved, predicts the window that follows, before it is measured:
-# the same requests' CPU moved by up to a quarter between the flows and the proofs minutes later.
+# use there predicts the window that follows (it moved by up to a quarter from the flows' CPU).
 WARMUP_SHARE = 0.2
 
 MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
@@ -76,6 +75,7 @@ class KindCost(BaseModel):
     wait_spread_s: list[float] = []
     # Of its CPU, the share its requests ran off their own thread (Server-Timing `lab-elsewhere`).
     elsewhere_share: float = 0.0
+    cpu_by_company: list[list[float]] = []  # [company, mean CPU s] by company (sizing/overlap.py)
 
     @property
     def mean_cpu_s(self) -> float:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from labtester.sizing.configuration import Accept, Configuration
 
@@ -65,6 +65,9 @@ class Run:
         self.beside = [0.0] * len(times)  # CPU in threads beside the loop, after its CPU on it
         self.handed = [False] * len(times)
         self.draws: Sequence[float] = ()
+        # Where a kind's CPU moves with its company: sets a request's phases as it starts, beside
+        # so many others of its process (model.simulate).
+        self.at_company: Callable[[int, int], None] | None = None
         self.latencies: list[float] = []
         self.answered: list[int] = []  # each request as it was answered, in the latencies' order
         self.now, self.arrived = 0.0, 0
@@ -138,6 +141,8 @@ class Run:
 
     def start(self, request: int, p: int) -> None:
         self.processes[p].busy += 1
+        if self.at_company is not None:
+            self.at_company(request, self.processes[p].busy - 1)
         if self.cpu[request] > 0:
             self.compute(request, p, self.cpu[request])
         elif self.beside[request] > 0:

@@ -2,25 +2,29 @@
 only in a proof's 20 s (near the knee a queue builds over minutes that 20 s never show).
 
 Minutes of a rate cost a simulation each: a plan's own sustained p99 costs 0.5-0.9 s of CPU here
-at 10-40/s and up to 12 s at 500/s on 16 cores, so each configuration is screened first on one
+at 10-40/s and up to 3 s at 500/s on 16 cores, so each configuration is screened first on one
 short sustained run, and only the one the walk settles on is confirmed on the plan's own figure.
 Each family is walked up its process counts by bisection (more processes keep a queue no longer:
-more slots, more cores), families smallest first and each only below the smallest kept so far. On
-the test mix a walk one process at a time took 13 screens and 2.8-10.5 s of CPU for the pod a
-target rate would need; bisected, see `make bench` and tests/tester/test_sizing_sustained.py.
+more slots, more cores), at the threads (connections) per process of its smallest configuration
+serving the rate in a proof's run, families smallest first and each only below the smallest kept
+so far. The pod a target rate would need, walked one process at a time, took 2.8-10.5 s of CPU on
+the test mix at 100-140/s; bisected, 3.1-5.0 s (tests/tester/test_sizing_sustained.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from labtester.sizing.arrivals import SEED
 from labtester.sizing.document import sustained_length, warmup_of
-from labtester.sizing.model import SEED, SUSTAINED_SEEDS, simulate, sustained_p99
+from labtester.sizing.model import SUSTAINED_SEEDS, simulate, sustained_p99
 from labtester.sizing.search import Candidate, Search, Sized
 
 SCREEN_S = 150.0  # one seed of at most this long ...
-# ... and of at most so many requests: a queue settles in a number of services, not of seconds (at
-# 500/s a screen of 150 s cost as much as the confirmation it spares, 75,000 requests).
+# ... and of at most so many requests: a queue settles in a number of services, not of seconds (the
+# sustained figure is itself capped at 40,000 requests; at 500/s, 80 s, and a 150-s screen would
+# have been that long: each of the confirmation's three seeds, on 16 cores 3 s of CPU). A 60-s floor
+# instead took the test mix's search at 500/s from 11 s of CPU to 32-34 s.
 SCREEN_REQUESTS = 10000
 SCREENS = 12
 CONFIRMS = 2
@@ -42,8 +46,12 @@ class _Walk:
     confirms: int = 0
 
     @property
+    def screens_left(self) -> bool:
+        return len(self.screened) < SCREENS
+
+    @property
     def spent(self) -> bool:
-        return len(self.screened) >= SCREENS or self.confirms >= CONFIRMS
+        return not self.screens_left or self.confirms >= CONFIRMS
 
     def passes(self, candidate: Candidate) -> bool | None:
         """Whether one short sustained run keeps the objective (None: not simulated)."""
@@ -110,16 +118,20 @@ def _lowest_kept(walk: _Walk, ladder: list[Candidate]) -> tuple[Sized | None, bo
             if not walk.passes(ladder[top]):
                 return None, True
             high = top
-        while high - low > 1 and not walk.spent:
+        while high - low > 1 and walk.screens_left:
             middle = (low + high) // 2
             if walk.passes(ladder[middle]):
                 high = middle
             else:
                 low = middle
-        if high - low > 1 or walk.confirms >= CONFIRMS:
-            return None, False  # the budget ran out before the walk settled
+        if walk.confirms >= CONFIRMS:
+            return None, False
+        # Settled on the lowest that screened keeping it, or, where the screens ran out first, on
+        # the lowest known to: confirmed either way.
         if (sized := walk.confirmed(ladder[high])) is not None:
             return sized, True
+        if high - low > 1:
+            return None, False  # the budget ran out before the walk settled
         low = high  # missed on the plan's own figure: a rung above it may keep it
 
 

@@ -27,19 +27,26 @@ same requests: the search's steps are smooth, not noise.
 
 from __future__ import annotations
 
-import random
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Protocol
 
+from labtester.sizing.arrivals import (
+    SEED,
+    draws_of,
+    pick,
+    poisson_arrivals,
+    proof_arrivals,
+    proof_kinds,
+    shares_bounds,
+)
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import warmup_of
 from labtester.sizing.events import Run
+from labtester.sizing.overlap import Curve, at
 from labtester.sizing.quantiles import percentile, quantile
 
-SEED = 27
 SUSTAINED_SEEDS = 3  # simulated runs behind a sustained p99 (their median)
 REPLICATIONS = 5  # simulated runs behind a proof run's prediction
 BAND_DRAWS = 9  # behind a proof level's: the least and the most of 9 cover 8 in 10 runs' p99
@@ -74,6 +81,9 @@ class RequestKind:
     # Of the app's CPU, the share that ran off the request's own thread (handed to threads or
     # other processes, Server-Timing's `lab-elsewhere`): beside an event loop, not on it.
     elsewhere_share: float = 0.0
+    # The app's mean CPU per request by the company it kept in its process (overlap.py): each
+    # request draws from the spread scaled to the curve at the company it meets.
+    cpu_by_company: Curve = ()
 
     @property
     def mean_cpu_s(self) -> float:
@@ -89,19 +99,32 @@ class RequestKind:
         return self.mean_cpu_s + self.overhead_s
 
     @property
+    def least_demand_s(self) -> float:
+        """The least CPU a request costs its process at any company measured (a ceiling's)."""
+        least = min((cpu for _, cpu in self.cpu_by_company), default=self.mean_cpu_s)
+        return min(least, self.mean_cpu_s) + self.overhead_s
+
+    @property
     def alone_s(self) -> float:
         return self.demand_s + self.mean_wait_s
 
+    def cpu_scale(self, company: int) -> float:
+        """The CPU of a request beside `company` others of its process, over the spread's mean."""
+        if not self.cpu_by_company or self.mean_cpu_s <= 0:
+            return 1.0
+        return at(self.cpu_by_company, company) / self.mean_cpu_s
+
     def phases(
-        self, cpu_draw: float, wait_draw: float, config: Configuration
+        self, cpu_draw: float, wait_draw: float, config: Configuration, scale: float = 1.0
     ) -> tuple[float, float, float, float]:
         """One request's phases in `config`, from draws in [0, 1): its CPU on its process's thread
         (or loop), its CPU in threads beside an event loop, its wait, and its CPU after them (the
         answer's). Threads answer within their share of the core: all their CPU is one phase. On a
         loop or greenlets the server's own CPU is the answer's, after the wait and the work in
         threads (with the app's, where there is neither); the work in threads is a phase of its own
-        only beside an event loop (a greenlet's pool runs on its hub, in its turn)."""
-        cpu = quantile(self.cpu_spread_s, cpu_draw) if self.cpu_spread_s else self.cpu_s
+        only beside an event loop (a greenlet's pool runs on its hub, in its turn). `scale`: of
+        the app's CPU, at the company it meets (`cpu_scale`)."""
+        cpu = scale * (quantile(self.cpu_spread_s, cpu_draw) if self.cpu_spread_s else self.cpu_s)
         wait = quantile(self.wait_spread_s, wait_draw) if self.wait_spread_s else self.wait_s
         if config.preemptive:
             return cpu + self.overhead_s, 0.0, wait, 0.0
@@ -141,48 +164,12 @@ def mean_of(kinds: Sequence[RequestKind], value: str) -> float:
 def ceiling_per_s(kinds: Sequence[RequestKind], config: Configuration, cores: float) -> float:
     """Little's law for the configuration alone: the fewer of its slots over the time a request
     holds one and the cores its processes can use over the CPU a request costs."""
-    demand = mean_of(kinds, "demand_s")
+    demand = mean_of(kinds, "least_demand_s")  # at the company where a request costs least: a bound
     usable = min(cores, config.processes * mean_of(kinds, "cores_per_process"))
     limits = [config.slots / mean_of(kinds, "alone_s")]
     if demand > 0:
         limits.append(usable / demand)
     return min(limits)
-
-
-@lru_cache(maxsize=16)
-def _draws(requests: int, seed: int) -> tuple[tuple[float, ...], ...]:
-    """The run's randomness, by seed: unit exponential gaps, then a kind draw, a worker draw, a
-    CPU draw and a wait draw each."""
-    rng = random.Random(seed)
-    gaps = tuple(rng.expovariate(1.0) for _ in range(requests))
-    return (gaps, *(tuple(rng.random() for _ in range(requests)) for _ in range(4)))
-
-
-def poisson_arrivals(rate_per_s: float, requests: int, seed: int = SEED) -> list[float]:
-    gaps = _draws(requests, seed)[0]
-    times, now = [], 0.0
-    for gap in gaps:
-        now += gap / rate_per_s
-        times.append(now)
-    return times
-
-
-def proof_arrivals(rate_per_s: float, duration_s: float, seed: int = SEED) -> list[float]:
-    """A proof run's send times: exactly rate x duration arrivals, each uniform over the run, sorted
-    (a Poisson process's arrivals given their count). Drawn gap by gap, one seed's count strays
-    from rate x duration by its own chance, the same way in every run it paces: 440 sends where
-    23.6/s for 20 s offers 471, and each proof of one run measured 5 to 13 % under its prediction."""
-    rng = random.Random(seed)
-    return sorted(rng.uniform(0.0, duration_s) for _ in range(round(rate_per_s * duration_s)))
-
-
-def proof_kinds(weights: Sequence[float], count: int, seed: int = SEED) -> list[int]:
-    """Which kind each of a proof's `count` sends is, in the weights, from a stream apart from the
-    send times' (proof_arrivals): the proof sends these, and its prediction serves the same."""
-    rng = random.Random(seed + 1)
-    total = sum(weights)
-    bounds = _cumulative([w / total for w in weights])
-    return [_pick(bounds, rng.random()) for _ in range(count)]
 
 
 def simulate(
@@ -199,11 +186,11 @@ def simulate(
     """Serve `requests` Poisson arrivals at `rate_per_s` (or the given arrival times, and kinds by
     index: `picked`) and return the latency of each that arrived from `judged_from_s` on. `cores`:
     the pod's cores left to the server."""
-    _, kind_draws, worker_draws, cpu_draws, wait_draws = _draws(requests, seed)
+    _, kind_draws, worker_draws, cpu_draws, wait_draws = draws_of(requests, seed)
     times = list(arrivals) if arrivals is not None else poisson_arrivals(rate_per_s, requests, seed)
     total = sum(k.weight for k in kinds)
-    bounds = _cumulative([k.weight / total for k in kinds])
-    kind_of = list(picked) if picked is not None else [_pick(bounds, d) for d in kind_draws[: len(times)]]
+    bounds = shares_bounds([k.weight / total for k in kinds])
+    kind_of = list(picked) if picked is not None else [pick(bounds, d) for d in kind_draws[: len(times)]]
     run = Run(config, cores, mean_of(kinds, "cores_per_process"), times)
     costs = [kinds[k].phases(cpu_draws[i], wait_draws[i], config) for i, k in enumerate(kind_of)]
     run.cpu = [cpu for cpu, _, _, _ in costs]
@@ -211,6 +198,15 @@ def simulate(
     run.wait = [wait for _, _, wait, _ in costs]
     run.resume = [resume for _, _, _, resume in costs]
     run.draws = worker_draws
+    if any(k.cpu_by_company for k in kinds):
+
+        def at_company(request: int, company: int) -> None:
+            kind = kinds[kind_of[request]]
+            scale = kind.cpu_scale(company)
+            phases = kind.phases(cpu_draws[request], wait_draws[request], config, scale)
+            run.cpu[request], run.beside[request], run.wait[request], run.resume[request] = phases
+
+        run.at_company = at_company
     while len(run.latencies) < len(times):
         run.step()
     judged = [s for s, r in zip(run.latencies, run.answered, strict=True) if times[r] >= judged_from_s]
@@ -285,16 +281,3 @@ def sustained_p99(
         for i in range(SUSTAINED_SEEDS)
     )
     return statistics.median(run.p99_s for run in runs)
-
-
-def _cumulative(shares: list[float]) -> list[float]:
-    total, bounds = 0.0, []
-    for share in shares:
-        total += share
-        bounds.append(total)
-    bounds[-1] = 1.0
-    return bounds
-
-
-def _pick(bounds: list[float], draw: float) -> int:
-    return next(i for i, bound in enumerate(bounds) if draw < bound or i == len(bounds) - 1)

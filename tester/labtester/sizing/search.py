@@ -189,10 +189,10 @@ class Found:
     simulations: int
     serves_rate: bool | None = None  # with a target rate: whether anything in the pod serves it
     needed: Sized | None = None  # where nothing in the pod serves it: the smallest on a pod that does
-    needed_pod: Pod | None = None
-    # With a target rate: whether the proposal keeps the objective over minutes of it (None: not
-    # asked, or a rate so high that minutes of it are not simulated); where not, how many the walk
-    # tried (serving.py) and whether that was every family to its end.
+    needed_pod: Pod | None = None  # (and keeps it over minutes of it, where one walked does: held)
+    # With a target rate: whether the proposal (or the needed) keeps the objective over minutes of
+    # it (None: not asked, or a rate so high that minutes of it are not simulated); where not, how
+    # many configurations the walk screened (held.py) and whether it walked every family to its end.
     held: bool | None = None
     tried: int = 0
     tried_all: bool = False

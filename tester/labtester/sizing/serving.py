@@ -60,8 +60,9 @@ def rate_caveats(found: Found, rate: float, objective_s: float) -> list[str]:
     if found.tried_all:
         return [
             f"none of the configurations that serve {goal} (each family walked up its process counts to "
-            f"its largest within the pod) {NOT_HELD}: the proposal is the smallest for a proof's run, and "
-            "traffic that stays at the rate needs a bigger pod or a lower rate"
+            "its largest within the pod, at the threads per process of its smallest that serves it) "
+            f"{NOT_HELD}: the proposal is the smallest for a proof's run, and traffic that stays at the "
+            "rate likely needs a bigger pod or a lower rate"
         ]
     tried = f"{found.tried} configuration{'s' if found.tried != 1 else ''} screened"
     return [
@@ -100,9 +101,11 @@ def _needed(
 ) -> Found:
     """Nothing in the pod serves `rate`: the pod it would need, its cores doubled (its memory in
     proportion) until a configuration serves it in a proof's run, and the smallest there that keeps
-    it over minutes of it too (walked up as in the pod, held.py); where none does, the pod doubled
-    once more (at most WALKED_PODS walks: each costs what the pod's own does). Else the first pod's
-    smallest, said not to keep it (`held`). Not proved: this machine is not that pod."""
+    it over minutes of it too (walked as in the pod, held.py). Where the walk keeps it on none
+    there (or runs out of screens first: the pod named can then be larger than needed), the pod
+    doubled once more, at most WALKED_PODS walks (each costs what the pod's own does); where no
+    pod walked keeps it, the first one's smallest, whose plan then says its p99 over minutes (the
+    answer: that it misses). Not proved: this machine is not that pod."""
     pod, serving, walks = state.pod, None, 0
     for _ in range(MOST_DOUBLINGS):
         pod = Pod(2 * pod.cores, 2 * pod.memory_bytes, pod.client_cpu_s)

@@ -10,7 +10,6 @@ left the server: what explains a departure (fitted to the window, so never the y
 
 from __future__ import annotations
 
-import bisect
 import statistics
 from collections.abc import Mapping, Sequence
 
@@ -18,6 +17,7 @@ from labtester.load import Sample
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import MOST_PREDICTED, KindCost, SizedSummary
 from labtester.sizing.model import BAND_DRAWS, FEWEST, Predicted, RequestKind, proof_run, sustained_p99
+from labtester.sizing.overlap import Company
 from labtester.sizing.quantiles import spread
 
 
@@ -49,7 +49,7 @@ def shared_cpu_ratio(
     in their processes more or less than the plan's did uses more or less. Processes are told apart
     by pid alone: one server's, as a proof runs (replicas could share pids)."""
     computing = {k.name for k in kinds if k.mean_cpu_s >= k.wait_s}
-    company = _Company([s for s in (samples if neighbours is None else neighbours) if s.path in computing])
+    company = Company([s for s in (samples if neighbours is None else neighbours) if s.path in computing])
     by_kind: dict[str, list[tuple[float, float]]] = {}  # (CPU, share of its time beside another)
     for s in samples:
         if s.ok and s.path in computing and s.cpu_s is not None and (share := company.share(s)) is not None:
@@ -63,53 +63,13 @@ def shared_cpu_ratio(
     return ratios
 
 
-def _span(s: Sample) -> tuple[int, float, float] | None:
-    """(process, start, end) of a request's time in the app, where its response said them."""
-    if s.pid is None or s.started_at is None or not s.app_s:
-        return None
-    return s.pid, s.started_at, s.started_at + s.app_s
-
-
-class _Company:
-    """Requests' times in the app by process, to ask what share of one's time others kept it company."""
-
-    def __init__(self, requests: Sequence[Sample]) -> None:
-        self.spans: dict[int, list[tuple[float, float, int]]] = {}  # by process: (start, end, id)
-        for s in requests:
-            if (place := _span(s)) is not None:
-                self.spans.setdefault(place[0], []).append((place[1], place[2], id(s)))
-        self.longest: dict[int, float] = {}  # by process: the longest time one request was in the app
-        for pid, spans in self.spans.items():
-            spans.sort()  # by start
-            self.longest[pid] = max(b - a for a, b, _ in spans)
-
-    def share(self, request: Sample) -> float | None:
-        """The share of the request's time in the app that another of its process was in it too:
-        the union of their overlaps, counted once however many kept it company."""
-        if (place := _span(request)) is None:
-            return None
-        pid, start, end = place
-        spans = self.spans.get(pid, [])
-        # Only those that started within the longest time in the app before its end can reach it.
-        low = bisect.bisect_left(spans, start - self.longest.get(pid, 0.0), key=lambda span: span[0])
-        near = spans[low : bisect.bisect_left(spans, end, key=lambda span: span[0])]
-        overlaps = sorted(
-            (max(start, a), min(end, b)) for a, b, other in near if other != id(request) and b > start
-        )
-        beside, reached = 0.0, start
-        for a, b in overlaps:
-            if b > reached:
-                beside += b - max(a, reached)
-                reached = b
-        return beside / (end - start)
-
-
 def measured_kinds(
     kinds: Sequence[KindCost], used: Mapping[str, Sequence[float]], overhead_s: float | None = None
 ) -> list[RequestKind]:
     """The plan's kinds, each drawing its CPU from what its requests used here where enough were
-    answered (FEWEST), else from the plan's spread; with the server's own CPU per request measured
-    here (`overhead_s`), else the plan's."""
+    answered (FEWEST: at the company they met here, so not moved by company), else from the plan's
+    spread and its CPU by company; with the server's own CPU per request measured here
+    (`overhead_s`), else the plan's."""
     return [
         RequestKind(
             k.name,
@@ -118,9 +78,12 @@ def measured_kinds(
             k.wait_s,
             k.overhead_s if overhead_s is None else overhead_s,
             k.cores_per_process,
-            spread(used[k.name]) if len(used.get(k.name, ())) >= FEWEST else tuple(k.cpu_spread_s),
+            spread(used[k.name])
+            if (measured := len(used.get(k.name, ())) >= FEWEST)
+            else tuple(k.cpu_spread_s),
             tuple(k.wait_spread_s),
             k.elsewhere_share,
+            () if measured else tuple((company, cpu) for company, cpu in k.cpu_by_company),
         )
         for k in kinds
     ]

@@ -1,0 +1,112 @@
+"""A request's CPU against the company it keeps in its process: how many other requests of the
+same process were in the app beside it, on average over its time there.
+
+A kind's CPU per request is not one figure. The Django shop's /report (a sync view, as ASGI) used
+81 ms alone, 90-97 ms beside one other and 252 ms in a one-worker uvicorn flow of 50 users;
+datasette's 50-row page went the other way, 335-360 ms alone and 172-260 ms in the flows. The
+flows measure mostly in company (8 or more beside), the rates a proposal serves mostly alone or
+beside one or two, so the CPU the plan drew from the flows was 0.4-0.8x (Django) and 1.16-1.54x
+(datasette) what the proofs' requests used. So each kind carries its CPU by company, measured
+(`curve_of`: the requests alone before each flow's ramp, the ramp, the flow under load), and the
+simulation draws each request's CPU at the company it meets when it starts (events.py): a
+piecewise-linear curve in log(1 + company), flat beyond the company measured.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+
+from labtester.load import Sample
+
+# Bucket edges of company (others beside, time-weighted): alone, one, two, about 4, 8, 16, more.
+EDGES = (0.5, 1.5, 3.0, 6.0, 12.0, 24.0)
+FEWEST_AT = 3  # requests behind one point of the curve (a flow's baseline holds 4 alone)
+
+Curve = tuple[tuple[float, float], ...]  # (company, mean CPU), by company
+
+
+def curve_of(measured: Sequence[tuple[float, float]]) -> Curve:
+    """(company, CPU) pairs to the curve: per bucket of company with FEWEST_AT requests or more,
+    their mean company and mean CPU; none where fewer than two buckets have that many."""
+    buckets: dict[int, list[tuple[float, float]]] = {}
+    for company, cpu in measured:
+        buckets.setdefault(bisect.bisect_right(EDGES, company), []).append((company, cpu))
+    points = tuple(
+        (sum(c for c, _ in pairs) / len(pairs), sum(cpu for _, cpu in pairs) / len(pairs))
+        for _, pairs in sorted(buckets.items())
+        if len(pairs) >= FEWEST_AT
+    )
+    return points if len(points) >= 2 else ()
+
+
+def at(curve: Curve, company: float) -> float:
+    """The curve's CPU at this company: interpolated in log(1 + company), flat beyond its ends."""
+    if company <= curve[0][0]:
+        return curve[0][1]
+    if company >= curve[-1][0]:
+        return curve[-1][1]
+    upper = bisect.bisect_right([c for c, _ in curve], company)
+    (c0, cpu0), (c1, cpu1) = curve[upper - 1], curve[upper]
+    x, x0, x1 = math.log1p(company), math.log1p(c0), math.log1p(c1)
+    return cpu0 + (cpu1 - cpu0) * (x - x0) / (x1 - x0)
+
+
+def _span(s: Sample) -> tuple[int, float, float] | None:
+    """(process, start, end) of a request's time in the app, where its response said them."""
+    if s.pid is None or s.started_at is None or not s.app_s:
+        return None
+    return s.pid, s.started_at, s.started_at + s.app_s
+
+
+class Company:
+    """Requests' times in the app by process, to ask who kept one company there. Processes are
+    told apart by pid alone: one server's, as a flow or a proof runs (replicas could share pids)."""
+
+    def __init__(self, requests: Sequence[Sample]) -> None:
+        self.spans: dict[int, list[tuple[float, float, int]]] = {}  # by process: (start, end, id)
+        for s in requests:
+            if (place := _span(s)) is not None:
+                self.spans.setdefault(place[0], []).append((place[1], place[2], id(s)))
+        self.longest: dict[int, float] = {}  # by process: the longest time one request was in the app
+        for pid, spans in self.spans.items():
+            spans.sort()  # by start
+            self.longest[pid] = max(b - a for a, b, _ in spans)
+
+    def _beside(self, request: Sample) -> tuple[float, float, list[tuple[float, float]]] | None:
+        """The request's start and end in the app, and the others' times within them."""
+        if (place := _span(request)) is None:
+            return None
+        pid, start, end = place
+        spans = self.spans.get(pid, [])
+        # Only those that started within the longest time in the app before its end can reach it.
+        low = bisect.bisect_left(spans, start - self.longest.get(pid, 0.0), key=lambda span: span[0])
+        near = spans[low : bisect.bisect_left(spans, end, key=lambda span: span[0])]
+        return (
+            start,
+            end,
+            sorted(
+                (max(start, a), min(end, b)) for a, b, other in near if other != id(request) and b > start
+            ),
+        )
+
+    def share(self, request: Sample) -> float | None:
+        """The share of the request's time in the app that another of its process was in it too:
+        the union of their overlaps, counted once however many kept it company."""
+        if (beside := self._beside(request)) is None:
+            return None
+        start, end, overlaps = beside
+        covered, reached = 0.0, start
+        for a, b in overlaps:
+            if b > reached:
+                covered += b - max(a, reached)
+                reached = b
+        return covered / (end - start)
+
+    def others(self, request: Sample) -> float | None:
+        """How many others of its process were in the app beside it, on average over its time."""
+        if (beside := self._beside(request)) is None:
+            return None
+        start, end, overlaps = beside
+        return sum(b - a for a, b in overlaps) / (end - start)

@@ -1,0 +1,91 @@
+"""A request's CPU by the company it keeps in its process (sizing/overlap.py): measured from the
+flows (their requests alone, their ramp, their load), drawn in the simulation at the company each
+request meets as it starts."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from labtester.load import Sample
+from labtester.proposal.spreads import spread_of
+from labtester.rawlog import Record
+from labtester.scenarios.common import encode
+from labtester.sizing.configuration import Configuration
+from labtester.sizing.model import RequestKind, simulate
+from labtester.sizing.overlap import FEWEST_AT, Company, at, curve_of
+
+
+def in_app(start: float, app_s: float, cpu_s: float, pid: int = 1, path: str = "/p") -> Sample:
+    return Sample(path, start, start, app_s, 200, None, cpu_s=cpu_s, app_s=app_s, pid=pid, started_at=start)
+
+
+def test_company_is_the_others_of_its_process_in_the_app_on_average_over_its_time() -> None:
+    one = in_app(0.0, 1.0, 0.1)
+    half = in_app(0.5, 1.0, 0.1)  # beside `one` for its second half
+    whole = in_app(0.0, 1.0, 0.1)  # beside `one` throughout
+    elsewhere = in_app(0.0, 1.0, 0.1, pid=2)  # another process's: no company
+    company = Company([one, half, whole, elsewhere])
+    assert company.others(one) == pytest.approx(1.5)
+    assert company.others(half) == pytest.approx(1.0)  # each of the two for its first half
+    assert company.others(elsewhere) == 0.0
+    assert company.share(one) == pytest.approx(1.0)  # the union: someone beside it all along
+    assert company.others(Sample("/p", 0.0, 0.0, 1.0, 200, None)) is None  # no pid, start or time
+
+
+def test_the_curve_holds_a_point_per_bucket_of_company_measured_often_enough() -> None:
+    alone = [(0.0, 0.30)] * FEWEST_AT
+    beside_two = [(1.8, 0.20), (2.2, 0.22)] + [(2.0, 0.21)] * (FEWEST_AT - 2)
+    crowded = [(30.0, 0.18)] * (FEWEST_AT - 1)  # too few to be a point
+    curve = curve_of(alone + beside_two + crowded)
+    assert [c for c, _ in curve] == [0.0, pytest.approx(2.0)]
+    assert [cpu for _, cpu in curve] == [0.30, pytest.approx(0.21)]
+    assert curve_of(alone + crowded) == ()  # one point is no curve
+    # Between points, linear in log(1 + company); flat beyond the company measured.
+    assert at(curve, 0.0) == 0.30 and at(curve, 40.0) == pytest.approx(0.21)
+    middle = math.expm1((math.log1p(0.0) + math.log1p(2.0)) / 2)
+    assert at(curve, middle) == pytest.approx((0.30 + 0.21) / 2)
+
+
+def flow(loaded: list[Sample], alone: list[Sample]) -> Record:
+    return {
+        "type": "scenario", "scenario": "flow", "kind": "run", "target": "uvicorn", "endpoint": "/p",
+        "samples": encode(loaded), "baseline": encode(alone),
+    }  # fmt: skip
+
+
+def test_a_flows_requests_alone_and_under_load_give_the_paths_cpu_by_company() -> None:
+    # Alone (the baseline, but its first request) 80 ms; four at a time in one process, 250 ms.
+    alone = [in_app(10.0 * i, 0.1, 0.08) for i in range(5)]
+    loaded = [in_app(100.0 + i // 4, 1.0, 0.25) for i in range(20)]  # 5 rounds of 4 together
+    measured = spread_of([flow(loaded, alone)], "/p", ["uvicorn"])
+    assert [c for c, _ in measured.cpu_by_company] == [0.0, pytest.approx(3.0)]
+    assert [cpu for _, cpu in measured.cpu_by_company] == [pytest.approx(0.08), pytest.approx(0.25)]
+    assert sum(measured.cpu_s) / len(measured.cpu_s) == pytest.approx(0.25)  # the spread: under load
+
+
+def kind(curve: tuple[tuple[float, float], ...] = ()) -> RequestKind:
+    # 20 ms of CPU under load (the spread's mean), and 30 ms of waiting.
+    return RequestKind("/p", 1, 0.02, 0.03, cpu_spread_s=(0.02,) * 9, cpu_by_company=curve)
+
+
+THREADS = Configuration("gthread", 1, 8, "per-process", True)
+SYNC = Configuration("sync", 2, 1, "shared", True)
+
+
+def p99(config: Configuration, curve: tuple[tuple[float, float], ...]) -> float:
+    return simulate([kind(curve)], config, 2.0, 30.0, 3000).p99_s
+
+
+def test_each_simulated_request_costs_the_cpu_of_the_company_it_meets() -> None:
+    # Threads in one process meet company: from the same 20 ms alone, CPU that grows with it
+    # queues them longer, CPU that falls with it shorter, than CPU that does not move.
+    rising = ((0.0, 0.02), (4.0, 0.05))
+    falling = ((0.0, 0.02), (4.0, 0.005))
+    flat = p99(THREADS, ())
+    assert p99(THREADS, falling) < flat < p99(THREADS, rising)
+    # A sync worker serves one request at a time: every request is alone in its process, and costs
+    # the curve's CPU alone (here the spread's mean: the same run as without a curve).
+    assert p99(SYNC, rising) == p99(SYNC, ())
+    assert p99(SYNC, ((0.0, 0.04), (4.0, 0.05))) > p99(SYNC, ())
