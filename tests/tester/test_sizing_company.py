@@ -13,8 +13,10 @@ from labtester.proposal.spreads import spread_of
 from labtester.rawlog import Record
 from labtester.scenarios.common import encode
 from labtester.sizing.configuration import Configuration
+from labtester.sizing.document import KindCost
 from labtester.sizing.model import RequestKind, simulate
 from labtester.sizing.overlap import FEWEST_AT, Company, at, curve_of
+from labtester.sizing.window import used_ratio
 
 
 def in_app(start: float, app_s: float, cpu_s: float, pid: int = 1, path: str = "/p") -> Sample:
@@ -89,3 +91,18 @@ def test_each_simulated_request_costs_the_cpu_of_the_company_it_meets() -> None:
     # the curve's CPU alone (here the spread's mean: the same run as without a curve).
     assert p99(SYNC, rising) == p99(SYNC, ())
     assert p99(SYNC, ((0.0, 0.04), (4.0, 0.05))) > p99(SYNC, ())
+
+
+def test_the_cpu_a_proof_used_is_set_against_what_the_plan_drew_at_the_company_it_kept() -> None:
+    # The plan drew 250 ms on average (the flows, in company), 80 ms alone. A proof's requests alone
+    # that used 80 ms used what the plan drew for them; two at a time, 165 ms (midway in log(1 +
+    # company) from 80 at 0 to 250 at 3): 1.0 as well. Without the curve, against the mean.
+    curve = [[0.0, 0.08], [3.0, 0.25]]
+    planned = KindCost(name="/p", weight=1, cpu_s=0.08, wait_s=0.0, overhead_s=0.0, cores_per_process=1,
+                       cpu_spread_s=[0.25] * 9, cpu_by_company=curve)  # fmt: skip
+    alone = [in_app(10.0 * i, 0.1, 0.08) for i in range(5)]
+    paired = [in_app(100.0 + i // 2, 1.0, at(((0.0, 0.08), (3.0, 0.25)), 1.0)) for i in range(6)]
+    assert used_ratio([planned], alone) == pytest.approx(1.0)
+    assert used_ratio([planned], paired) == pytest.approx(1.0)
+    flat = planned.model_copy(update={"cpu_by_company": []})
+    assert used_ratio([flat], alone) == pytest.approx(0.08 / 0.25)

@@ -49,8 +49,9 @@ def resized(
     ratios: dict[str, float] = {}
     for name, item in by_family.items():
         proofs = [r for p in planned if p.family.name == name for r in runs.get(target_name(p.summary), ())]
-        used = window.cpu_used(item.summary.kinds, _answered(proofs))
-        ratio = window.used_ratio(item.summary.kinds, used)
+        answered = _answered(proofs)
+        used = window.cpu_used(item.summary.kinds, answered)
+        ratio = window.used_ratio(item.summary.kinds, answered)
         measured = any(len(cpu) >= FEWEST for cpu in used.values())  # else the plan's spreads stand
         if ratio is not None and measured and abs(ratio - 1) > DEPARTS:
             ratios[name] = ratio

@@ -39,4 +39,5 @@ def sustained_after(
     cores = Pod.of(summary.pod).cores_left(level.offered_per_s)
     overhead = overhead_per_request([run])
     p99 = window.sustained_on(summary, level.offered_per_s, cores, level.sustained_s, used, overhead)
-    return {"p99_s": p99, "cpu_ratio": window.used_ratio(summary.kinds, used), "overhead_s": overhead}
+    ratio = window.used_ratio(summary.kinds, [s for s in samples if s.path in used])
+    return {"p99_s": p99, "cpu_ratio": ratio, "overhead_s": overhead}

@@ -88,7 +88,7 @@ class Warmup:
             "predicted_per_s": run.per_s,
             "predicted_p99_s": run.p99_s if finite else None,
             "p99_band_s": list(run.p99_band_s) if finite else [],
-            "cpu_ratio": window.used_ratio(kinds, used),
+            "cpu_ratio": window.used_ratio(kinds, answered),
             "cpu_s": {name: sum(cpu) / len(cpu) for name, cpu in used.items() if cpu},
             "requests": sum(len(cpu) for cpu in used.values()),
             "cores": cores,

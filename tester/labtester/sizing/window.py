@@ -17,7 +17,7 @@ from labtester.load import Sample
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import MOST_PREDICTED, KindCost, SizedSummary
 from labtester.sizing.model import BAND_DRAWS, FEWEST, Predicted, RequestKind, proof_run, sustained_p99
-from labtester.sizing.overlap import Company
+from labtester.sizing.overlap import Company, at
 from labtester.sizing.quantiles import spread
 
 
@@ -28,10 +28,21 @@ def cpu_used(kinds: Sequence[KindCost], samples: Sequence[Sample]) -> dict[str, 
     }
 
 
-def used_ratio(kinds: Sequence[KindCost], used: Mapping[str, Sequence[float]]) -> float | None:
-    """The CPU these requests used over what the plan drew for as many of each kind."""
-    drawn = sum(k.mean_cpu_s * len(used.get(k.name, ())) for k in kinds)
-    return sum(sum(cpu) for cpu in used.values()) / drawn if drawn > 0 else None
+def used_ratio(kinds: Sequence[KindCost], samples: Sequence[Sample]) -> float | None:
+    """The CPU the answered requests of `samples` used over what the plan drew for as many of each
+    kind: at the company each kept in its process where the kind's CPU moves with it (overlap.py),
+    else the kind's mean."""
+    by_name = {k.name: k for k in kinds}
+    curves = {k.name: tuple((c, cpu) for c, cpu in k.cpu_by_company) for k in kinds if k.cpu_by_company}
+    company = Company(samples) if curves else None
+    used = drawn = 0.0
+    for s in samples:
+        if not s.ok or s.cpu_s is None or (k := by_name.get(s.path)) is None:
+            continue
+        used += s.cpu_s
+        others = company.others(s) if company is not None and k.name in curves else None
+        drawn += at(curves[k.name], others) if others is not None else k.mean_cpu_s
+    return used / drawn if drawn > 0 else None
 
 
 def shared_cpu_ratio(
