@@ -14,9 +14,9 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import encode
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import KindCost
-from labtester.sizing.model import RequestKind, simulate
+from labtester.sizing.model import FEWEST, RequestKind, ceiling_per_s, simulate
 from labtester.sizing.overlap import FEWEST_AT, Company, at, curve_of
-from labtester.sizing.window import used_ratio
+from labtester.sizing.window import measured_kinds, used_ratio
 
 
 def in_app(start: float, app_s: float, cpu_s: float, pid: int = 1, path: str = "/p") -> Sample:
@@ -72,7 +72,7 @@ def kind(curve: tuple[tuple[float, float], ...] = ()) -> RequestKind:
     return RequestKind("/p", 1, 0.02, 0.03, cpu_spread_s=(0.02,) * 9, cpu_by_company=curve)
 
 
-THREADS = Configuration("gthread", 1, 8, "per-process", True)
+THREADS = Configuration("gthread", 1, 8, "per_worker", True)
 SYNC = Configuration("sync", 2, 1, "shared", True)
 
 
@@ -95,14 +95,48 @@ def test_each_simulated_request_costs_the_cpu_of_the_company_it_meets() -> None:
 
 def test_the_cpu_a_proof_used_is_set_against_what_the_plan_drew_at_the_company_it_kept() -> None:
     # The plan drew 250 ms on average (the flows, in company), 80 ms alone. A proof's requests alone
-    # that used 80 ms used what the plan drew for them; two at a time, 165 ms (midway in log(1 +
-    # company) from 80 at 0 to 250 at 3): 1.0 as well. Without the curve, against the mean.
+    # that used 80 ms used what the plan drew for them; three at a time, 214.7 ms (in log(1 +
+    # company), 2 others is 0.79 of the way from 80 at 0 to 250 at 3): 1.0 as well. Without the
+    # curve, against the mean.
     curve = [[0.0, 0.08], [3.0, 0.25]]
     planned = KindCost(name="/p", weight=1, cpu_s=0.08, wait_s=0.0, overhead_s=0.0, cores_per_process=1,
                        cpu_spread_s=[0.25] * 9, cpu_by_company=curve)  # fmt: skip
     alone = [in_app(10.0 * i, 0.1, 0.08) for i in range(5)]
-    paired = [in_app(100.0 + i // 2, 1.0, at(((0.0, 0.08), (3.0, 0.25)), 1.0)) for i in range(6)]
+    threes = [in_app(100.0 + i // 3, 1.0, 0.21468) for i in range(9)]
     assert used_ratio([planned], alone) == pytest.approx(1.0)
-    assert used_ratio([planned], paired) == pytest.approx(1.0)
+    assert used_ratio([planned], threes) == pytest.approx(1.0, rel=1e-3)
     flat = planned.model_copy(update={"cpu_by_company": []})
     assert used_ratio([flat], alone) == pytest.approx(0.08 / 0.25)
+    # Its company is among the run's requests it is given (a proof's whole run), not only those judged.
+    assert used_ratio([planned], threes[:1], threes) == pytest.approx(1.0, rel=1e-3)
+    assert used_ratio([planned], threes[:1]) == pytest.approx(0.21468 / 0.08)
+    # Where the proof measured a kind's CPU, that is what a re-sizing draws, at the company it met:
+    # the curve goes; a kind it did not measure keeps it.
+    (measured,) = measured_kinds([planned], {"/p": [0.2] * FEWEST})
+    (kept,) = measured_kinds([planned], {})
+    assert measured.cpu_by_company == () and kept.cpu_by_company == ((0.0, 0.08), (3.0, 0.25))
+
+
+def test_a_ceiling_is_at_the_company_where_a_request_costs_least() -> None:
+    # Little's law's bound on a configuration: 20 ms alone where the spread says 50 ms under load,
+    # so one core serves up to 50/s, not 20/s; a curve that never goes below the mean moves nothing.
+    rising = RequestKind(
+        "/p", 1, 0.02, 0.0, cpu_spread_s=(0.05,) * 9, cpu_by_company=((0.0, 0.02), (8.0, 0.08))
+    )
+    flat = RequestKind("/p", 1, 0.02, 0.0, cpu_spread_s=(0.05,) * 9)
+    one = Configuration("uvicorn", 1, None, "per_worker", False)
+    assert ceiling_per_s([rising], one, 1.0) == pytest.approx(50.0)
+    assert ceiling_per_s([flat], one, 1.0) == pytest.approx(20.0)
+    above = RequestKind(
+        "/p", 1, 0.02, 0.0, cpu_spread_s=(0.05,) * 9, cpu_by_company=((0.0, 0.06), (8.0, 0.08))
+    )
+    assert ceiling_per_s([above], one, 1.0) == pytest.approx(20.0)
+
+
+def test_a_request_whose_process_is_not_known_is_in_the_spread_and_not_on_the_curve() -> None:
+    alone = [in_app(10.0 * i, 0.1, 0.08) for i in range(5)]
+    loaded = [in_app(100.0 + i // 4, 1.0, 0.25) for i in range(20)]
+    unknown = [Sample("/p", 0.0, 0.0, 1.0, 200, None, cpu_s=0.9, app_s=1.0)] * 5  # no pid
+    measured = spread_of([flow(loaded + unknown, alone)], "/p", ["uvicorn"])
+    assert max(measured.cpu_s) == pytest.approx(0.9)
+    assert [cpu for _, cpu in measured.cpu_by_company] == [pytest.approx(0.08), pytest.approx(0.25)]

@@ -1,14 +1,17 @@
 """Size again on the CPU the proofs' requests used, where that departs from what the plan drew for
 them, and prove the new proposal.
 
-The plan draws each request's CPU from the flows, where 50 users ran at once; a request's CPU moves
-with what runs beside it. At the rates a proposal serves, the requests used 1.16x to 1.42x the
-flows' CPU on datasette (2026-11-27), and the Django shop's /report 0.4x to 0.8x of what its
-one-worker flow gave uvicorn (what 50 requests in one process cost each other), so uvicorn's family
-kept no objective in the model and measured the best p99 in its proof. Each configuration's proof
-measures its family's CPU at the rates the proposal serves: every family's knobs searched again on
-it give a proposal made on measured work, which its own proof, after, checks (the answer names it
-where it kept the objective: `SizingConclusion.proved_best`).
+The plan draws each request's CPU from the flows, at the company it meets in its process
+(sizing/overlap.py): the flows ran 50 users at once, a proposal's rates mostly one to four a
+process. Before the company was drawn, the requests used 1.16x to 1.54x the flows' CPU on
+datasette at the rates a proposal served (2026-11-27 to 29), and the Django shop's /report 0.4x to
+0.8x of what its one-worker flow gave uvicorn. What the company does not explain (a machine that
+runs faster or slower minutes later, work that moves with the rate itself) is measured by each
+configuration's proof at the rates the proposal serves: every family's knobs searched again on it
+give a proposal made on measured work, which its own proof, after, checks (the answer names it
+where it kept the objective: `SizingConclusion.proved_best`). The search draws that CPU as the
+proofs measured it, at the company they met (not moved with company: a configuration with other
+processes meets other company, which the re-sizing does not model).
 """
 
 from __future__ import annotations

@@ -62,8 +62,8 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
     runs = [r for r in _flows(records, mix=False) if r.get("endpoint") == path]
     mixes = _flows(records, mix=True)
     own = set(family_targets)
-    cpu: list[tuple[float, float]] = []  # (company, CPU) of each answered request
-    mixed: list[tuple[float, float]] = []
+    cpu: list[tuple[float | None, float]] = []  # (company, CPU) of each answered request
+    mixed: list[tuple[float | None, float]] = []
     alone: list[tuple[float, float]] = []  # the requests alone before each flow's ramp
     elsewhere = said_cpu = 0.0  # where requests said where their CPU ran: off their thread, of all
     for r in runs:
@@ -89,8 +89,13 @@ def spread_of(records: Iterable[Record], path: str, family_targets: Iterable[str
         spread([c for _, c in cpu]) if len(cpu) >= FEWEST else (),
         spread([max(0.0, w) for w in waits]) if len(waits) >= FEWEST else (),
         share_of(elsewhere, said_cpu) or 0.0,
-        curve_of([*alone, *cpu]) if len(cpu) >= FEWEST else (),
+        # The curve from requests whose company is known, and only where they cost any CPU.
+        curve_of([*alone, *((c, cpu_s) for c, cpu_s in cpu if c is not None)]) if _costs(cpu) else (),
     )
+
+
+def _costs(cpu: list[tuple[float | None, float]]) -> bool:
+    return len(cpu) >= FEWEST and sum(c for _, c in cpu) > 0
 
 
 def _alone(run: Record) -> list[Sample]:
@@ -100,12 +105,13 @@ def _alone(run: Record) -> list[Sample]:
     return [s for s in baseline if s.ok]
 
 
-def _by_company(samples: list[Sample], path: str, late: float) -> list[tuple[float, float]]:
+def _by_company(samples: list[Sample], path: str, late: float) -> list[tuple[float | None, float]]:
     """(company, CPU) of the path's answered requests among these (one target's run or runs):
-    how many others of their process were in the app beside them, on average (overlap.py)."""
+    how many others of their process were in the app beside them, on average (overlap.py; None
+    where a response did not say its process, start or time)."""
     company = Company(samples)
     return [
-        (others if (others := company.others(s)) is not None else 0.0, s.cpu_s + late)
+        (company.others(s), s.cpu_s + late)
         for s in samples
         if s.path == path and s.ok and s.cpu_s is not None
     ]

@@ -39,5 +39,5 @@ def sustained_after(
     cores = Pod.of(summary.pod).cores_left(level.offered_per_s)
     overhead = overhead_per_request([run])
     p99 = window.sustained_on(summary, level.offered_per_s, cores, level.sustained_s, used, overhead)
-    ratio = window.used_ratio(summary.kinds, [s for s in samples if s.path in used])
+    ratio = window.used_ratio(summary.kinds, [s for s in samples if s.path in used], samples)
     return {"p99_s": p99, "cpu_ratio": ratio, "overhead_s": overhead}

@@ -166,7 +166,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
     return level.model_copy(
         update={
             "cores_free": free,
-            "cpu_used_ratio": window.used_ratio(summary.kinds, done),
+            "cpu_used_ratio": window.used_ratio(summary.kinds, done, everything),
             "shared_cpu_ratio": window.shared_cpu_ratio(summary.kinds, done, everything),
             "explained_per_s": explained.per_s if explained else None,
             "explained_p99_s": explained.p99_s if explained else None,

@@ -108,6 +108,11 @@ class RequestKind:
     def alone_s(self) -> float:
         return self.demand_s + self.mean_wait_s
 
+    @property
+    def least_alone_s(self) -> float:
+        """The least time a request holds its slot at any company measured (a ceiling's)."""
+        return self.least_demand_s + self.mean_wait_s
+
     def cpu_scale(self, company: int) -> float:
         """The CPU of a request beside `company` others of its process, over the spread's mean."""
         if not self.cpu_by_company or self.mean_cpu_s <= 0:
@@ -163,10 +168,11 @@ def mean_of(kinds: Sequence[RequestKind], value: str) -> float:
 
 def ceiling_per_s(kinds: Sequence[RequestKind], config: Configuration, cores: float) -> float:
     """Little's law for the configuration alone: the fewer of its slots over the time a request
-    holds one and the cores its processes can use over the CPU a request costs."""
-    demand = mean_of(kinds, "least_demand_s")  # at the company where a request costs least: a bound
+    holds one and the cores its processes can use over the CPU a request costs, each at the
+    company where a request costs least (a bound: what it serves is below)."""
+    demand = mean_of(kinds, "least_demand_s")
     usable = min(cores, config.processes * mean_of(kinds, "cores_per_process"))
-    limits = [config.slots / mean_of(kinds, "alone_s")]
+    limits = [config.slots / mean_of(kinds, "least_alone_s")]
     if demand > 0:
         limits.append(usable / demand)
     return min(limits)

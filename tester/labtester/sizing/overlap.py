@@ -2,14 +2,16 @@
 same process were in the app beside it, on average over its time there.
 
 A kind's CPU per request is not one figure. The Django shop's /report (a sync view, as ASGI) used
-81 ms alone, 90-97 ms beside one other and 252 ms in a one-worker uvicorn flow of 50 users;
-datasette's 50-row page went the other way, 335-360 ms alone and 172-260 ms in the flows. The
-flows measure mostly in company (8 or more beside), the rates a proposal serves mostly alone or
-beside one or two, so the CPU the plan drew from the flows was 0.4-0.8x (Django) and 1.16-1.54x
-(datasette) what the proofs' requests used. So each kind carries its CPU by company, measured
-(`curve_of`: the requests alone before each flow's ramp, the ramp, the flow under load), and the
-simulation draws each request's CPU at the company it meets when it starts (events.py): a
-piecewise-linear curve in log(1 + company), flat beyond the company measured.
+105 ms alone and 251 ms beside 44 others in a one-worker uvicorn flow of 50 users; datasette's
+50-row page went the other way, 341 ms alone and 172-185 ms beside 2 to 25 others. The flows
+measure mostly in company, the rates a proposal serves mostly alone or beside one or two, so the
+CPU the plan drew from the flows was 0.56-0.59x (Django) and 1.54x (datasette) what the proofs'
+requests used. So each kind carries its CPU by company (`curve_of`, from what spreads.py reads: the
+requests alone before each flow's ramp, and the flow's, or its mix's, requests), and the
+simulation draws each request's CPU at the company it meets when it starts (events.py): the
+curve's axis is the time-weighted company over a request's stay, the simulation's the company at
+its start; at steady state the two agree on average, less so in a burst or from an idle start.
+The curve is piecewise linear in log(1 + company), flat beyond the company measured.
 """
 
 from __future__ import annotations

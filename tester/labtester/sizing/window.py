@@ -28,13 +28,16 @@ def cpu_used(kinds: Sequence[KindCost], samples: Sequence[Sample]) -> dict[str, 
     }
 
 
-def used_ratio(kinds: Sequence[KindCost], samples: Sequence[Sample]) -> float | None:
+def used_ratio(
+    kinds: Sequence[KindCost], samples: Sequence[Sample], neighbours: Sequence[Sample] | None = None
+) -> float | None:
     """The CPU the answered requests of `samples` used over what the plan drew for as many of each
-    kind: at the company each kept in its process where the kind's CPU moves with it (overlap.py),
-    else the kind's mean."""
+    kind: at the company each kept in its process where the kind's CPU moves with it (overlap.py;
+    its company among `neighbours`, default `samples`: a proof gives its whole run, the measured
+    ones among them as the same objects), else the kind's mean."""
     by_name = {k.name: k for k in kinds}
     curves = {k.name: tuple((c, cpu) for c, cpu in k.cpu_by_company) for k in kinds if k.cpu_by_company}
-    company = Company(samples) if curves else None
+    company = Company(samples if neighbours is None else neighbours) if curves else None
     used = drawn = 0.0
     for s in samples:
         if not s.ok or s.cpu_s is None or (k := by_name.get(s.path)) is None:
