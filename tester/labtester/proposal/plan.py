@@ -206,7 +206,7 @@ def _least_p99(found: Found, state: Search) -> str:
         return NO_RATE
     p99, least = min(((_quiet_p99(state, c), c) for c in best), key=lambda pair: pair[0])
     return (
-        f"{NO_RATE} (the requests' CPU as the flows measured it, under their load, makes p99 about "
+        f"{NO_RATE} (the requests' CPU as the flows measured it, at the company each meets, makes p99 about "
         f"{p99:.2f} s even with next to no load, on {least.label}: an objective above it may get a proposal)"
     )
 

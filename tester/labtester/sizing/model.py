@@ -21,6 +21,9 @@ on the loop, in its turn. Work a request ran in another process (a process pool'
 adds itself) is in that share too and is modelled the same way, on its process's cores: a
 pessimistic simplification, as that work has cores of its own.
 
+A request's CPU is drawn from its kind's measured spread, moved to the company it meets in its
+process as it starts (its kind's CPU by company, measured: overlap.py).
+
 The arrival sequence comes from a seed, so two configurations (and two rates) are compared on the
 same requests: the search's steps are smooth, not noise.
 """
