@@ -21,7 +21,7 @@ from labtester.sizing.document import (
     SizingConclusion,
     sustained_length,
 )
-from labtester.sizing.held import CONFIRMS, SCREENS
+from labtester.sizing.held import CONFIRMS, SCREENS, footprint, size
 from labtester.sizing.model import SUSTAINED_SEEDS, RequestKind, sustained_p99
 from labtester.sizing.pod import Pod
 from labtester.sizing.search import Candidate, Found, Search, Sized, candidates, search
@@ -170,15 +170,16 @@ def test_once_proved_the_sustained_p99_is_the_one_on_the_cpu_the_proofs_used() -
 TARGET = 45.0  # per second: on SPREAD, between what one configuration keeps sustained and the next
 
 
-def smallest_for_a_proof(kinds: dict[str, list[RequestKind]], rate: float) -> Sized:
-    """The smallest configuration whose p99 at `rate` meets the objective in a proof's 20-s run."""
-    state = state_of(kinds)
+def smallest_on(pod: Pod, rate: float) -> Sized | None:
+    """The smallest configuration on `pod` whose p99 at `rate` meets the objective in a proof's 20-s
+    run (None: none does)."""
+    state = Search({f.name: SPREAD for f in SEARCHED}, pod, OBJECTIVE_S, 20)
     firsts = [
         first
         for f in SEARCHED
-        if (first := _first_serving(state, candidates(f, SPREAD, POD, MEMORY[f.name]), rate)) is not None
+        if (first := _first_serving(state, candidates(f, SPREAD, pod, MEMORY[f.name]), rate)) is not None
     ]
-    return min(firsts, key=lambda s: (s.candidate.memory_bytes, s.candidate.processes))
+    return min(firsts, key=size, default=None)
 
 
 def sustained_of(sized: Sized, rate: float) -> float:
@@ -204,7 +205,8 @@ def test_a_target_rate_gets_the_smallest_configuration_that_keeps_it_sustained()
     # objective at it queues past it over ten minutes, so a bigger one is proposed, one that keeps both.
     kinds = {f.name: SPREAD for f in SEARCHED}
     found = sized_for(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, TARGET)
-    for_a_proof = smallest_for_a_proof(kinds, TARGET)
+    for_a_proof = smallest_on(POD, TARGET)
+    assert for_a_proof is not None
     assert sustained_of(for_a_proof, TARGET) > OBJECTIVE_S  # the case this test is about
     assert found.serves_rate and found.held is True and found.proposed is not None
     assert found.proposed.candidate.memory_bytes > for_a_proof.candidate.memory_bytes
@@ -245,7 +247,8 @@ def test_where_nothing_in_the_pod_keeps_a_target_rate_sustained_the_answer_says_
     kinds = {f.name: SPREAD for f in SEARCHED}
     knee = proposal_of(SPREAD).sustainable_per_s
     found = sized_for(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, knee)
-    smallest = smallest_for_a_proof(kinds, knee)
+    smallest = smallest_on(POD, knee)
+    assert smallest is not None
     assert found.serves_rate and found.held is False and found.proposed is not None
     assert found.proposed.candidate.label == smallest.candidate.label
     # Bisected, every family is walked to its largest within the pod before the screens run out:
@@ -315,17 +318,6 @@ def test_a_rate_kept_sustained_on_the_cpu_its_proof_used_drops_the_plans_caveat_
     assert proved_with(0.6).caveats == [*stale, "assumed"]  # missed on what it used too: said
 
 
-def smallest_on(pod: Pod, rate: float) -> Sized | None:
-    """The smallest configuration on `pod` whose p99 at `rate` meets the objective in a proof's run."""
-    state = Search({f.name: SPREAD for f in SEARCHED}, pod, OBJECTIVE_S, 20)
-    firsts = [
-        first
-        for f in SEARCHED
-        if (first := _first_serving(state, candidates(f, SPREAD, pod, MEMORY[f.name]), rate)) is not None
-    ]
-    return min(firsts, key=lambda s: (s.candidate.memory_bytes, s.candidate.processes), default=None)
-
-
 @pytest.mark.parametrize(("rate", "walked_up_on_four"), [(120.0, True), (140.0, False)])
 def test_a_target_rate_beyond_the_pod_names_a_pod_that_keeps_it_over_minutes(
     rate: float, walked_up_on_four: bool
@@ -352,10 +344,7 @@ def test_a_target_rate_beyond_the_pod_names_a_pod_that_keeps_it_over_minutes(
     )
     if walked_up_on_four:
         assert pod.cores == four.cores
-        assert (needed.memory_bytes, needed.processes) > (
-            first.candidate.memory_bytes,
-            first.candidate.processes,
-        )
+        assert footprint(needed) > size(first)
         # The smallest that keeps it on its family's walk: a process fewer does not.
         below = one_process_fewer(needed, four)
         assert below is not None

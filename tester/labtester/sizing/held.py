@@ -85,7 +85,7 @@ def held(state: Search, found: dict[str, list[Candidate]], firsts: dict[str, Siz
             for up in found[c.family.name]
             if up.per_process == c.per_process
             and up.processes > c.processes
-            and (kept is None or (up.memory_bytes, up.processes) < size(kept))
+            and (kept is None or footprint(up) < size(kept))
         ]
         if walk.spent:
             walked_all = False
@@ -135,8 +135,13 @@ def _lowest_kept(walk: _Walk, ladder: list[Candidate]) -> tuple[Sized | None, bo
         low = high  # missed on the plan's own figure: a rung above it may keep it
 
 
+def footprint(candidate: Candidate) -> tuple[int, int]:
+    """What makes one configuration smaller than another: its memory, then its processes."""
+    return candidate.memory_bytes, candidate.processes
+
+
 def size(sized: Sized) -> tuple[int, int]:
-    return sized.candidate.memory_bytes, sized.candidate.processes
+    return footprint(sized.candidate)
 
 
 def _sustained_p99(state: Search, candidate: Candidate, rate: float, screen: bool = False) -> float | None:

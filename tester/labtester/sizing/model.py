@@ -201,13 +201,11 @@ def simulate(
     bounds = shares_bounds([k.weight / total for k in kinds])
     kind_of = list(picked) if picked is not None else [pick(bounds, d) for d in kind_draws[: len(times)]]
     run = Run(config, cores, mean_of(kinds, "cores_per_process"), times)
-    costs = [kinds[k].phases(cpu_draws[i], wait_draws[i], config) for i, k in enumerate(kind_of)]
-    run.cpu = [cpu for cpu, _, _, _ in costs]
-    run.beside = [beside for _, beside, _, _ in costs]
-    run.wait = [wait for _, _, wait, _ in costs]
-    run.resume = [resume for _, _, _, resume in costs]
     run.draws = worker_draws
     if any(k.cpu_by_company for k in kinds):
+        # Each request's phases are set as it starts, at the company it meets (nothing reads them
+        # before): none are drawn ahead.
+        run.cpu, run.beside, run.wait, run.resume = ([0.0] * len(kind_of) for _ in range(4))
 
         def at_company(request: int, company: int) -> None:
             kind = kinds[kind_of[request]]
@@ -216,6 +214,12 @@ def simulate(
             run.cpu[request], run.beside[request], run.wait[request], run.resume[request] = phases
 
         run.at_company = at_company
+    else:
+        costs = [kinds[k].phases(cpu_draws[i], wait_draws[i], config) for i, k in enumerate(kind_of)]
+        run.cpu = [cpu for cpu, _, _, _ in costs]
+        run.beside = [beside for _, beside, _, _ in costs]
+        run.wait = [wait for _, _, wait, _ in costs]
+        run.resume = [resume for _, _, _, resume in costs]
     while len(run.latencies) < len(times):
         run.step()
     judged = [s for s, r in zip(run.latencies, run.answered, strict=True) if times[r] >= judged_from_s]

@@ -49,7 +49,7 @@ def at(curve: Curve, company: float) -> float:
         return curve[0][1]
     if company >= curve[-1][0]:
         return curve[-1][1]
-    upper = bisect.bisect_right([c for c, _ in curve], company)
+    upper = bisect.bisect_right(curve, company, key=lambda point: point[0])
     (c0, cpu0), (c1, cpu1) = curve[upper - 1], curve[upper]
     x, x0, x1 = math.log1p(company), math.log1p(c0), math.log1p(c1)
     return cpu0 + (cpu1 - cpu0) * (x - x0) / (x1 - x0)
@@ -88,9 +88,7 @@ class Company:
         return (
             start,
             end,
-            sorted(
-                (max(start, a), min(end, b)) for a, b, other in near if other != id(request) and b > start
-            ),
+            [(max(start, a), min(end, b)) for a, b, other in near if other != id(request) and b > start],
         )
 
     def share(self, request: Sample) -> float | None:
@@ -100,7 +98,7 @@ class Company:
             return None
         start, end, overlaps = beside
         covered, reached = 0.0, start
-        for a, b in overlaps:
+        for a, b in sorted(overlaps):
             if b > reached:
                 covered += b - max(a, reached)
                 reached = b
