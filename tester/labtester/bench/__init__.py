@@ -36,7 +36,7 @@ from labtester.report.clients import release_text
 from labtester.results import Results
 from labtester.scenarios.bursts.analyse import BurstRun, BurstsSummary
 from labtester.scenarios.sweep import level
-from labtester.sizing.families import RULES, Family
+from labtester.sizing.families import RULES, Family, family_name
 from labtester.sizing.model import RequestKind
 from labtester.sizing.pod import MIB, Memory, Pod
 from labtester.sizing.search import search
@@ -241,7 +241,10 @@ def print_sizing_cost(console: Console) -> None:
         RequestKind("/wait", 1, 0.0, 0.1, 0.001),
         RequestKind("/mix", 1, 0.04, 0.05, 0.001),
     ]
-    families = [Family(f"{server}-{kind}", server, "wsgi", rule) for (server, kind), rule in RULES.items()]
+    families = [
+        Family(family_name(server, kind), server, kind if kind == "asgi" else "wsgi", rule)
+        for (server, kind), rule in RULES.items()
+    ]
     found = search(
         families,
         {f.name: mix for f in families},

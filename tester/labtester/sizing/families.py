@@ -115,6 +115,12 @@ def family_key(entry_env: dict[str, str], interface: str) -> tuple[str, str]:
     return server, interface
 
 
+def family_name(server: str, kind: str) -> str:
+    """gunicorn's worker class (`gthread`), an interface's default server (`uvicorn`), or both
+    (`granian-wsgi`): `kind` is gunicorn's worker class or the interface."""
+    return kind if server == "gunicorn" else server if server == SERVERS.get(kind) else f"{server}-{kind}"
+
+
 def families(
     interface: str, values: Path = DEFAULT_VALUES, prefix: str = ""
 ) -> tuple[list[Family], list[str]]:
@@ -136,10 +142,6 @@ def families(
                 (*previous.fixed_targets, prefix + definition.name),
             )  # fmt: skip
             continue
-        server, kind = key
-        name = (
-            kind if server == "gunicorn" else server if server == SERVERS[interface] else f"{server}-{kind}"
-        )
         env = {k: v for k, v in definition.env.items() if k not in KNOBS}
-        found[key] = Family(name, server, interface, rule, env, (prefix + definition.name,))
+        found[key] = Family(family_name(*key), key[0], interface, rule, env, (prefix + definition.name,))
     return list(found.values()), unknown
