@@ -16,7 +16,7 @@ from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import KindCost
 from labtester.sizing.model import FEWEST, RequestKind, ceiling_per_s, simulate
 from labtester.sizing.overlap import FEWEST_AT, Company, at, curve_of
-from labtester.sizing.window import measured_kinds, used_ratio
+from labtester.sizing.window import kind_ratios, measured_kinds, scaled_kinds, used_ratio
 
 
 def in_app(start: float, app_s: float, cpu_s: float, pid: int = 1, path: str = "/p") -> Sample:
@@ -110,11 +110,33 @@ def test_the_cpu_a_proof_used_is_set_against_what_the_plan_drew_at_the_company_i
     # Its company is among the run's requests it is given (a proof's whole run), not only those judged.
     assert used_ratio([planned], threes[:1], threes) == pytest.approx(1.0, rel=1e-3)
     assert used_ratio([planned], threes[:1]) == pytest.approx(0.21468 / 0.08)
-    # Where the proof measured a kind's CPU, that is what a re-sizing draws, at the company it met:
-    # the curve goes; a kind it did not measure keeps it.
+    # Where the proof measured a kind's CPU, that is what its own run's prediction draws, at the
+    # company it met: the curve goes; a kind it did not measure keeps it.
     (measured,) = measured_kinds([planned], {"/p": [0.2] * FEWEST})
     (kept,) = measured_kinds([planned], {})
     assert measured.cpu_by_company == () and kept.cpu_by_company == ((0.0, 0.08), (3.0, 0.25))
+
+
+def test_a_resizing_draws_the_cpu_proofs_used_moving_with_company_as_the_flows_did() -> None:
+    # The plan: /p 80 ms alone, 250 ms beside 3 others; /q 10 ms, no curve. A proof's /p requests,
+    # three at a time, used 1.2x what the plan drew for them there; it answered too few /q to say.
+    curve = [[0.0, 0.08], [3.0, 0.25]]
+    p = KindCost(name="/p", weight=1, cpu_s=0.08, wait_s=0.0, overhead_s=0.0, cores_per_process=1,
+                 cpu_spread_s=[0.25] * 9, cpu_by_company=curve)  # fmt: skip
+    q = p.model_copy(update={"name": "/q", "cpu_s": 0.01, "cpu_spread_s": [0.01] * 9, "cpu_by_company": []})
+    threes = [in_app(100.0 + i // 3, 1.0, 0.21468 * 1.2) for i in range(9)]
+    few = [in_app(200.0 + i, 0.1, 0.05, path="/q") for i in range(FEWEST - 1)]
+    ratios = kind_ratios([p, q], threes + few)
+    assert list(ratios) == ["/p"] and ratios["/p"] == pytest.approx(1.2, rel=1e-3)
+    # A re-sized configuration may meet other company than the proof's (another process count):
+    # each request there draws 1.2x the plan's CPU at its company, alone as in company.
+    scaled, kept = scaled_kinds([p, q], ratios)
+    near = {"rel": 1e-3}
+    assert scaled.cpu_by_company == (pytest.approx((0.0, 0.096), **near), pytest.approx((3.0, 0.3), **near))
+    assert scaled.mean_cpu_s == pytest.approx(0.3, **near) and scaled.cpu_s == pytest.approx(0.096, **near)
+    assert [scaled.cpu_scale(n) for n in (0, 3)] == [pytest.approx(0.32), pytest.approx(1.0)]
+    assert kept == measured_kinds([q], {})[0]
+    assert scaled_kinds([p, q], {}) == measured_kinds([p, q], {})
 
 
 def test_a_ceiling_is_at_the_company_where_a_request_costs_least() -> None:

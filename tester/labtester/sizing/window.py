@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from labtester.load import Sample
 from labtester.sizing.configuration import Configuration
@@ -35,17 +36,38 @@ def used_ratio(
     kind: at the company each kept in its process where the kind's CPU moves with it (overlap.py;
     its company among `neighbours`, default `samples`: a proof gives its whole run, the measured
     ones among them as the same objects), else the kind's mean."""
+    sums = _used_and_drawn(kinds, samples, neighbours).values()
+    drawn = sum(d for _, d, _ in sums)
+    return sum(u for u, _, _ in sums) / drawn if drawn > 0 else None
+
+
+def kind_ratios(
+    kinds: Sequence[KindCost], samples: Sequence[Sample], neighbours: Sequence[Sample] | None = None
+) -> dict[str, float]:
+    """`used_ratio` of each kind with FEWEST answered requests in `samples`."""
+    return {
+        name: used / drawn
+        for name, (used, drawn, count) in _used_and_drawn(kinds, samples, neighbours).items()
+        if count >= FEWEST and drawn > 0
+    }
+
+
+def _used_and_drawn(
+    kinds: Sequence[KindCost], samples: Sequence[Sample], neighbours: Sequence[Sample] | None
+) -> dict[str, tuple[float, float, int]]:
+    """By kind: the CPU its answered requests used, what the plan drew for them, and how many."""
     by_name = {k.name: k for k in kinds}
     curves = {k.name: tuple((c, cpu) for c, cpu in k.cpu_by_company) for k in kinds if k.cpu_by_company}
     company = Company(samples if neighbours is None else neighbours) if curves else None
-    used = drawn = 0.0
+    sums: dict[str, tuple[float, float, int]] = {}
     for s in samples:
         if not s.ok or s.cpu_s is None or (k := by_name.get(s.path)) is None:
             continue
-        used += s.cpu_s
         others = company.others(s) if company is not None and k.name in curves else None
-        drawn += at(curves[k.name], others) if others is not None else k.mean_cpu_s
-    return used / drawn if drawn > 0 else None
+        drawn = at(curves[k.name], others) if others is not None else k.mean_cpu_s
+        used, drawn_before, count = sums.get(k.name, (0.0, 0.0, 0))
+        sums[k.name] = (used + s.cpu_s, drawn_before + drawn, count + 1)
+    return sums
 
 
 def shared_cpu_ratio(
@@ -100,6 +122,24 @@ def measured_kinds(
             () if measured else tuple((company, cpu) for company, cpu in k.cpu_by_company),
         )
         for k in kinds
+    ]
+
+
+def scaled_kinds(kinds: Sequence[KindCost], ratios: Mapping[str, float]) -> list[RequestKind]:
+    """The plan's kinds, each one's CPU (its spread and its CPU by company) times its ratio in
+    `ratios` (`kind_ratios`: what its requests used somewhere over what the plan drew for them):
+    the level measured there, and how it moves with company as the flows measured it, for a
+    configuration that meets other company than where it was measured (another process count)."""
+    return [
+        replace(
+            kind,
+            cpu_s=kind.cpu_s * ratio,
+            cpu_spread_s=tuple(cpu * ratio for cpu in kind.cpu_spread_s),
+            cpu_by_company=tuple((company, cpu * ratio) for company, cpu in kind.cpu_by_company),
+        )
+        if (ratio := ratios.get(kind.name, 1.0)) != 1.0
+        else kind
+        for kind in measured_kinds(kinds, {})
     ]
 
 
