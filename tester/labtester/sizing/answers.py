@@ -22,7 +22,9 @@ def decided(conclusion: SizingConclusion) -> SizingConclusion:
 
 
 def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | None) -> str:
-    """`Serve X with gunicorn gthread, 2 workers x 24 threads, on 2 cores and 1 GiB: predicted ...`"""
+    """`Serve X with gunicorn gthread, 2 workers x 24 threads, on 2 cores and 1 GiB: predicted ...`:
+    the answer a team reads first, with only how far a proof departed; what the run predicted from
+    its warm-up, the band of its draws and what explains a departure are in each proof's evidence."""
     pod = f"{conclusion.pod.cores:g} cores and {gib(conclusion.pod.memory_bytes)}"
     proposed = conclusion.proposed
     goal = f"p99 {conclusion.objective.p99_s:.2f} s"
@@ -46,9 +48,9 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     else:
         text = (
             f"Serve {serves}{proposed.label}, on {pod}: predicted {proposed.sustainable_per_s:.1f}/s at p99 "
-            f"{proposed.predicted_p99_s:.2f} s{from_warmup(level)}, {measured(level)}"
+            f"{proposed.predicted_p99_s:.2f} s, {measured(level)}"
         )
-        departs = level.departures() if level else []
+        departs = level.departures(brief=True) if level else []
         if departs:
             text += f" ({', '.join(departs)})"
         if (level is None or level.measured_per_s is None) and proposed.error:
@@ -80,14 +82,13 @@ def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummar
     """The answer where the proposal was sized again on the CPU the proofs' requests used, and the
     new proposal's own proof kept the objective."""
     level, first = resized.at_sustainable(), proposed.at_sustainable()
-    departs = level.departures() if level else []
+    departs = level.departures(brief=True) if level else []
     again = f" ({', '.join(departs)})" if departs else ""
     first_as = "" if proposed.label == resized.label else f" as {proposed.label}"
     return (
         f"Serve {serves}{resized.label}, on {pod}: sized again on the CPU the proofs measured "
         f"({_moved(resized)}), "
-        f"predicted {resized.sustainable_per_s:.1f}/s at p99 {resized.predicted_p99_s:.2f} s"
-        f"{from_warmup(level)}, "
+        f"predicted {resized.sustainable_per_s:.1f}/s at p99 {resized.predicted_p99_s:.2f} s, "
         f"{measured(level)}{again}; first sized on the flows' CPU{first_as}, predicted "
         f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, {measured(first)}"
     )
@@ -141,7 +142,7 @@ def _decided_by_proof(
     missed = proposed.at_sustainable()
     kept = (
         f"its proof kept {goal} at {met.offered_per_s:.1f}/s offered, {measured(met)} (predicted "
-        f"{met.predicted_per_s:.1f}/s at p99 {met.predicted_p99_s:.2f} s{from_warmup(met)})"
+        f"{met.predicted_per_s:.1f}/s at p99 {met.predicted_p99_s:.2f} s)"
     )
     if chosen.label == proposed.label:
         return (

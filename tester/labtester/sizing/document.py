@@ -139,9 +139,10 @@ class Level(BaseModel):
         """The p99 band of the prediction the run is judged against (its warm-up's where made)."""
         return self.warmup_p99_band_s if self.warmup_predicted_p99_s is not None else self.p99_band_s
 
-    def departures(self) -> list[str]:
+    def departures(self, brief: bool = False) -> list[str]:
         """`rate 0.82x predicted`: where measured and predicted are more than DEPARTS apart, judged
-        against the run's own prediction (from its warm-up's CPU) where it made one."""
+        against the run's own prediction (from its warm-up's CPU) where it made one; `brief`: that
+        alone (a headline's), without the band and what explains it."""
         found = []
         own = self.warmup_predicted_per_s is not None and self.warmup_predicted_p99_s is not None
         for what, measured, planned, warm in (
@@ -152,18 +153,18 @@ class Level(BaseModel):
             if measured is not None and predicted > 0 and abs(measured / predicted - 1) > DEPARTS:
                 said = f"{what} {measured / predicted:.2f}x predicted"
                 if own and planned > 0:
-                    said += f" before its window ({measured / planned:.2f}x the plan's)"
-                if what == "p99" and len(band := self.band()) == 2:
+                    plan = f"{measured / planned:.2f}x the plan's"
+                    said += f" before its window, {plan}" if brief else f" before its window ({plan})"
+                if what == "p99" and len(band := self.band()) == 2 and not brief:
                     inside = "within" if band[0] <= measured <= band[1] else "beyond"
                     said += f", {inside} the {band[0]:.2f}-{band[1]:.2f} s its draws give one run"
                 found.append(said)
+        if brief:
+            return found
         if found and self.cores_free is not None and self.explained_per_s is not None:
             p99 = f"{self.explained_p99_s:.2f} s" if self.explained_p99_s is not None else "-"
-            used = (
-                f" and its requests used {self.cpu_used_ratio:.2f}x the CPU the model drew"
-                if self.cpu_used_ratio is not None
-                else ""
-            )
+            ratio = self.cpu_used_ratio
+            used = f" and its requests used {ratio:.2f}x the CPU the model drew" if ratio is not None else ""
             found.append(
                 f"the machine left it {self.cores_free:.2f} cores{used}, on which the model predicts "
                 f"{self.explained_per_s:.1f}/s at p99 {p99}"
