@@ -42,7 +42,11 @@ def simultaneous(url: str, count: int) -> list[dict[str, Any]]:
     release = threading.Barrier(count)
 
     def send(client: httpx.Client) -> httpx.Response:
-        client.get(health).raise_for_status()
+        try:
+            client.get(health).raise_for_status()
+        except httpx.HTTPError:
+            release.abort()  # the others stop waiting for this one
+            raise
         release.wait(timeout=60)
         return client.get(url)
 

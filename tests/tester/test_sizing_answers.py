@@ -210,6 +210,12 @@ def test_a_proof_run_is_judged_against_the_prediction_it_made_from_its_warm_up()
     departed = headline(conclusion(proposed=proposed.model_copy(update={"levels": [banded]})))
     brief = "(p99 1.40x predicted before its window, 1.83x the plan's);"
     assert f"measured 19.9/s at p99 0.84 s {brief}" in departed
+    # Where the machine left the run fewer cores than the pod's, the headline says so: that
+    # departure is the machine's, not the model's.
+    starved = banded.model_copy(update={"cores_free": 1.2})
+    said = headline(conclusion(proposed=proposed.model_copy(update={"levels": [starved]})))
+    assert "1.83x the plan's, the machine left it 1.20 of the pod's 2 cores);" in said
+    assert "the machine left it" not in departed  # (it left that run all of them)
 
 
 def test_a_departure_names_the_cpu_a_kind_used_beside_another_request_of_its_process() -> None:
@@ -271,7 +277,8 @@ def test_a_proposal_sized_again_on_the_proofs_cpu_is_the_answer_where_its_proof_
     found = conclusion(proposed=first, families=[uvicorn], resized=again, objective=goal)
     text = headline(found)
     assert text.startswith(f"Serve the app with {label}, on 2 cores and 1 GiB: sized again on the CPU")
-    assert "(its family's requests used 1.31x what the flows gave), predicted 4.9/s at p99 0.30 s" in text
+    moved = "(its family's requests used 1.31x what the plan drew for them)"
+    assert f"{moved}, predicted 4.9/s at p99 0.30 s" in text
     assert "measured 4.8/s at p99 1.10 s" in text
     assert (
         "first sized on the flows' CPU, predicted 6.4/s at p99 0.30 s, measured 6.2/s at p99 1.66 s" in text
@@ -393,10 +400,10 @@ def test_a_target_rate_that_the_proofs_cpu_puts_beyond_the_pod_names_the_pod_it_
     text = headline(conclusion(proposed=first, needed=needed, objective=serving))
     assert text.startswith("Serve 4.5/s with the smallest configuration that does, granian-asgi, 1 worker")
     assert text.endswith(
-        "; sized again on the CPU the proofs measured (its family's requests used 1.52x what the flows "
-        "gave), no configuration on 2 cores and 1 GiB serves 4.5/s at p99 1.05 s in the model: the pod it "
-        "would need has 4 cores and 2 GiB: granian-asgi, 3 workers, predicted 4.5/s at p99 0.30 s (not "
-        "proved: this machine is not that pod)."
+        "; sized again on the CPU the proofs measured (its family's requests used 1.52x what the plan "
+        "drew for them), no configuration on 2 cores and 1 GiB serves 4.5/s at p99 1.05 s in the model: "
+        "the pod it would need has 4 cores and 2 GiB: granian-asgi, 3 workers, predicted 4.5/s at p99 "
+        "0.30 s (not proved: this machine is not that pod)."
     )  # after what was measured beside it (the fixed configurations'), so "this one" is never the pod's
     # Without a re-sizing, nothing of the kind is said; nor where a proof named another that kept it.
     assert "would need" not in headline(conclusion(proposed=first, objective=serving))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from labtester.model import Capacity, Job, predicted_makespan
+from labtester.sizing import events
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.model import RequestKind, ceiling_per_s, simulate
 
@@ -158,3 +159,33 @@ def test_work_in_threads_beside_a_loop_uses_the_cores_a_process_can_use() -> Non
     config = Configuration("uvicorn", 1, None, "per_worker", False, threads_beside=True)
     both = simulate([handed], config, 2, 1, 2, arrivals=[0.0, 0.0])
     assert both.latencies_s == pytest.approx((0.2 / 1.6, 0.2 / 1.6))
+
+
+def test_the_cores_each_process_gets_are_kept_only_while_they_stay_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The event loop keeps each process's share of the cores between events that start or end no
+    # CPU phase (events.Run.speeds): before every step, what it kept is what working them out
+    # afresh gives, on sync workers, threads, greenlets and an event loop with work beside it.
+    kept_steps = []
+    step = events.Run.step
+
+    def checked(run: events.Run) -> None:
+        if run.speeds is not None:
+            fresh = events._speeds(run.processes, run.cores, run.parallel, run.config.preemptive)
+            assert run.speeds == fresh
+            kept_steps.append(run.now)
+        step(run)
+
+    monkeypatch.setattr(events.Run, "step", checked)
+    both = RequestKind("/both", 1, cpu_s=0.01, wait_s=0.02, elsewhere_share=0.5)
+    handed = RequestKind("/handed", 1, cpu_s=0.01, wait_s=0.0, elsewhere_share=1.0)  # all in threads
+    configurations = [
+        sync(3),
+        Configuration("gthread", 2, 4, "per_worker", True),
+        Configuration("gevent", 2, 100, "per_worker", False),
+        Configuration("uvicorn", 2, None, "per_worker", False, threads_beside=True),
+    ]
+    for config in configurations:
+        simulate([CPU, WAIT, both, handed], config, 2.0, 60.0, 400)
+    assert len(kept_steps) > 400  # a fair share of the steps ran on what was kept

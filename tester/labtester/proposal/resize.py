@@ -58,8 +58,11 @@ def resized(
     for name, item in by_family.items():
         proofs = [r for p in planned if p.family.name == name for r in runs.get(target_name(p.summary), ())]
         answered, everything = _answered(proofs)
-        ratio = window.used_ratio(item.summary.kinds, answered, everything)
-        by_kind = window.kind_ratios(item.summary.kinds, answered, everything)  # else the plan's stand
+        # The kinds its proofs measured enough of (the others stand as planned), and over them all
+        # what they used against what the plan drew: whether the family's CPU moved.
+        by_kind = window.kind_ratios(item.summary.kinds, answered, everything)
+        kept = [s for s in answered if s.path in by_kind]
+        ratio = window.used_ratio(item.summary.kinds, kept, everything)
         if ratio is not None and by_kind and abs(ratio - 1) > DEPARTS:
             ratios[name] = ratio
         kinds[name] = window.scaled_kinds(item.summary.kinds, by_kind if name in ratios else {})

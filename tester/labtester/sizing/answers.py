@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 
-from labtester.sizing.document import NO_RATE, Level, Objective, SizedSummary, SizingConclusion
+from labtester.sizing.document import DEPARTS, NO_RATE, Level, Objective, SizedSummary, SizingConclusion
 from labtester.sizing.serving import NOT_SERVED
 from labtester.sizing.words import band, from_warmup, gib, measured, minutes, over_minutes, sustained
 from labtester.views import Answer, Chart, Line
@@ -50,7 +50,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
             f"Serve {serves}{proposed.label}, on {pod}: predicted {proposed.sustainable_per_s:.1f}/s at p99 "
             f"{proposed.predicted_p99_s:.2f} s, {measured(level)}"
         )
-        departs = level.departures(brief=True) if level else []
+        departs = _departed(level, conclusion.pod.cores)
         if departs:
             text += f" ({', '.join(departs)})"
         if (level is None or level.measured_per_s is None) and proposed.error:
@@ -82,7 +82,7 @@ def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummar
     """The answer where the proposal was sized again on the CPU the proofs' requests used, and the
     new proposal's own proof kept the objective."""
     level, first = resized.at_sustainable(), proposed.at_sustainable()
-    departs = level.departures(brief=True) if level else []
+    departs = _departed(level, resized.pod.cores)
     again = f" ({', '.join(departs)})" if departs else ""
     first_as = "" if proposed.label == resized.label else f" as {proposed.label}"
     return (
@@ -94,11 +94,22 @@ def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummar
     )
 
 
+def _departed(level: Level | None, cores: float) -> list[str]:
+    """How far a proof departed, briefly, and the cores the machine left it where it left fewer than
+    the pod's by more than DEPARTS: a departure the machine made, not the model."""
+    if level is None or not (said := level.departures(brief=True)):
+        return []
+    free = level.cores_free
+    if free is not None and free < (1 - DEPARTS) * cores:
+        said.append(f"the machine left it {free:.2f} of the pod's {cores:g} cores")
+    return said
+
+
 def _moved(again: SizedSummary) -> str:
     """Whose CPU moved, where the proposal was sized again (role resized or needed)."""
     if again.resized_on is None:
         return "its family's as the flows gave it, another's moved"
-    return f"its family's requests used {again.resized_on:.2f}x what the flows gave"
+    return f"its family's requests used {again.resized_on:.2f}x what the plan drew for them"
 
 
 def _needs(needed: SizedSummary, objective: Objective) -> str:

@@ -2,8 +2,7 @@
 run's prediction beside its measurement, and where the prediction cannot hold (caveats).
 
 A configuration proved is a target of the run (measured by sizing alone): its plan and its runs
-are its raw records, its summary is `SizedSummary`, and `SizingConclusion` sets them together.
-"""
+are its raw records, its summary is `SizedSummary`, and `SizingConclusion` sets them together."""
 
 from __future__ import annotations
 
@@ -26,8 +25,8 @@ MOST_SUSTAINED = 40000  # simulated requests a run at most (0.35 s of CPU here):
 
 # The proposal, another family's best, the lab's pick; and where nothing in the pod serves RATE=,
 # the smallest configuration on the pod it would need (predicted, not proved). Where the proofs'
-# requests used other CPU than the flows gave, the knobs searched again on what they used there and
-# the new proposal proved (`resized`): the CPU at the rates it serves, not the flows' 50 users.
+# requests used other CPU than the plan drew for them, the knobs searched again on it and the new
+# proposal proved (`resized`): the CPU at the rates it serves, not the flows' 50 users.
 Role = Literal["proposed", "family", "fixed", "needed", "resized"]
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
 # A configuration whose predicted p99 misses the objective at every rate (its slowest requests'

@@ -204,12 +204,9 @@ def _speeds(
     """The cores each request computing in a process gets, by process: the process gets as many
     as it can use (one request uses at most one, a process at most `parallel`), all scaled down
     alike when they ask for more than `cores`, and shares them evenly among its requests."""
-    running, asked = [], 0.0
-    for p, process in enumerate(processes):
-        if n := process.running(preemptive):
-            demand = min(float(n), parallel)
-            running.append((p, n, demand))
-            asked += demand
+    counts = ((p, process.running(preemptive)) for p, process in enumerate(processes))
+    running = [(p, n, min(float(n), parallel)) for p, n in counts if n]
+    asked = sum(demand for _, _, demand in running)
     scale = min(1.0, cores / asked) if asked else 1.0
     return [(p, demand * scale / n) for p, n, demand in running]
 

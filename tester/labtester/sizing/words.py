@@ -1,5 +1,6 @@
 """The sizing's words shared by its headline and its answer: a level's measured figures, the
-sustained sentence (traffic that stays at a rate), the run's own prediction from its warm-up."""
+sustained sentence (traffic that stays at a rate); and the answer's evidence: the run's own
+prediction from its warm-up, the band of its draws."""
 
 from __future__ import annotations
 
