@@ -11,7 +11,7 @@ import pytest
 from labtester.launcher import RunningTarget
 from labtester.stats import max_overlap
 from tests.conftest import Configured
-from tests.services.work import intervals, iterations_for, simultaneous
+from tests.services.work import in_flight, intervals, iterations_for, simultaneous
 
 WORK_SECONDS = 0.4
 
@@ -41,13 +41,19 @@ def test_gunicorn_with_two_workers_runs_two_at_once(flask_1x: RunningTarget) -> 
     assert len({b["pid"] for b in bodies}) >= 2
 
 
-def healthz_latency_during(url: str, work_url: str) -> float:
-    """Seconds /healthz takes while `work_url` is being served."""
-    with ThreadPoolExecutor(1) as pool:
+def healthz_latency_during(target: RunningTarget, work_url: str) -> float:
+    """Seconds /healthz takes while `work_url` is being served: sent once the work is in the app
+    (read on the metrics port, not guessed with a sleep a busy machine can outlast), on a
+    connection opened before, so its time is the server's."""
+    with ThreadPoolExecutor(1) as pool, httpx.Client(timeout=60) as client:
+        assert client.get(f"{target.url}/healthz").status_code == 200
         work = pool.submit(httpx.get, work_url, timeout=60)
-        time.sleep(0.2)  # let the work request reach the server first
+        deadline = time.monotonic() + 30
+        while in_flight(target) < 1 and not work.done():
+            assert time.monotonic() < deadline, "the work request never reached the app"
+            time.sleep(0.01)
         start = time.perf_counter()
-        assert httpx.get(f"{url}/healthz", timeout=60).status_code == 200
+        assert client.get(f"{target.url}/healthz").status_code == 200
         latency = time.perf_counter() - start
         assert work.result().status_code == 200
     return latency
@@ -55,15 +61,15 @@ def healthz_latency_during(url: str, work_url: str) -> float:
 
 def test_offload_keeps_the_event_loop_free(fastapi: RunningTarget) -> None:
     iterations = iterations_for(fastapi, 1.5)
-    latency = healthz_latency_during(fastapi.url, f"{fastapi.url}/test/offload-cpubound/{iterations}")
+    latency = healthz_latency_during(fastapi, f"{fastapi.url}/test/offload-cpubound/{iterations}")
     assert latency < 0.5
 
 
 def test_blocking_io_on_fastapi_delays_healthz(fastapi: RunningTarget) -> None:
-    latency = healthz_latency_during(fastapi.url, f"{fastapi.url}/test/badasync-io-bound/1500")
+    latency = healthz_latency_during(fastapi, f"{fastapi.url}/test/badasync-io-bound/1500")
     assert latency > 1.0  # waited for the rest of the blocking sleep
 
 
 def test_async_io_on_fastapi_does_not_delay_healthz(fastapi: RunningTarget) -> None:
-    latency = healthz_latency_during(fastapi.url, f"{fastapi.url}/test/io-bound/1500")
+    latency = healthz_latency_during(fastapi, f"{fastapi.url}/test/io-bound/1500")
     assert latency < 0.5

@@ -12,7 +12,7 @@ import pytest
 
 from labtester.launcher import RunningTarget
 from tests.conftest import Configured, StartTarget
-from tests.services.test_metrics_server import scrape
+from tests.services.work import in_flight
 
 TIMER_TICK_S = 0.001  # libuv's loop clock (uvloop, under uvicorn) has millisecond resolution
 
@@ -89,12 +89,6 @@ def busy_workers(target: RunningTarget, count: int) -> list[psutil.Process]:
         )
     ]
     return busy if len(busy) >= count else []
-
-
-def in_flight(target: RunningTarget) -> float:
-    """The requests inside the app now, every worker's, read on the metrics port (which does not
-    count its own scrape)."""
-    return scrape(target.metrics_url or "", 0).in_flight
 
 
 # A sync worker takes one request: with as many workers as slots, the one over the limit would

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.launcher import RunningTarget
 
@@ -58,6 +59,14 @@ def simultaneous(url: str, count: int) -> list[dict[str, Any]]:
             client.close()
     assert all(r.status_code == 200 for r in responses), [r.text for r in responses]
     return [r.json() for r in responses]
+
+
+def in_flight(target: RunningTarget) -> float:
+    """The requests inside the app now, every worker's, read on the metrics port (which does not
+    count its own scrape)."""
+    text = httpx.get(target.metrics_url or "", timeout=10).text
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    return sum(s.value for s in families["lab_http_requests_in_flight"].samples)
 
 
 def intervals(bodies: list[dict[str, Any]]) -> list[tuple[float, float]]:
