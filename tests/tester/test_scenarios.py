@@ -53,8 +53,14 @@ def run_sweep(target: RunningTarget, settings: SweepSettings) -> dict[str, Any]:
 
 
 def assert_under_the_bound(variant: dict[str, Any]) -> None:
-    for level in variant["levels"]:  # never above the bound, nor above the concurrency, beyond noise
-        assert level["speedup"] <= min(variant["bound"], level["concurrency"]) * 1.15, level
+    # Never above the bound, nor above the concurrency, beyond a clock's tick: judged on each
+    # level's own rate against what its requests' time allows (CPU burnt by thread time, waits that
+    # cannot end early), which a shared machine can only lower. A speedup, a ratio to level 1's
+    # rate, would grow past it where noise slowed level 1 alone.
+    seconds = (variant["params"]["cpu_ms"] + variant["params"]["io_ms"]) / 1000
+    for level in variant["levels"]:
+        most = min(variant["bound"], level["concurrency"]) / seconds
+        assert level["throughput_per_s"] <= most * 1.05, (level, most)
         assert level["failures"] == {}
 
 
@@ -106,10 +112,12 @@ def test_open_loop_shows_the_stall_a_closed_loop_hides(fastapi: RunningTarget) -
     path = "/test/badasync-io-bound/100"
     closed_loop = run_closed(fastapi.url, requests=20, concurrency=1, paths=[path])
     open_loop = run_shape("rate", fastapi.url, RateSettings(per_s=15, duration_s=4, path=path))
-    # A closed loop waits for each answer, so it only ever sees one request's time...
-    assert closed_loop["latency_s"]["max"] < 0.3
+    # A closed loop waits for each answer, so it only ever sees one request's time (its median: one
+    # of 20 slowed by a shared machine is not the loop's doing)...
+    one = closed_loop["latency_s"]["median"]
+    assert 0.1 <= one < 0.2
     # ...while arrivals on schedule queue up behind the stall, and the latency from the schedule shows it.
-    assert open_loop["latency_from_schedule_s"]["p99"] > 3 * closed_loop["latency_s"]["max"]
+    assert open_loop["latency_from_schedule_s"]["p99"] > 5 * one
     assert open_loop["scheduled"] == 60 and open_loop["dropped"] == 0
 
 
