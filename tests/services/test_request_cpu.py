@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from labtester.launcher import RunningTarget
 from tests.conftest import Configured
 from tests.services.servertiming import TIMER_TICK_S, Reply, agrees, burst, fetch
-from tests.services.work import iterations_for
+from tests.services.work import iterations_for_cpu
 
 CPU_S = 0.15
 MIXED = "/test/mixed?cpu_ms=150&io_ms=200&splits=4"
@@ -45,7 +45,7 @@ def fastapi(configured: Configured) -> RunningTarget:
 
 
 def test_interleaved_requests_on_one_event_loop(fastapi: RunningTarget) -> None:
-    iterations = iterations_for(fastapi, CPU_S)
+    iterations = iterations_for_cpu(fastapi, "sync-cpubound", CPU_S)
     work = [MIXED] * 4 + [f"/test/sync-cpubound/{iterations}"] * 2 + [f"/test/badasync-cpubound/{iterations}"]
     replies = burst([f"{fastapi.url}{path}" for path in [*work, *[f"/test/io-bound/{WAIT_MS}"] * 3]])
     assert len({reply.timing.pid for reply in replies}) == 1  # one loop served them all
@@ -57,7 +57,7 @@ def test_interleaved_requests_on_one_event_loop(fastapi: RunningTarget) -> None:
 
 
 def test_thread_pool_and_offloaded_work(fastapi: RunningTarget) -> None:
-    iterations = iterations_for(fastapi, CPU_S)
+    iterations = iterations_for_cpu(fastapi, "sync-cpubound", CPU_S)
     threads = [f"{fastapi.url}/test/thread-cpubound/{iterations}"] * 3
     offloaded = [f"{fastapi.url}/test/offload-cpubound/{iterations}"] * 2
     replies = burst(threads + offloaded)
@@ -70,7 +70,7 @@ def test_thread_pool_and_offloaded_work(fastapi: RunningTarget) -> None:
 def test_mixed_requests_on_each_gunicorn_worker_class(configured: Configured, name: str) -> None:
     target = configured(name)
     warm(target, MIXED, "/test/io-bound/1")
-    iterations = iterations_for(target, CPU_S)
+    iterations = iterations_for_cpu(target, "sync-cpubound", CPU_S)
     work = [MIXED] * 4 + [f"/test/sync-cpubound/{iterations}"] * 2
     replies = burst([f"{target.url}{path}" for path in [*work, *[f"/test/io-bound/{WAIT_MS}"] * 2]])
     assert_each_agrees(replies[: len(work)])
@@ -95,7 +95,7 @@ def route_cpu(url: str, route: str) -> dict[str, float]:
 def test_metrics_hold_the_same_cpu(configured: Configured) -> None:
     # The shared target: what the other tests sent before is read first and taken away.
     target = configured("flask-gthread")
-    iterations = iterations_for(target, CPU_S)
+    iterations = iterations_for_cpu(target, "sync-cpubound", CPU_S)
     route = "/test/sync-cpubound/{iterations}"
     before = route_cpu(target.url, route)
     replies = [fetch(f"{target.url}/test/sync-cpubound/{iterations}") for _ in range(3)]
