@@ -61,10 +61,10 @@ def simultaneous(url: str, count: int) -> list[dict[str, Any]]:
     return [r.json() for r in responses]
 
 
-def in_flight(target: RunningTarget) -> float:
+def in_flight(target: RunningTarget, client: httpx.Client | None = None) -> float:
     """The requests inside the app now, every worker's, read on the metrics port (which does not
-    count its own scrape)."""
-    text = httpx.get(target.metrics_url or "", timeout=10).text
+    count its own scrape); `client`: one made before, for reads in a loop."""
+    text = (client or httpx).get(target.metrics_url or "", timeout=10).text
     families = {f.name: f for f in text_string_to_metric_families(text)}
     return sum(s.value for s in families["lab_http_requests_in_flight"].samples)
 
