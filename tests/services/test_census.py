@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import Configured, StartTarget
 from tests.services.conftest import QuotaCgroup
+from tests.services.work import in_flight
 from workload.census import descendants
 from workload.cores import cgroup_cpu_stat
 
@@ -68,12 +69,6 @@ def test_flask_workers_follow_the_multiplier_and_explicit_cores(start: StartTarg
     info = httpx.get(f"{target.url}/info").json()
     assert (info["effective_cores"], info["cores_source"], info["workers"]) == (3, "setting", 6)
     assert roles(target.url)["worker"] == 6
-
-
-def in_flight(url: str) -> float:
-    metrics = text_string_to_metric_families(httpx.get(f"{url}/metrics", timeout=30).text)
-    family = next(f for f in metrics if f.name == "lab_http_requests_in_flight")
-    return sum(sample.value for sample in family.samples)
 
 
 class _HeldAnswer(BaseHTTPRequestHandler):
@@ -130,10 +125,10 @@ def test_gevent_workers_are_one_process_each_whatever_their_concurrency(
         # loaded machine 40 client threads take seconds to connect), then they are released.
         waits = [pool.submit(httpx.get, f"{target.url}/test/downstream/1", timeout=60) for _ in range(40)]
         deadline = time.monotonic() + 30
-        while in_flight(target.url) < 40 and time.monotonic() < deadline:
+        while in_flight(f"{target.url}/metrics") < 40 and time.monotonic() < deadline:
             time.sleep(0.05)
         # 40 requests at once on two processes, and the census answered beside them.
-        assert in_flight(target.url) >= 40
+        assert in_flight(f"{target.url}/metrics") >= 40
         assert roles(target.url) == {"master": 1, "worker": 2}
         held_downstream.released.set()
         assert all(w.result().status_code == 200 for w in waits)

@@ -48,11 +48,11 @@ def healthz_latency_during(target: RunningTarget, work_url: str) -> float:
     with ThreadPoolExecutor(1) as pool, httpx.Client(timeout=60) as client, httpx.Client() as metrics:
         assert client.get(f"{target.url}/healthz").status_code == 200
         deadline = time.monotonic() + 30
-        while in_flight(target, metrics) > 0:  # that /healthz counted until after its answer
+        while in_flight(target.metrics_url, metrics) > 0:  # that /healthz counted until after its answer
             assert time.monotonic() < deadline, "a request stayed in the app"
             time.sleep(0.01)
         work = pool.submit(httpx.get, work_url, timeout=60)
-        while in_flight(target, metrics) < 1 and not work.done():
+        while in_flight(target.metrics_url, metrics) < 1 and not work.done():
             assert time.monotonic() < deadline, "the work request never reached the app"
             time.sleep(0.01)
         start = time.perf_counter()

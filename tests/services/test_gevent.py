@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -17,7 +14,7 @@ import pytest
 from labtester.launcher import RunningTarget
 from labtester.stats import max_overlap
 from tests.conftest import Configured, StartTarget
-from tests.services.work import intervals
+from tests.services.work import intervals, sent_together
 
 WAIT_MS = 300
 CONCURRENCY = 10
@@ -38,29 +35,6 @@ def gevent(configured: Configured) -> RunningTarget:
     return configured("flask-gevent")
 
 
-def together(url: str, count: int) -> tuple[float, list[dict[str, Any]]]:
-    """`count` requests sent at once on already-open connections: client seconds, server bodies."""
-    clients = [httpx.Client(timeout=60) for _ in range(count)]
-    try:
-        for client in clients:  # connect first: the timing is the server's, not the handshakes'
-            assert client.get(url.split("/test/")[0] + "/healthz").status_code == 200
-        release = threading.Barrier(count)  # the threads go together, not as each one starts
-
-        def send(client: httpx.Client) -> httpx.Response:
-            release.wait(timeout=60)
-            return client.get(url)
-
-        start = time.perf_counter()
-        with ThreadPoolExecutor(count) as pool:
-            responses = list(pool.map(send, clients))
-        elapsed = time.perf_counter() - start
-    finally:
-        for client in clients:
-            client.close()
-    assert [r.status_code for r in responses] == [200] * count
-    return elapsed, [r.json() for r in responses]
-
-
 def span(bodies: list[dict[str, Any]]) -> float:
     return max(b["finished_at"] for b in bodies) - min(b["started_at"] for b in bodies)
 
@@ -75,7 +49,7 @@ def overlapped(bodies: list[dict[str, Any]]) -> None:
 
 def test_ten_waits_on_one_gevent_worker_take_one_wait(gevent: RunningTarget) -> None:
     assert httpx.get(f"{gevent.url}/info").json()["workers"] == 1
-    elapsed, bodies = together(f"{gevent.url}/test/io-bound/{WAIT_MS}", CONCURRENCY)
+    elapsed, bodies = sent_together(f"{gevent.url}/test/io-bound/{WAIT_MS}", CONCURRENCY)
     assert len({b["pid"] for b in bodies}) == 1
     overlapped(bodies)
     assert elapsed < CONCURRENCY * WAIT_MS / 1000  # served in turn: ten waits at least
@@ -85,7 +59,7 @@ def test_the_same_worker_sync_takes_ten_waits(start: StartTarget) -> None:
     sync = start("flask-gevent", LAB_WORKER_CLASS="sync")
     info = httpx.get(f"{sync.url}/info").json()
     assert info["workers"] == 1 and info["endpoints"]["io-bound"]["execution"] == "workers"
-    elapsed, bodies = together(f"{sync.url}/test/io-bound/{WAIT_MS}", CONCURRENCY)
+    elapsed, bodies = sent_together(f"{sync.url}/test/io-bound/{WAIT_MS}", CONCURRENCY)
     wait = WAIT_MS / 1000
     assert max_overlap(intervals(bodies)) == 1  # one at a time
     assert span(bodies) >= CONCURRENCY * wait and elapsed >= CONCURRENCY * wait
@@ -133,7 +107,7 @@ def worker_pid(url: str) -> int:
 
 def test_downstream_calls_overlap_through_patched_sockets(gevent: RunningTarget) -> None:
     # httpx's sync client on patched sockets: ten calls of one wait each overlap on one worker.
-    _, bodies = together(f"{gevent.url}/test/downstream/{WAIT_MS}", CONCURRENCY)
+    _, bodies = sent_together(f"{gevent.url}/test/downstream/{WAIT_MS}", CONCURRENCY)
     assert len({b["pid"] for b in bodies}) == 1
     overlapped(bodies)
     # ... and so did their calls: the downstream's own bodies (queued behind one connection, the

@@ -12,7 +12,7 @@ import pytest
 from labtester.launcher import RunningTarget
 from labtester.stats import max_overlap
 from tests.conftest import Configured, StartTarget, definition
-from tests.services.work import intervals, iterations_for, simultaneous
+from tests.services.work import in_flight, intervals, iterations_for, simultaneous
 
 THREADS = 4  # a small pool, so a burst one larger than it shows the limit
 WAIT_MS = 400
@@ -52,18 +52,13 @@ def test_census_and_metrics_show_the_threads_at_work(one_worker: RunningTarget) 
         waits = [
             pool.submit(httpx.get, f"{one_worker.url}/test/io-bound/2000", timeout=30) for _ in range(THREADS)
         ]
-        in_flight = 0.0
+        held = 0.0
         deadline = time.monotonic() + 1.5
-        while in_flight < THREADS and time.monotonic() < deadline:
-            text = httpx.get(one_worker.metrics_url or "", timeout=10).text
-            in_flight = sum(
-                float(line.split()[-1])
-                for line in text.splitlines()
-                if line.startswith("lab_http_requests_in_flight")
-            )
+        while held < THREADS and time.monotonic() < deadline:
+            held = in_flight(one_worker.metrics_url)
         census = httpx.get(f"{one_worker.url}/test/resmon", timeout=10).json()
         assert all(w.result().status_code == 200 for w in waits)
-    assert in_flight == THREADS
+    assert held == THREADS
     # The worker's own thread, and one live thread for each request it holds.
     (worker,) = [p for p in census["processes"] if p["role"] == "worker"]
     assert worker["threads"] >= 1 + THREADS

@@ -108,7 +108,7 @@ def test_a_killed_workers_slots_come_back(
         # Every long request inside the app (each took its slot on the way in), and held by the
         # workers: a worker with one accepted connection may not have read the others yet (a
         # gevent worker under load answered the probe below with a 200 then).
-        while in_flight(target) < limit or not (held := busy_workers(target, holders)):
+        while in_flight(target.metrics_url) < limit or not (held := busy_workers(target, holders)):
             assert time.monotonic() < deadline, "the long requests never reached the workers"
             time.sleep(0.05)
         assert httpx.get(f"{target.url}/test/io-bound/1", timeout=30).status_code == 429  # all taken

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -32,7 +33,13 @@ def iterations_for_cpu(target: RunningTarget, kind: str, seconds: float, probes:
 
 
 def simultaneous(url: str, count: int) -> list[dict[str, Any]]:
-    """`count` requests on their own connections, sent together; the server's bodies back.
+    """`count` requests on their own connections, sent together; the server's bodies back."""
+    return sent_together(url, count)[1]
+
+
+def sent_together(url: str, count: int) -> tuple[float, list[dict[str, Any]]]:
+    """`count` requests on their own connections, sent together: the client's seconds until the
+    last answer, and the server's bodies.
 
     Each client is made before the sends and its connection opened (a request to /healthz), and
     the threads are let go together: a client made in its thread (an SSL context, tens of ms of
@@ -52,19 +59,21 @@ def simultaneous(url: str, count: int) -> list[dict[str, Any]]:
         return client.get(url)
 
     try:
+        start = time.perf_counter()
         with ThreadPoolExecutor(count) as pool:
             responses = list(pool.map(send, clients))
+        elapsed = time.perf_counter() - start
     finally:
         for client in clients:
             client.close()
     assert all(r.status_code == 200 for r in responses), [r.text for r in responses]
-    return [r.json() for r in responses]
+    return elapsed, [r.json() for r in responses]
 
 
-def in_flight(target: RunningTarget, client: httpx.Client | None = None) -> float:
-    """The requests inside the app now, every worker's, read on the metrics port (which does not
-    count its own scrape); `client`: one made before, for reads in a loop."""
-    text = (client or httpx).get(target.metrics_url or "", timeout=10).text
+def in_flight(metrics_url: str | None, client: httpx.Client | None = None) -> float:
+    """The requests inside the app now, every worker's, read at `metrics_url` (a target's metrics
+    port, which does not count its own scrape); `client`: one made before, for reads in a loop."""
+    text = (client or httpx).get(metrics_url or "", timeout=30).text
     families = {f.name: f for f in text_string_to_metric_families(text)}
     return sum(s.value for s in families["lab_http_requests_in_flight"].samples)
 

@@ -16,7 +16,7 @@ from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import KindCost
 from labtester.sizing.model import FEWEST, RequestKind, ceiling_per_s, simulate
 from labtester.sizing.overlap import FEWEST_AT, Company, at, curve_of
-from labtester.sizing.window import kind_ratios, measured_kinds, scaled_kinds, used_ratio
+from labtester.sizing.window import measured_kinds, measured_ratios, scaled_kinds, used_ratio
 
 
 def in_app(start: float, app_s: float, cpu_s: float, pid: int = 1, path: str = "/p") -> Sample:
@@ -126,8 +126,9 @@ def test_a_resizing_draws_the_cpu_proofs_used_moving_with_company_as_the_flows_d
     q = p.model_copy(update={"name": "/q", "cpu_s": 0.01, "cpu_spread_s": [0.01] * 9, "cpu_by_company": []})
     threes = [in_app(100.0 + i // 3, 1.0, 0.21468 * 1.2) for i in range(9)]
     few = [in_app(200.0 + i, 0.1, 0.05, path="/q") for i in range(FEWEST - 1)]
-    ratios = kind_ratios([p, q], threes + few)
+    together, ratios = measured_ratios([p, q], threes + few)
     assert list(ratios) == ["/p"] and ratios["/p"] == pytest.approx(1.2, rel=1e-3)
+    assert together == ratios["/p"]  # over the kinds measured enough: /q's few are left out
     # A re-sized configuration may meet other company than the proof's (another process count):
     # each request there draws 1.2x the plan's CPU at its company, alone as in company.
     scaled, kept = scaled_kinds([p, q], ratios)

@@ -11,7 +11,7 @@ configuration's proof at the rates the proposal serves: every family's knobs sea
 give a proposal made on measured work, which its own proof, after, checks (the answer names it
 where it kept the objective: `SizingConclusion.proved_best`). The search draws each kind's CPU as
 the plan did, times what its proofs' requests used over what the plan drew for them at the company
-each met (`window.kind_ratios`): the level the proofs measured, moving with company as the flows
+each met (`window.measured_ratios`): the level the proofs measured, moving with company as the flows
 did, since a configuration with other processes meets other company. On the Django shop's two
 runs of 2026-11-29 that proved a re-sized configuration (06:08, 08:23), its p99 measured 1.02x,
 0.99x and 0.95x what this predicts at three of its four levels, where the proofs' CPU drawn flat,
@@ -58,12 +58,10 @@ def resized(
     for name, item in by_family.items():
         proofs = [r for p in planned if p.family.name == name for r in runs.get(target_name(p.summary), ())]
         answered, everything = _answered(proofs)
-        # The kinds its proofs measured enough of (the others stand as planned), and over them all
-        # what they used against what the plan drew: whether the family's CPU moved.
-        by_kind = window.kind_ratios(item.summary.kinds, answered, everything)
-        kept = [s for s in answered if s.path in by_kind]
-        ratio = window.used_ratio(item.summary.kinds, kept, everything)
-        if ratio is not None and by_kind and abs(ratio - 1) > DEPARTS:
+        # Over the kinds its proofs measured enough of (the others stand as planned), what they used
+        # against what the plan drew: together, whether the family's CPU moved; each, by how much.
+        ratio, by_kind = window.measured_ratios(item.summary.kinds, answered, everything)
+        if ratio is not None and abs(ratio - 1) > DEPARTS:
             ratios[name] = ratio
         kinds[name] = window.scaled_kinds(item.summary.kinds, by_kind if name in ratios else {})
     if not ratios:

@@ -72,7 +72,7 @@ class Run:
         self.answered: list[int] = []  # each request as it was answered, in the latencies' order
         self.now, self.arrived = 0.0, 0
         # The cores each computing process's requests get: they change only as a CPU phase starts
-        # or ends, so they are kept between the events that do neither (a third of the bench's).
+        # or ends, so they are kept between the events that do neither (a fifth of the bench's).
         self.speeds: list[tuple[int, float]] | None = None
 
     def step(self) -> None:

@@ -41,15 +41,19 @@ def used_ratio(
     return sum(u for u, _, _ in sums) / drawn if drawn > 0 else None
 
 
-def kind_ratios(
+def measured_ratios(
     kinds: Sequence[KindCost], samples: Sequence[Sample], neighbours: Sequence[Sample] | None = None
-) -> dict[str, float]:
-    """`used_ratio` of each kind with FEWEST answered requests in `samples`."""
-    return {
-        name: used / drawn
+) -> tuple[float | None, dict[str, float]]:
+    """`used_ratio` over the kinds with FEWEST answered requests in `samples`: all of them together
+    (None where no kind has), and each one's."""
+    sums = {
+        name: (used, drawn)
         for name, (used, drawn, count) in _used_and_drawn(kinds, samples, neighbours).items()
         if count >= FEWEST and drawn > 0
     }
+    drawn = sum(d for _, d in sums.values())
+    together = sum(u for u, _ in sums.values()) / drawn if drawn > 0 else None
+    return together, {name: used / drawn for name, (used, drawn) in sums.items()}
 
 
 def _used_and_drawn(
@@ -127,7 +131,7 @@ def measured_kinds(
 
 def scaled_kinds(kinds: Sequence[KindCost], ratios: Mapping[str, float]) -> list[RequestKind]:
     """The plan's kinds, each one's CPU (its spread and its CPU by company) times its ratio in
-    `ratios` (`kind_ratios`: what its requests used somewhere over what the plan drew for them):
+    `ratios` (`measured_ratios`: what its requests used somewhere over what the plan drew for them):
     the level measured there, and how it moves with company as the flows measured it, for a
     configuration that meets other company than where it was measured (another process count)."""
     return [
