@@ -96,6 +96,26 @@ def test_a_light_paths_prediction_counts_the_servers_and_the_clients_cost(result
         assert prediction["server_cpu_per_request_s"] == server
         assert prediction["client_cpu_per_request_s"] > 0  # the client's own CPU over this flow
         assert prediction["per_s"] <= prediction["app_only_per_s"]
+        if target["name"] == "sync-1x":
+            # A sync worker holds its slot past the response until the client has closed and a core
+            # is free: measured on the empty requests, a part of the slot's hold.
+            assert prediction["round_trip_s"] > 0, prediction
+            held = prediction["cpu_per_request_s"] + server + flow["wait_s"] + prediction["round_trip_s"]
+            assert prediction["hold_s"] == pytest.approx(held), prediction
+        else:
+            assert prediction["round_trip_s"] is None  # gthread's threads take the next at once
+        if prediction["binding"] == "slots":
+            # Where it binds, it brings the prediction nearer the rate served than the CPU term: a
+            # round trip that made too much of the slot (a prediction far below the rate) fails.
+            served = prediction["cpu_per_request_s"] + prediction["server_cpu_per_request_s"]
+            cpu_term = min(
+                prediction["cores"] / served,
+                prediction["cores_free"] / (served + prediction["client_cpu_per_request_s"]),
+            )
+            assert abs(measured / prediction["per_s"] - 1) < abs(measured / cpu_term - 1), (
+                measured,
+                prediction,
+            )
         if prediction["binding"] == "cpu":
             bound_by_cpu.append(target["name"])
             # Counting the whole cost brings the prediction nearer what was measured than the app's

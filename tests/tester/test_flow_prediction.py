@@ -6,8 +6,11 @@ from __future__ import annotations
 import pytest
 
 from labtester.info import EndpointInfo, KernelInfo, TargetInfo
-from labtester.scenarios.flow.analyse import WholeCost, predict, target_cores
+from labtester.load import Sample
+from labtester.scenarios.flow.analyse import predict
+from labtester.scenarios.flow.cost import ServingCost
 from labtester.scenarios.flow.settings import FlowSettings
+from labtester.scenarios.flow.whole import WholeCost, empty_rate, slot_round_trip, target_cores
 
 PATH = "/a"
 
@@ -65,3 +68,66 @@ def test_a_slot_is_held_for_the_servers_time_where_it_was_measured() -> None:
     # The census's CPU says nothing of a request's time on the server: the time alone stands for it.
     census = predict(settings, 0.0037, one_worker, (0.0007, "census"), 2.0, PATH, whole, 0.0013)
     assert census.hold_s is None and census.per_s == pytest.approx(1 / 0.0037)
+
+
+def empty(**update: object) -> ServingCost:
+    """4,000 empty requests a second from 50 users on 2 workers: a slot's cycle 0.5 ms, 0.2 ms of
+    it on a core."""
+    cost = ServingCost(
+        requests=8000,
+        server_cpu_per_request_s=0.0001,
+        client_cpu_per_request_s=0.0002,
+        idle_cpu_per_s=0.0,
+        processes=2,
+        users=50,
+        empty_per_s=4000.0,
+        process_cpu_per_request_s=0.0002,
+    )
+    return cost.model_copy(update=update)
+
+
+def test_a_sync_worker_holds_its_slot_for_the_round_trip_its_empty_requests_measured() -> None:
+    sync = info(2, execution="workers")
+    endpoint = sync.endpoints[PATH].model_copy(update={"slots": 2})
+    round_trip = slot_round_trip(empty(), endpoint, sync, 50)
+    assert round_trip == pytest.approx(0.0003)
+    # Only where the empty requests kept every slot busy with more queued, on no more workers than
+    # cores (beyond, the cycle is a wait for a core the CPU term holds), and only a sync worker's.
+    assert slot_round_trip(empty(), endpoint, sync, 2) is None
+    assert slot_round_trip(empty(), endpoint, info(2, execution="workers", cores=1), 50) is None
+    assert slot_round_trip(empty(), endpoint.model_copy(update={"execution": "threads"}), sync, 50) is None
+    assert slot_round_trip(empty(empty_per_s=None), endpoint, sync, 50) is None
+    assert slot_round_trip(empty(empty_per_s=20_000.0), endpoint, sync, 50) is None  # nothing beyond the CPU
+    sync.endpoints[PATH] = endpoint
+    whole = WholeCost(
+        server_cpu_s=0.0001, client_cpu_s=0.0002, cores_free_of_others=2.0, round_trip_s=round_trip
+    )
+    # 0.3 ms of the request's CPU: 2 / 0.6 ms = 3,333/s by the CPU; each slot held 0.3 + 0.1 + 0.3
+    # ms = 0.7 ms: 2,857/s, the least.
+    prediction = predict(
+        FlowSettings(users=50), 0.002, sync, (0.0003, "server-timing"), 2.0, PATH, whole, 0.0
+    )
+    assert prediction.hold_s == pytest.approx(0.0007) and prediction.round_trip_s == round_trip
+    assert prediction.binding == "slots" and prediction.per_s == pytest.approx(2 / 0.0007)
+    unmeasured = WholeCost(server_cpu_s=0.0001, client_cpu_s=0.0002, cores_free_of_others=2.0)
+    without = predict(
+        FlowSettings(users=50), 0.002, sync, (0.0003, "server-timing"), 2.0, PATH, unmeasured, 0.0
+    )
+    assert without.binding == "cpu" and without.per_s == pytest.approx(2 / 0.0006)
+    # The law as it was before it counted the whole cost keeps no round trip either.
+    assert prediction.app_only_per_s == pytest.approx(without.app_only_per_s)
+    # The census's CPU holds no request's time on the server: no hold, so no round trip in it.
+    census = predict(FlowSettings(users=50), 0.002, sync, (0.0006, "census"), 2.0, PATH, whole, 0.0)
+    assert census.hold_s is None and census.round_trip_s is None
+
+
+def test_the_empty_requests_rate_is_over_their_answers() -> None:
+    def sample(sent_s: float, latency_s: float, error: str | None = None) -> Sample:
+        return Sample("/healthz", sent_s, sent_s, latency_s, 200 if error is None else None, error)
+
+    # Four answers from the first send (0) to the last answer (2.0 s): 2 a second; a failure is
+    # neither counted nor lets its own time stretch the span.
+    answered = [sample(0.0, 0.5), sample(0.5, 0.5), sample(1.0, 0.5), sample(1.5, 0.5)]
+    assert empty_rate(answered) == pytest.approx(2.0)
+    assert empty_rate([*answered, sample(1.9, 5.0, "timeout")]) == pytest.approx(2.0)
+    assert empty_rate([sample(0.0, 1.0, "timeout")]) is None and empty_rate([]) is None

@@ -5,7 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from labtester.assembly import merged
+from labtester.info import KernelInfo, TargetInfo
+from labtester.load import Sample
+from labtester.scenarios.common import encode
+from labtester.scenarios.flow.accounting import COST_STEP, serving_cost
+
+INFO = TargetInfo(
+    name="t",
+    framework="wsgi",
+    server="gunicorn",
+    workers=2,
+    effective_cores=2,
+    cores_source="test",
+    kernel=KernelInfo(name="k", loops_per_iteration=1, max_iterations=1, work_cap_seconds=1),
+    endpoints={},
+)
 
 
 def record(client: int, run: int, step: str = "c=2") -> dict[str, Any]:
@@ -22,3 +39,35 @@ def test_a_step_run_twice_stays_two_runs_each_joined_across_clients() -> None:
 def test_records_of_other_kinds_pass_through_in_order() -> None:
     other = {"type": "census", "target": "t"}
     assert merged([other, record(0, 1), record(1, 1)]) == [other, record(0, 1)]
+
+
+def test_a_flows_cost_record_keeps_its_empty_requests_through_the_merge() -> None:
+    # As accounting.measure writes it: the flow's records carry their spawns as "users", which the
+    # merge recounts, so the empty requests' own count goes by another name.
+    answers = [Sample("/healthz", i / 1000, i / 1000, 0.001, 200, None, cpu_s=0.0001) for i in range(100)]
+    at = {"busy_s": 0.0, "steal_s": 0.0, "cpus": 2, "tester_s": 0.0}
+    cost = {
+        "type": "scenario",
+        "scenario": "flow",
+        "target": "t",
+        "kind": "cost",
+        "client": 0,
+        "step": COST_STEP,
+        "idle": {"cpu_before_s": 0.7, "cpu_after_s": 1.0, "wall_s": 3.0},  # 0.1 s a second at rest
+        "cpu_before_s": 1.0,
+        "cpu_after_s": 1.03,
+        "charged_cpu_s": 0.0,
+        "lab_reads_cpu_s": 0.01,
+        "lab_reads": 100,
+        "server_thread_cpu_s": None,
+        "machine": {"before": {**at, "at": 0.0}, "after": {**at, "at": 0.1, "busy_s": 0.1, "tester_s": 0.02}},
+        "local": True,
+        "empty_users": 50,
+        "empty": encode(answers),
+    }
+    (joined,) = merged([cost])
+    serving = serving_cost(joined, INFO)
+    assert serving.users == 50 and serving.requests == 100
+    assert serving.empty_per_s == pytest.approx(100 / 0.1)  # from the first send to the last answer
+    # The processes' 0.03 s over the 0.1 s, less what they spend at rest: 0.02 s on 100 requests.
+    assert serving.process_cpu_per_request_s == pytest.approx(0.02 / 100)

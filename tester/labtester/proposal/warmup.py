@@ -23,7 +23,7 @@ from labtester import machine
 from labtester.load import Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode
-from labtester.scenarios.flow.accounting import cores_free  # the flow's reading of the same fields
+from labtester.scenarios.flow.whole import cores_free  # the flow's reading of the same fields
 from labtester.sizing import window
 from labtester.sizing.document import SizedSummary, warmup_of
 from labtester.sizing.pod import Pod

@@ -15,7 +15,7 @@ from labtester.load import Sample
 from labtester.rawlog import Record
 from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.scenarios.common import decode
-from labtester.scenarios.flow.accounting import cores_free  # the flow's reading of the same fields
+from labtester.scenarios.flow.whole import cores_free  # the flow's reading of the same fields
 from labtester.sizing import answers, window
 from labtester.sizing.document import PROOF_S, Level, SizedSummary, SizingConclusion
 from labtester.sizing.serving import NOT_HELD

@@ -8,9 +8,9 @@ themselves, is the server's and the middleware's own cost (parsing, WSGI or ASGI
 which no request's Server-Timing holds. A 404 of the app is not used: what an app does for a path
 it does not know is its own (Django logs it, a catch-all route may work). The processes' idle rate
 is read just before, once what ran before has settled, over a window with nothing of the lab's in
-it but the census's own two reads, and is what the lab counts as belonging to no request. (Polled
-inside it, the lab's /metrics scrapes made the idle rate 20 to 35 ms/s where the processes spent 3
-at rest, and conservation shares above 100 %.)
+it but the census's own two reads (README: scrapes polled inside it made it 20 to 35 ms/s where
+the processes spent 3), and is what the lab counts as belonging to no request. The empty requests'
+rate also gives a sync worker's round trip (whole.py).
 
 The lab's own reads around a flow (its /metrics scrapes, the census) are requests the processes
 serve too: their CPU is charged to a total of its own (`lab_control_cpu_seconds_total`, not the
@@ -44,6 +44,7 @@ from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, encode
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
+from labtester.scenarios.flow.whole import empty_rate
 
 IDLE_S = 3.0  # the idle rate's window: CPU times tick in 10 ms per process, and idle is a few ms/s
 SETTLE_S = 1.0  # before it: the last request's work (a stability probe's, a start-up's) ends first
@@ -93,6 +94,7 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
         **charged_between(charged_before, charged_after),
         "machine": machine.recorded(machine_before, machine_after),
         "local": local(url),
+        "empty_users": users,  # not "users": a flow record's spawns go by that name
         # Not `samples`: these are the lab's own requests, kept out of the run's request tables.
         "empty": encode(samples),
     }
@@ -158,19 +160,18 @@ def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
     idle = record["idle"]
     idle_cpu = _delta(idle["cpu_before_s"], idle["cpu_after_s"])
     idle_rate = idle_cpu / idle["wall_s"] if idle_cpu is not None and idle["wall_s"] > 0 else None
-    samples = decode(record["empty"])
-    use = machine.use_recorded(record["machine"])
+    samples, use = decode(record["empty"]), machine.use_recorded(record["machine"])
     busy = _delta(record["cpu_before_s"], record["cpu_after_s"])
-    server = None
-    thread = record.get("server_thread_cpu_s")
+    server, thread, on_core = None, record.get("server_thread_cpu_s"), None
     if busy is not None and samples:
+        on_core = max(0.0, busy - (idle_rate or 0.0) * use.wall_s) / len(samples)
         # What the processes charged to the requests, their work after the header included (else
         # the server's cost would hold it, and a flow's requests, charged the same, count it twice):
         # the lab's reads' total, which holds these /healthz requests, and the requests' beside.
         charged = record.get("charged_cpu_s")
         own = sum(s.cpu_s or 0.0 for s in samples) if charged is None else charged
         own += record.get("lab_reads_cpu_s") or 0.0
-        server = max(0.0, (busy - (idle_rate or 0.0) * use.wall_s - own) / len(samples))
+        server = max(0.0, on_core - own / len(samples))
     return ServingCost(
         requests=len(samples),
         server_cpu_per_request_s=server,
@@ -178,6 +179,9 @@ def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
         client_cpu_per_request_s=use.tester_s / len(samples) if record["local"] and samples else None,
         idle_cpu_per_s=idle_rate,
         processes=info.workers,
+        users=record.get("empty_users"),
+        empty_per_s=empty_rate(samples),
+        process_cpu_per_request_s=on_core,
     )
 
 
@@ -255,29 +259,6 @@ def alone_figures(baseline: list[Sample], late_s: float) -> dict[str, float | No
         "cpu_mean_s": statistics.fmean(cpu for cpu, _ in measured) + late_s,
         "wait_s": max(0.0, statistics.median(app - cpu for cpu, app in measured)),
     }
-
-
-def client_cpu(record: Record, cost: ServingCost, requests: int) -> float | None:
-    """The local client's CPU per request over this flow (every client on this machine, from its
-    own process's clock), else over the empty requests; None where the client runs elsewhere."""
-    if cost.client_cpu_per_request_s is None:
-        return None
-    if not record.get("machine") or not requests:
-        return cost.client_cpu_per_request_s
-    return machine.use_recorded(record["machine"]).tester_s / requests
-
-
-def cores_free(record: Record, server_cpu_s: float | None, tester: bool = True) -> float | None:
-    """The machine's CPUs less what everything but the target used during the run, on average;
-    `tester=False`: the tester's own use left in (its cost is counted per request instead)."""
-    if not record.get("machine") or server_cpu_s is None:
-        return None
-    use = machine.use_recorded(record["machine"])
-    others = use.others_s(server_cpu_s)
-    if others is None or use.wall_s <= 0:
-        return None
-    taken = (use.tester_s if tester else 0.0) + others + (use.steal_s or 0.0)
-    return max(0.0, use.cpus - taken / use.wall_s)
 
 
 def lower_bound_finding(path: str, where: list[tuple[str, PathAccount]]) -> Finding:

@@ -4,13 +4,13 @@ A flow runs against the seed study's fan-out, or against each path of a team's a
 work "app" in /info). A server holding at most `slots` requests at once, each for H seconds,
 completes at most slots / H requests a second; U users who send again as soon as they are
 answered (R seconds alone, as they saw it) ask for U / R. H is the request's CPU, the server's own
-and its wait, not the client's round trip: a worker takes the next queued connection as it ends
-one (a sync worker's 0.7 ms of CPU was 3.7 ms alone as the client saw it; held for R, it served
-10 to 27 % more than the slot term allowed). The prediction is the smaller of the two, and of what
-the CPU allows, named by which one binds. The CPU a request costs is the whole of it: its own (each
-request's Server-Timing header and what the processes charged to it after, else the server's whole
-CPU over the run), the server's own cost per request (measured on empty requests in the same
-configuration, accounting.py) and, where the load client
+and its wait, not R: a worker takes the next queued connection as it ends one (a sync worker's 0.7
+ms of CPU was 3.7 ms alone as the client saw it; held for R, it served 10 to 27 % more than the
+slot term allowed); a sync worker's round trip is held too (whole.py). The prediction is the
+smaller of the two, and of what the CPU allows, named by which one binds. The CPU a request costs
+is the whole of it: its own (each request's Server-Timing header and what the processes charged
+to it after, else the server's whole CPU over the run), the server's own cost per request
+(measured on empty requests in the same configuration, accounting.py) and, where the load client
 runs on the same machine, the client's (its own CPU over the flow, per request). The target's
 processes use one core each where Python runs on one thread per process, or more where they
 measured more over the flow (work that releases the GIL: SQLite, compression, hashing), never more
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
@@ -37,8 +36,6 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import decode, failures_by_type, latency_table
 from labtester.scenarios.flow.accounting import (
     alone_figures,
-    client_cpu,
-    cores_free,
     late_cpu,
     path_account,
     serving_cost,
@@ -47,6 +44,14 @@ from labtester.scenarios.flow.cost import PathAccount, ServingCost
 from labtester.scenarios.flow.mix import MixFlow, mix_flow
 from labtester.scenarios.flow.series import FlowSecond, flow_seconds
 from labtester.scenarios.flow.settings import FAN_OUT, FlowSettings
+from labtester.scenarios.flow.whole import (
+    WholeCost,
+    client_cpu,
+    cores_free,
+    slot_round_trip,
+    target_cores,
+    usable_cores,
+)
 
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
@@ -61,37 +66,13 @@ def flow_endpoints(info: TargetInfo, planned: list[str]) -> list[EndpointInfo]:
     return app or ([info.endpoints[FAN_OUT]] if FAN_OUT in info.endpoints else [])
 
 
-def target_cores(endpoint: EndpointInfo, info: TargetInfo, cores_per_process: float | None = None) -> float:
-    """The cores the target's handling can use: one per process where Python runs on one thread per
-    process, unless its processes measured using more (never fewer: a process that was not kept busy
-    says nothing of its cap), never more than its effective cores."""
-    limits = capacity(endpoint.model_copy(update={"work": "cpu"}), info)
-    if not limits.core_per_process or cores_per_process is None or cores_per_process <= 1:
-        return limits.cores
-    return min(float(info.effective_cores), limits.processes * cores_per_process)
-
-
-def usable_cores(cores: float, cores_free: float | None) -> float:
-    """The cores its handling can use, as far as the rest of the machine left them free."""
-    return cores if cores_free is None else min(cores, cores_free)
-
-
-@dataclass(frozen=True)
-class WholeCost:
-    """What a request costs besides its own CPU, and the cores measured, for one flow's prediction."""
-
-    server_cpu_s: float | None = None  # the server's own CPU per request (ServingCost)
-    client_cpu_s: float | None = None  # the local load client's CPU per request; None: elsewhere
-    cores_per_process: float | None = None  # the serving processes' measured parallelism
-    cores_free_of_others: float | None = None  # the machine's CPUs less what others (not the tester) took
-
-
 class Prediction(BaseModel):
     per_request_s: float  # R: one request alone, as its client saw it (a user waits all of it)
     # H: what a request holds a slot for, measured where it ran: its CPU (under load, as the CPU
     # term takes it), the server's own and its wait alone. None where the server measured none (no
     # Server-Timing; a document from before it): R stands for it.
     hold_s: float | None = None
+    round_trip_s: float | None = None  # of hold_s, a sync worker's wait for the client's close and a core
     slots: float | None  # None: no limit
     cpu_per_request_s: float | None  # the request's own CPU, measured over the run
     cpu_source: CpuSource | None = None  # each request's header, or the server's CPU over the run
@@ -197,14 +178,21 @@ def predict(
     whole = whole or WholeCost()
     measured = cpu[0] if cpu and cpu[1] == "server-timing" else None
     server_cpu_s = whole.server_cpu_s if measured is not None else None
-    hold_s = None if measured is None or wait_s is None else measured + (server_cpu_s or 0.0) + wait_s
+    hold_s = (
+        None
+        if measured is None or wait_s is None
+        else measured + (server_cpu_s or 0.0) + wait_s + (whole.round_trip_s or 0.0)
+    )
     candidates: dict[Binding, float] = {"users": settings.users / (per_request_s + settings.think_s)}
     if slots is not None:
         candidates["slots"] = slots / (hold_s or per_request_s)
     app_only = dict(candidates)
+    if slots is not None and hold_s and whole.round_trip_s:  # the law before it held the round trip
+        app_only["slots"] = slots / ((hold_s - whole.round_trip_s) or per_request_s)
     prediction = Prediction(
         per_request_s=per_request_s,
         hold_s=hold_s,
+        round_trip_s=whole.round_trip_s if hold_s is not None else None,
         slots=slots,
         cpu_per_request_s=cpu_per_request_s,
         cpu_source=cpu[1] if cpu else None,
@@ -266,6 +254,8 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
             client_cpu_s=client_cpu(record, cost, len(samples)),
             cores_per_process=account.cores_per_process if account else None,
             cores_free_of_others=cores_free(record, server_cpu, tester=False),
+            # Records before the empty requests' users were: the flow's own, which they always had.
+            round_trip_s=slot_round_trip(cost, info.endpoints[name], info, cost.users or settings.users),
         )
     free, wait = cores_free(record, server_cpu), alone_costs["wait_s"]
     prediction = predict(settings, per_request, info, cpu, free, name, whole, wait)

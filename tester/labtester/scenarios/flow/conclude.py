@@ -124,7 +124,12 @@ def _why(prediction: Prediction, binding: Binding | None) -> str:
     """`its 16 slots, each held 160 ms a request`: what limits the configuration, and by how much."""
     p = prediction
     if binding == "slots" and p.slots is not None:
-        return f"its {plural(p.slots, 'slot')}, each held {milliseconds(p.slot_hold_s)} a request"
+        closing = (
+            f" ({milliseconds(p.round_trip_s)} of it until the client closed and a core was free)"
+            if p.round_trip_s
+            else ""
+        )
+        return f"its {plural(p.slots, 'slot')}, each held {milliseconds(p.slot_hold_s)} a request{closing}"
     if binding == "cpu" and p.served_cpu_s:
         server = p.server_cpu_per_request_s
         whose = f" ({milliseconds(server)} of it the server's own)" if server else ""

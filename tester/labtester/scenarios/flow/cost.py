@@ -42,6 +42,19 @@ class ServingCost(BaseModel):
         "request's (the loop, heartbeats)."
     )
     processes: int = Field(description="Processes that serve requests (the workers, or the root).")
+    users: int | None = Field(
+        default=None, description="The empty requests' users, each sending again once answered."
+    )
+    empty_per_s: float | None = Field(
+        default=None,
+        description="The empty requests' rate over their run (closed loop, the flow's users at once): "
+        "where every slot was busy, a slot's cycle is the slots over it.",
+    )
+    process_cpu_per_request_s: float | None = Field(
+        default=None,
+        description="The serving processes' CPU per empty request (their process tree, read before and "
+        "after), less the idle rate: of a slot's cycle, what ran on a core.",
+    )
 
 
 class PathAccount(BaseModel):

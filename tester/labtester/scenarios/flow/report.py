@@ -94,6 +94,12 @@ def target_text(target: TargetResult, f: PathFlow) -> str:
 
 
 def _binding(p: Prediction) -> str:
+    if p.binding == "slots" and p.round_trip_s is not None:
+        return (
+            f"slots: each held {p.slot_hold_s * 1000:.2f} ms a request, {p.round_trip_s * 1000:.2f} ms of it "
+            "after the response until the client closed and a core was free (a sync worker's cycle on "
+            "empty requests beyond its CPU)"
+        )
     if p.binding != "cpu" or p.cpu_per_request_s is None:
         return p.binding
     measured = "each request's own, from its Server-Timing" if p.cpu_source == "server-timing" else "measured"
