@@ -36,9 +36,7 @@ def used_ratio(
     kind: at the company each kept in its process where the kind's CPU moves with it (overlap.py;
     its company among `neighbours`, default `samples`: a proof gives its whole run, the measured
     ones among them as the same objects), else the kind's mean."""
-    sums = _used_and_drawn(kinds, samples, neighbours).values()
-    drawn = sum(d for _, d, _ in sums)
-    return sum(u for u, _, _ in sums) / drawn if drawn > 0 else None
+    return _ratio([(used, drawn) for used, drawn, _ in _used_and_drawn(kinds, samples, neighbours).values()])
 
 
 def measured_ratios(
@@ -51,9 +49,13 @@ def measured_ratios(
         for name, (used, drawn, count) in _used_and_drawn(kinds, samples, neighbours).items()
         if count >= FEWEST and drawn > 0
     }
-    drawn = sum(d for _, d in sums.values())
-    together = sum(u for u, _ in sums.values()) / drawn if drawn > 0 else None
-    return together, {name: used / drawn for name, (used, drawn) in sums.items()}
+    return _ratio(list(sums.values())), {name: used / drawn for name, (used, drawn) in sums.items()}
+
+
+def _ratio(sums: Sequence[tuple[float, float]]) -> float | None:
+    """What was used over what was drawn, summed over (used, drawn) pairs; None where none was drawn."""
+    drawn = sum(d for _, d in sums)
+    return sum(u for u, _ in sums) / drawn if drawn > 0 else None
 
 
 def _used_and_drawn(

@@ -126,7 +126,7 @@ def _why(prediction: Prediction, binding: Binding | None) -> str:
     if binding == "slots" and p.slots is not None:
         closing = (
             f" ({milliseconds(p.round_trip_s)} of it until the client closed and a core was free)"
-            if p.round_trip_s
+            if p.round_trip_s is not None
             else ""
         )
         return f"its {plural(p.slots, 'slot')}, each held {milliseconds(p.slot_hold_s)} a request{closing}"
