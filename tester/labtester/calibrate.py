@@ -14,6 +14,7 @@ Every URL comes from the target's /info.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 
@@ -62,6 +63,15 @@ class Calibration(BaseModel):
     @property
     def within_tolerance(self) -> bool:
         return abs(self.error_pct) <= self.tolerance * 100
+
+    @property
+    def earlier_step_pct(self) -> float | None:
+        """The most the kernel's speed moved from one round to the next before the last, in %: the
+        noise this calibration itself met. The last round is left out, as each round aims at N on
+        the round before's speed: its miss is that one step."""
+        speeds = [r.median_s / r.iterations for r in self.rounds[:-1]]
+        steps = [abs(now / before - 1) * 100 for before, now in itertools.pairwise(speeds)]
+        return max(steps) if steps else None
 
 
 def calibrate(

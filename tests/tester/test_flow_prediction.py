@@ -89,15 +89,15 @@ def empty(**update: object) -> ServingCost:
 def test_a_sync_worker_holds_its_slot_for_the_round_trip_its_empty_requests_measured() -> None:
     sync = info(2, execution="workers")
     endpoint = sync.endpoints[PATH].model_copy(update={"slots": 2})
-    round_trip = slot_round_trip(empty(), endpoint, sync, 50)
+    round_trip = slot_round_trip(empty(), endpoint, 50)
     assert round_trip == pytest.approx(0.0003)
-    # Only where the empty requests kept every slot busy with more queued, on no more workers than
-    # cores (beyond, the cycle is a wait for a core the CPU term holds), and only a sync worker's.
-    assert slot_round_trip(empty(), endpoint, sync, 2) is None
-    assert slot_round_trip(empty(), endpoint, info(2, execution="workers", cores=1), 50) is None
-    assert slot_round_trip(empty(), endpoint.model_copy(update={"execution": "threads"}), sync, 50) is None
-    assert slot_round_trip(empty(empty_per_s=None), endpoint, sync, 50) is None
-    assert slot_round_trip(empty(empty_per_s=20_000.0), endpoint, sync, 50) is None  # nothing beyond the CPU
+    # Any number of slots (more workers than cores too): 4 slots over 4,000/s less 0.2 ms.
+    assert slot_round_trip(empty(), endpoint.model_copy(update={"slots": 4}), 50) == pytest.approx(0.0008)
+    # Only where the empty requests kept every slot busy with more queued, and only a sync worker's.
+    assert slot_round_trip(empty(), endpoint, 2) is None
+    assert slot_round_trip(empty(), endpoint.model_copy(update={"execution": "threads"}), 50) is None
+    assert slot_round_trip(empty(empty_per_s=None), endpoint, 50) is None
+    assert slot_round_trip(empty(empty_per_s=20_000.0), endpoint, 50) is None  # nothing beyond the CPU
     sync.endpoints[PATH] = endpoint
     whole = WholeCost(
         server_cpu_s=0.0001, client_cpu_s=0.0002, cores_free_of_others=2.0, round_trip_s=round_trip

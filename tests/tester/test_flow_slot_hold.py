@@ -35,8 +35,6 @@ def test_a_sync_worker_holds_its_slot_for_the_servers_time_and_its_round_trip(
     sync_workers: RunningTarget,
 ) -> None:
     info = info_of(sync_workers)
-    if info.effective_cores < 2:
-        pytest.skip("two sync workers on one core: their cycle is a wait for it, no round trip is held")
     cost = cost_of(sync_workers, info)  # the server's own CPU per request, on empty requests
     endpoint = endpoint_of(info, LIGHT)
     record = asyncio.run(SHAPE.measure_path(sync_workers.url, endpoint, FLOW, 60, info))

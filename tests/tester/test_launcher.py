@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import socket
@@ -36,6 +37,22 @@ def test_stop_leaves_no_process_and_frees_the_port() -> None:
     target.stop()
     assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in tree)
     assert not port_in_use(target.port)
+
+
+def test_a_target_shares_the_testers_scheduling_group_but_not_its_process_group() -> None:
+    """The tester's session (so the kernel's autogroup: in one of its own, a threaded target left a
+    tenth of the cores idle beside the local client), and a process group of its own (Ctrl-C in a
+    terminal reaches the tester's group, and the tester stops the targets in order)."""
+    target = start_target(next(d for d in load_definitions() if d.name == "flask-2x"))
+    try:
+        for process in target.tree():
+            assert os.getsid(process.pid) == os.getsid(0)
+            assert os.getpgid(process.pid) != os.getpgid(0)
+            group = Path(f"/proc/{process.pid}/autogroup")
+            if group.exists():
+                assert group.read_text() == Path("/proc/self/autogroup").read_text()
+    finally:
+        target.stop()
 
 
 def test_refuses_a_port_something_already_listens_on() -> None:

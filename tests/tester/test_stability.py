@@ -9,7 +9,7 @@ import pytest
 from labtester import machine
 from labtester.assembly.checks import calibration_check
 from labtester.assembly.stability import summarize
-from labtester.calibrate import Calibration
+from labtester.calibrate import Calibration, CalibrationRound
 
 
 def probe(target: str, samples: list[float]) -> dict[str, object]:
@@ -63,6 +63,37 @@ def test_a_calibration_as_far_off_as_the_drift_between_probes_is_noise() -> None
     check = calibration_check(calibration(24.5), drifting)
     assert check.verdict == "noise" and check.band_pct == drifting.drift_pct
     assert calibration_check(calibration(60.0), drifting).verdict == "missed"  # beyond even the drift
+
+
+def rounds(*per_iteration_s: float) -> Calibration:
+    """Rounds as calibrate runs them: the first at 95 iterations (a 5 % miss at 10 ms each), each
+    next aimed at 1 s on the speed the round before measured."""
+    done, iterations = calibration(0.0), 95
+    for speed in per_iteration_s:
+        done.rounds.append(CalibrationRound(iterations=iterations, server_seconds=[iterations * speed] * 3))
+        done.iterations, done.measured_seconds = iterations, iterations * speed
+        iterations = round(1 / speed)
+    return done
+
+
+def test_a_miss_as_far_off_as_the_calibrations_own_earlier_rounds_moved_is_noise() -> None:
+    # Seen in CI: -6.5 % against a 6 % band from the probes, after six rounds none of which held N.
+    quiet = summarize([probe("a", [0.010, 0.0101, 0.0099] * 10)])
+    moving = rounds(0.0100, 0.0108, 0.0100, 0.0107, 0.0100, 0.00935)
+    assert all(abs(r.median_s - 1) > 0.03 for r in moving.rounds)  # none held N
+    assert moving.earlier_step_pct == pytest.approx(8.0)
+    check = calibration_check(moving, quiet)
+    assert check.error_pct == pytest.approx(-6.5) and check.verdict == "noise"
+    assert check.band_pct == pytest.approx(8.0)
+    # Earlier rounds that moved 4 % a step (each missing the 3 % tolerance) do not excuse a 13 % miss.
+    steady = rounds(0.0100, 0.0104, 0.0100, 0.0104, 0.0100, 0.0087)
+    assert calibration_check(steady, quiet).verdict == "missed"
+    # Nor does a speed that crept up 4 % a round, 17 % in all: the step is what a round can miss by.
+    creeping = rounds(0.0100, 0.0104, 0.0108, 0.0112, 0.0117, 0.0136)
+    assert creeping.earlier_step_pct is not None and creeping.earlier_step_pct < 5
+    assert calibration_check(creeping, quiet).verdict == "missed"
+    assert rounds(0.0100, 0.00935).earlier_step_pct is None  # one earlier round: no step between rounds
+    assert calibration_check(rounds(0.0100, 0.00935), None).verdict == "missed"
 
 
 def test_proc_stat_is_read_in_cpu_seconds(tmp_path: Path) -> None:

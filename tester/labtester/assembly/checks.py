@@ -17,8 +17,11 @@ from labtester.stability import Stability
 
 
 def calibration_check(calibration: Calibration, stability: Stability | None) -> CalibrationCheck:
-    # The check times one request of N seconds: as likely off as the machine drifts between probes.
-    band = stability.seconds_band_pct if stability else None
+    # The check times one request of N seconds: as likely off as the machine drifts between probes,
+    # or as it moved from one of the calibration's own earlier rounds to the next.
+    probes = stability.seconds_band_pct if stability else None
+    bands = [b for b in (probes, calibration.earlier_step_pct) if b is not None]
+    band = max(bands) if bands else None
     error = calibration.error_pct
     if calibration.within_tolerance:
         verdict = "ok"
@@ -41,8 +44,9 @@ def _calibration(target: TargetResult) -> list[Finding]:
     )
     if check.verdict == "noise":
         text = (
-            f"{missed}, inside the machine's own noise ({check.band_pct:.0f} %: the wider of its "
-            "per-iteration band and how far its speed drifted between probes): noise, not a failure."
+            f"{missed}, inside the machine's own noise ({check.band_pct:.0f} %: the widest of its "
+            "per-iteration band, how far its speed drifted between probes and the most it moved "
+            "from one of the calibration's earlier rounds to the next): noise, not a failure."
         )
         return [Finding(kind="noise", target=target.name, text=text)]
     band = f"; the machine's own noise was {check.band_pct:.0f} %" if check.band_pct is not None else ""

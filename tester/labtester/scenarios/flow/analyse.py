@@ -255,7 +255,7 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
             cores_per_process=account.cores_per_process if account else None,
             cores_free_of_others=cores_free(record, server_cpu, tester=False),
             # Records before the empty requests' users were: the flow's own, which they always had.
-            round_trip_s=slot_round_trip(cost, info.endpoints[name], info, cost.users or settings.users),
+            round_trip_s=slot_round_trip(cost, info.endpoints[name], cost.users or settings.users),
         )
     free, wait = cores_free(record, server_cpu), alone_costs["wait_s"]
     prediction = predict(settings, per_request, info, cpu, free, name, whole, wait)

@@ -47,18 +47,20 @@ class WholeCost:
     round_trip_s: float | None = None  # a sync worker's slot held past its CPU (slot_round_trip)
 
 
-def slot_round_trip(cost: ServingCost, endpoint: EndpointInfo, info: TargetInfo, users: int) -> float | None:
+def slot_round_trip(cost: ServingCost, endpoint: EndpointInfo, users: int) -> float | None:
     """What a sync worker holds its slot a request beyond the CPU its process spends: the empty
     requests' cycle of a slot (the slots over their rate) less their CPU per request. A sync worker
     owns the connection until the client has closed it (gunicorn's lingering close), then waits
     for a core to take the next; gthread's, gevent's and granian's connections stay open, and
     their threads take the next request at once. Only where the empty requests kept every slot
-    busy with more queued (more users than slots), and no more workers than cores: with more, the
-    cycle is mostly a wait for a core, which the CPU term holds already (sync-2x's 0.76 ms where
-    sync-1x's was 0.36). `users`: the empty requests'. None where it does not apply, was not
-    measured, or came to nothing."""
+    busy with more queued (more users than slots). With more workers than cores, part of the
+    cycle is a wait for a core the CPU term holds too; the prediction is the lower of the two,
+    and where the slots bound sync-2x's light path they were the nearer (the Flask shop's and
+    httpbin's: 0.90 and 0.89 of them, 0.87 and 0.85 of the CPU term).
+    `users`: the empty requests'. None where it does not apply, was not measured, or came to
+    nothing."""
     slots = endpoint.slots
-    if endpoint.execution != "workers" or slots is None or slots > info.effective_cores:
+    if endpoint.execution != "workers" or slots is None:
         return None
     if not cost.empty_per_s or cost.process_cpu_per_request_s is None or users <= slots:
         return None
