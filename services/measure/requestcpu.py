@@ -22,7 +22,9 @@ requests, and a flow's accounting names them apart. Where a request has its thre
 and gthread workers, granian's blocking threads), the server's own work on that thread between two
 requests (the last one's response finished, the next one read and parsed) is read on the same
 clock and goes to a third total (`server_sink`): the server's cost of each request measured where
-and while the requests themselves run, not only on empty ones.
+and while the requests themselves run, not only on empty ones. So does a pool thread's CPU between
+the calls it ran for requests (`metered_call`: handing a result back, waking the loop, taking the
+next call, and any call it ran for no request).
 
 Beside its CPU, a request's time waiting on a run queue for a core (`run_queue_s`, the kernel's
 schedstat of the thread): the part of its wall time that is neither its work nor its own wait,
@@ -216,10 +218,19 @@ def queued_since(before: float | None) -> float | None:
     return None if before is None or now is None else max(0.0, now - before)
 
 
+# Each pool thread's CPU clock as the last call it ran for a request ended (measure.handover).
+_POOL_CALL_ENDED = threading.local()
+
+
 def metered_call(account: RequestAccount, function: Callable[..., Result], /, *args: object) -> Result:
     """`function(*args)` on this (pool) thread, its CPU time charged to `account`, which is the
     current account meanwhile (so what the call hands on is the request's too); its time on the
-    run queue too."""
+    run queue too. What the thread spent since its last such call (the pool's own: handing the
+    result back, waking the loop, taking the next call; any call it ran for no request) is the
+    server's (`server_sink`)."""
+    ended: float | None = getattr(_POOL_CALL_ENDED, "at", None)
+    if ended is not None:  # booked before the call's clock starts: the booking is the server's too
+        server_sink(max(0.0, time.thread_time() - ended))
     token = ACCOUNT.set(account)
     start, queued_at = time.thread_time(), run_queue_s()
     try:
@@ -231,3 +242,4 @@ def metered_call(account: RequestAccount, function: Callable[..., Result], /, *a
             with _CHARGES:
                 account.queued_s += queued
         ACCOUNT.reset(token)
+        _POOL_CALL_ENDED.at = time.thread_time()

@@ -62,7 +62,9 @@ BETWEEN_REQUESTS_CPU_TOTAL = Counter(
     "The server's own CPU in this process so far on the threads (a gevent worker's greenlets, an event "
     "loop's thread) that run requests, between them (the last response finished, the next request read "
     "and parsed; on an event loop, between any two request steps: measure.wsgi_cpu.ThreadMeter, "
-    "measure.greencpu, measure.asynccpu): no request's own, each request's cost to the server.",
+    "measure.greencpu, measure.asynccpu), and on a pool's threads between the calls they ran for "
+    "requests, any call they ran for no request among it (measure.requestcpu.metered_call): no "
+    "request's own, each request's cost to the server.",
     ["pid"],
 )
 KERNEL_ITERATIONS = Counter("lab_kernel_iterations_total", "CPU kernel iterations completed.")

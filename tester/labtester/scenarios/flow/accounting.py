@@ -17,8 +17,9 @@ serve too: their CPU is charged to a total of its own (`lab_control_cpu_seconds_
 requests'), and conservation names it as a fourth term, with the server's own cost of each.
 
 Where a request has its thread (sync, gthread, granian's blocking threads) or greenlet (gevent) to
-itself, the server's own work there between requests is measured over each flow, and on an event
-loop (uvicorn, granian's ASGI) the loop thread's CPU between any two request steps
+itself, the server's own work there between requests is measured over each flow, on an event
+loop (uvicorn, granian's ASGI) the loop thread's CPU between any two request steps, and on a
+pool's threads the CPU between the calls they ran for requests
 (`lab_between_requests_cpu_seconds_total`): a path's server cost is that plus what empty requests
 cost the server elsewhere (gthread's poller, gevent's hub, granian's own threads). Empty requests
 alone fell short: httpbin's gthread threads spent 0.27 to 0.34 ms a request of their own on /json

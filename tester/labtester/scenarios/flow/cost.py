@@ -29,7 +29,8 @@ class ServingCost(BaseModel):
         default=None,
         description="Of server_cpu_per_request_s, what the server spent on the threads that ran the "
         "requests, between them (its `lab_between_requests_cpu_seconds_total`, per empty request; on an "
-        "event loop, its thread's CPU between any two request steps): measured over each flow again, as "
+        "event loop, its thread's CPU between any two request steps; on a pool's threads, between the "
+        "calls they ran for requests): measured over each flow again, as "
         "the path's own requests cost the server there; None where the server measures none there.",
     )
     client_cpu_per_request_s: float | None = Field(
