@@ -10,9 +10,10 @@ import pytest
 from labtester.results import Results, RunInfo, TargetResult
 from labtester.scenarios import SHAPES
 from labtester.scenarios.flow.advice import cost
-from labtester.scenarios.flow.analyse import FlowSummary, PathFlow, Prediction
+from labtester.scenarios.flow.analyse import FlowSummary, PathFlow
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.scenarios.flow.cost import PathAccount
+from labtester.scenarios.flow.prediction import Prediction
 from labtester.scenarios.flow.settings import FlowSettings
 
 

@@ -7,10 +7,12 @@ import pytest
 
 from labtester.info import EndpointInfo, KernelInfo, TargetInfo
 from labtester.load import Sample
+from labtester.scenarios.flow import sync_cycle
 from labtester.scenarios.flow.analyse import predict
 from labtester.scenarios.flow.cost import ServingCost
+from labtester.scenarios.flow.prediction import Prediction
 from labtester.scenarios.flow.settings import FlowSettings
-from labtester.scenarios.flow.whole import WholeCost, empty_rate, slot_round_trip, target_cores
+from labtester.scenarios.flow.whole import WholeCost, empty_rate, slot_delay, target_cores
 
 PATH = "/a"
 
@@ -86,39 +88,128 @@ def empty(**update: object) -> ServingCost:
     return cost.model_copy(update=update)
 
 
-def test_a_sync_worker_holds_its_slot_for_the_round_trip_its_empty_requests_measured() -> None:
-    sync = info(2, execution="workers")
-    endpoint = sync.endpoints[PATH].model_copy(update={"slots": 2})
-    round_trip = slot_round_trip(empty(), endpoint, 50)
-    assert round_trip == pytest.approx(0.0003)
-    # Any number of slots (more workers than cores too): 4 slots over 4,000/s less 0.2 ms.
-    assert slot_round_trip(empty(), endpoint.model_copy(update={"slots": 4}), 50) == pytest.approx(0.0008)
+def test_a_sync_workers_delay_is_fitted_to_its_empty_requests() -> None:
+    endpoint = info(2, execution="workers").endpoints[PATH].model_copy(update={"slots": 2})
+    delay = slot_delay(empty(), endpoint, 50, 2.0)
+    assert delay is not None and delay > 0
+    # Its cycle beside the client, with that delay, gives the rate the empty requests were served.
+    assert sync_cycle.rate(2, 2.0, 0.0002, 0.0002, delay) == pytest.approx(4000, rel=1e-3)
+    # The client elsewhere: a slot's cycle is its CPU and the delay, 0.5 ms, where a core is free
+    # (within the draws' spread: each phase varies around its mean).
+    assert slot_delay(empty(client_cpu_per_request_s=None), endpoint, 50, 2.0) == pytest.approx(
+        0.0003, rel=0.03
+    )
+    # Any number of slots (more workers than cores too).
+    four = endpoint.model_copy(update={"slots": 4})
+    four_delay = slot_delay(empty(), four, 50, 2.0)
+    assert four_delay is not None
+    assert sync_cycle.rate(4, 2.0, 0.0002, 0.0002, four_delay) == pytest.approx(4000, rel=1e-3)
+    # Fitted on the cores the others left the empty requests: fewer cores, less delay to fit.
+    shared = slot_delay(empty(cores_free_of_others=1.5), endpoint, 50, 2.0)
+    assert shared is not None and shared < delay
+    # No core left by the others then: nothing to fit on.
+    assert slot_delay(empty(cores_free_of_others=0.0), endpoint, 50, 2.0) is None
+    # Faster than the loop allows with no delay: none, and the loop (the client's turn) still holds.
+    assert slot_delay(empty(empty_per_s=20_000.0), endpoint, 50, 2.0) == 0.0
     # Only where the empty requests kept every slot busy with more queued, and only a sync worker's.
-    assert slot_round_trip(empty(), endpoint, 2) is None
-    assert slot_round_trip(empty(), endpoint.model_copy(update={"execution": "threads"}), 50) is None
-    assert slot_round_trip(empty(empty_per_s=None), endpoint, 50) is None
-    assert slot_round_trip(empty(empty_per_s=20_000.0), endpoint, 50) is None  # nothing beyond the CPU
-    sync.endpoints[PATH] = endpoint
-    whole = WholeCost(
-        server_cpu_s=0.0001, client_cpu_s=0.0002, cores_free_of_others=2.0, round_trip_s=round_trip
-    )
-    # 0.3 ms of the request's CPU: 2 / 0.6 ms = 3,333/s by the CPU; each slot held 0.3 + 0.1 + 0.3
-    # ms = 0.7 ms: 2,857/s, the least.
-    prediction = predict(
-        FlowSettings(users=50), 0.002, sync, (0.0003, "server-timing"), 2.0, PATH, whole, 0.0
-    )
-    assert prediction.hold_s == pytest.approx(0.0007) and prediction.round_trip_s == round_trip
-    assert prediction.binding == "slots" and prediction.per_s == pytest.approx(2 / 0.0007)
+    assert slot_delay(empty(), endpoint, 2, 2.0) is None
+    assert slot_delay(empty(), endpoint.model_copy(update={"execution": "threads"}), 50, 2.0) is None
+    assert slot_delay(empty(empty_per_s=None), endpoint, 50, 2.0) is None
+
+
+def test_a_sync_workers_round_trip_grows_with_the_cpu_beside_the_local_client() -> None:
+    sync = info(2, execution="workers")
+    sync.endpoints[PATH] = sync.endpoints[PATH].model_copy(update={"slots": 2})
+    delay = slot_delay(empty(), sync.endpoints[PATH], 50, 2.0)
+
+    def predicted(
+        cpu_s: float, client_cpu_s: float | None, wait_s: float = 0.0, cores: float = 2.0
+    ) -> Prediction:
+        whole = WholeCost(
+            server_cpu_s=0.0001, client_cpu_s=client_cpu_s, cores_free_of_others=cores, slot_delay_s=delay
+        )
+        return predict(
+            FlowSettings(users=50), 0.002, sync, (cpu_s, "server-timing"), 2.0, PATH, whole, wait_s
+        )
+
+    assert delay is not None
+    light, heavy = predicted(0.0001, 0.0002), predicted(0.001, 0.0002)
+    for prediction, cpu_s in ((light, 0.0001), (heavy, 0.001)):
+        # The slots' rate is the cycle's with the request's CPU and the server's, beside the client.
+        assert prediction.per_s == pytest.approx(sync_cycle.rate(2, 2.0, cpu_s + 0.0001, 0.0002, delay))
+        assert prediction.binding == "slots" and prediction.round_trip_s is not None
+        assert prediction.ceiling() == (pytest.approx(prediction.per_s), "slots")
+    # On the cores the others left the flow.
+    shared = predicted(0.0001, 0.0002, cores=1.5)
+    assert shared.per_s == pytest.approx(sync_cycle.rate(2, 1.5, 0.0002, 0.0002, delay))
+    assert shared.per_s < light.per_s
+    # The workers computing more leave the client fewer cores: the wait for its close grows.
+    assert heavy.round_trip_s > light.round_trip_s  # type: ignore[operator]
+    # The client elsewhere takes no core: the delay alone, whatever the CPU.
+    for cpu_s in (0.0001, 0.001):
+        assert predicted(cpu_s, None).per_s == pytest.approx(2 / (cpu_s + 0.0001 + delay), rel=0.01)
+    # A wait (the app's I/O) holds the slot off every core too, before the client's close.
+    waiting = predicted(0.0001, 0.0002, wait_s=0.001)
+    assert waiting.per_s == pytest.approx(sync_cycle.rate(2, 2.0, 0.0002, 0.0002, delay + 0.001))
+    # The law as it was before it counted the whole cost keeps no round trip.
+    assert heavy.app_only_per_s == pytest.approx(2 / 0.0011)
     unmeasured = WholeCost(server_cpu_s=0.0001, client_cpu_s=0.0002, cores_free_of_others=2.0)
     without = predict(
         FlowSettings(users=50), 0.002, sync, (0.0003, "server-timing"), 2.0, PATH, unmeasured, 0.0
     )
-    assert without.binding == "cpu" and without.per_s == pytest.approx(2 / 0.0006)
-    # The law as it was before it counted the whole cost keeps no round trip either.
-    assert prediction.app_only_per_s == pytest.approx(without.app_only_per_s)
+    assert without.round_trip_s is None and without.binding == "cpu"
+    # More workers than cores on a heavy path: the cycle comes within 1 % of what the cores allow
+    # (0.998 of it with 1 ms off every core), and the cores bind.
+    four = info(4, execution="workers")
+    four.endpoints[PATH] = four.endpoints[PATH].model_copy(update={"slots": 4})
+    whole = WholeCost(server_cpu_s=0.0001, client_cpu_s=0.0002, cores_free_of_others=2.0, slot_delay_s=0.001)
+    loaded = predict(FlowSettings(users=50), 0.01, four, (0.005, "server-timing"), 2.0, PATH, whole, 0.0)
+    assert loaded.binding == "cpu" and loaded.per_s == pytest.approx(2 / 0.0053)
+    assert loaded.ceiling() == (pytest.approx(2 / 0.0051), "cpu")  # the configuration alone
+    # Fewer users than that ask for: they bind, not the cores the cycle came to.
+    asked = 0.998 * 2 / 0.0053  # between the cycle's rate and the cores'
+    few = predict(FlowSettings(users=50), 50 / asked, four, (0.005, "server-timing"), 2.0, PATH, whole, 0.0)
+    assert few.binding == "users" and few.per_s == pytest.approx(asked)
+    # No core left by the others, or no CPU measured: nothing to simulate, and nothing raised.
+    for cpu_s, cores in ((0.0001, 0.0), (0.0, 2.0)):
+        bare = WholeCost(
+            server_cpu_s=0.0, client_cpu_s=0.0002, cores_free_of_others=cores, slot_delay_s=delay
+        )
+        nothing = predict(FlowSettings(users=50), 0.002, sync, (cpu_s, "server-timing"), 2.0, PATH, bare, 0.0)
+        assert nothing.round_trip_s is None
     # The census's CPU holds no request's time on the server: no hold, so no round trip in it.
+    whole = WholeCost(server_cpu_s=0.0001, client_cpu_s=0.0002, cores_free_of_others=2.0, slot_delay_s=delay)
     census = predict(FlowSettings(users=50), 0.002, sync, (0.0006, "census"), 2.0, PATH, whole, 0.0)
     assert census.hold_s is None and census.round_trip_s is None
+
+
+def test_the_sync_cycle_is_the_cpu_and_the_delay_where_nothing_else_binds() -> None:
+    # Within the draws' own spread (each phase varies around its mean): 3 %.
+    def near(rate: float) -> object:
+        return pytest.approx(rate, rel=0.03)
+
+    # Workers no more than cores, the client elsewhere: each cycle is its CPU and the delay.
+    assert sync_cycle.rate(2, 2.0, 0.001, 0.0, 0.0) == near(2000)
+    assert sync_cycle.rate(2, 2.0, 0.001, 0.0, 0.001) == near(1000)
+    # More workers than cores: the cores bind.
+    assert sync_cycle.rate(4, 2.0, 0.001, 0.0, 0.0) == near(2000)
+    # A client on one thread: it answers at most one close at a time, whatever the workers.
+    assert sync_cycle.rate(8, 8.0, 0.0001, 0.001, 0.0) == near(1000)
+    # A client on the same cores: less than the CPU alone allows, and less as either costs more.
+    alone = sync_cycle.rate(2, 2.0, 0.0003, 0.0, 0.0002)
+    beside = sync_cycle.rate(2, 2.0, 0.0003, 0.0002, 0.0002)
+    assert alone == near(2 / 0.0005) and beside < 0.9 * alone
+    assert sync_cycle.rate(2, 2.0, 0.0006, 0.0002, 0.0002) < beside
+    assert sync_cycle.rate(2, 2.0, 0.0003, 0.0004, 0.0002) < beside
+    # Smooth in the cores and the delay: with equal phases the workers locked into step, and two
+    # workers' rate here was 4,367/s on 2 cores, 4,888/s on 1.999, and rose with the delay.
+    assert sync_cycle.rate(2, 1.999, 0.000206, 0.000196, 0.0001) == pytest.approx(
+        sync_cycle.rate(2, 2.0, 0.000206, 0.000196, 0.0001), rel=0.005
+    )
+    delays = [sync_cycle.rate(2, 1.999, 0.000206, 0.000196, d) for d in (0.0, 0.0001, 0.0002, 0.0003)]
+    assert delays == sorted(delays, reverse=True)
+    with pytest.raises(ValueError):
+        sync_cycle.rate(0, 2.0, 0.001, 0.0, 0.0)
 
 
 def test_the_empty_requests_rate_is_over_their_answers() -> None:

@@ -10,7 +10,7 @@ it does not know is its own (Django logs it, a catch-all route may work). The pr
 is read just before, once what ran before has settled, over a window with nothing of the lab's in
 it but the census's own two reads (README: scrapes polled inside it made it 20 to 35 ms/s where
 the processes spent 3), and is what the lab counts as belonging to no request. The empty requests'
-rate also gives a sync worker's round trip (whole.py).
+rate also fits a sync worker's delay before its close (whole.py, sync_cycle.py).
 
 The lab's own reads around a flow (its /metrics scrapes, the census) are requests the processes
 serve too: their CPU is charged to a total of its own (`lab_control_cpu_seconds_total`, not the
@@ -45,7 +45,7 @@ from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, encode
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
-from labtester.scenarios.flow.whole import empty_rate
+from labtester.scenarios.flow.whole import cores_free, empty_rate
 
 IDLE_S = 3.0  # the idle rate's window: CPU times tick in 10 ms per process, and idle is a few ms/s
 SETTLE_S = 1.0  # before it: the last request's work (a stability probe's, a start-up's) ends first
@@ -183,6 +183,7 @@ def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
         users=record.get("empty_users"),
         empty_per_s=empty_rate(samples),
         process_cpu_per_request_s=on_core,
+        cores_free_of_others=cores_free(record, busy, tester=False),
     )
 
 

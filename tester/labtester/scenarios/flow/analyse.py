@@ -2,23 +2,23 @@
 
 A flow runs against the seed study's fan-out, or against each path of a team's app (endpoints of
 work "app" in /info). A server holding at most `slots` requests at once, each for H seconds,
-completes at most slots / H requests a second; U users who send again as soon as they are
-answered (R seconds alone, as they saw it) ask for U / R. H is the request's CPU, the server's own
-and its wait, not R: a worker takes the next queued connection as it ends one (a sync worker's 0.7
-ms of CPU was 3.7 ms alone as the client saw it; held for R, it served 10 to 27 % more than the
-slot term allowed); a sync worker's round trip is held too (whole.py). The prediction is the
-smaller of the two, and of what the CPU allows, named by which one binds. The CPU a request costs
-is the whole of it: its own (each request's Server-Timing header and what the processes charged
-to it after, else the server's whole CPU over the run), the server's own cost per request
-(measured on empty requests in the same configuration, accounting.py) and, where the load client
-runs on the same machine, the client's (its own CPU over the flow, per request). The target's
-processes use one core each where Python runs on one thread per process, or more where they
-measured more over the flow (work that releases the GIL: SQLite, compression, hashing), never more
-than its effective cores; the machine's CPUs, less what others took during the run (the downstream
-mock and any neighbour; the tester too where its cost is not counted per request: /proc/stat
-says), are shared by the target and its local client. On a saturated machine that share is what
-the target got: an explanation, not a check. The study's 40.6 req/s is 64 threads held ~1.5 s
-each: thread-pool exhaustion, not Python speed.
+completes at most slots / H requests a second; U users who send again as soon as they are answered
+(R seconds alone, as they saw it) ask for U / R. H is the request's CPU, the server's own and its
+wait, not R: a worker takes the next queued connection as it ends one (a sync worker's 0.7 ms of
+CPU was 3.7 ms alone as the client saw it; held for R, it served 10 to 27 % more than the slot term
+allowed); a sync worker's slot, held until the client closed, is simulated beside the client
+(sync_cycle.py). The prediction is the smaller of the two, and of what the CPU allows, named by
+which one binds. The CPU a request costs is the whole of it: its own (each request's Server-Timing
+header and what the processes charged to it after, else the server's whole CPU over the run), the
+server's own cost per request (measured on empty requests in the same configuration, accounting.py)
+and, where the load client runs on the same machine, the client's (its own CPU over the flow, per
+request). The target's processes use one core each where Python runs on one thread per process, or
+more where they measured more over the flow (work that releases the GIL: SQLite, compression,
+hashing), never more than its effective cores; the machine's CPUs, less what others took during the
+run (the downstream mock and any neighbour; the tester too where its cost is not counted per
+request: /proc/stat says), are shared by the target and its local client. On a saturated machine
+that share is what the target got: an explanation, not a check. The study's 40.6 req/s is 64
+threads held ~1.5 s each: thread-pool exhaustion, not Python speed.
 """
 
 from __future__ import annotations
@@ -42,13 +42,15 @@ from labtester.scenarios.flow.accounting import (
 )
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
 from labtester.scenarios.flow.mix import MixFlow, mix_flow
+from labtester.scenarios.flow.prediction import Binding, CpuSource, Prediction, cycle_is_cpu
 from labtester.scenarios.flow.series import FlowSecond, flow_seconds
 from labtester.scenarios.flow.settings import FAN_OUT, FlowSettings
 from labtester.scenarios.flow.whole import (
     WholeCost,
     client_cpu,
     cores_free,
-    slot_round_trip,
+    slot_delay,
+    sync_hold,
     target_cores,
     usable_cores,
 )
@@ -56,75 +58,11 @@ from labtester.scenarios.flow.whole import (
 if TYPE_CHECKING:
     from labtester.results import Results, TargetResult
 
-Binding = Literal["users", "slots", "cpu"]
-CpuSource = Literal["server-timing", "census"]
-
 
 def flow_endpoints(info: TargetInfo, planned: list[str]) -> list[EndpointInfo]:
     """What a flow runs against: the app's paths among those planned, else the study's fan-out."""
     app = [info.endpoints[name] for name in planned if info.endpoints[name].work == "app"]
     return app or ([info.endpoints[FAN_OUT]] if FAN_OUT in info.endpoints else [])
-
-
-class Prediction(BaseModel):
-    per_request_s: float  # R: one request alone, as its client saw it (a user waits all of it)
-    # H: what a request holds a slot for, measured where it ran: its CPU (under load, as the CPU
-    # term takes it), the server's own and its wait alone. None where the server measured none (no
-    # Server-Timing; a document from before it): R stands for it.
-    hold_s: float | None = None
-    round_trip_s: float | None = None  # of hold_s, a sync worker's wait for the client's close and a core
-    slots: float | None  # None: no limit
-    cpu_per_request_s: float | None  # the request's own CPU, measured over the run
-    cpu_source: CpuSource | None = None  # each request's header, or the server's CPU over the run
-    cores: float  # the cores the target's processes can use (measured parallelism, see target_cores)
-    cores_free: float | None  # of the machine's CPUs, what the others left the target and its local client
-    per_s: float
-    binding: Binding
-    # The server's own CPU per request (ServingCost); None where the CPU above is the census's (it
-    # holds it already) or it was not measured.
-    server_cpu_per_request_s: float | None = None
-    client_cpu_per_request_s: float | None = None  # the load client's, where it shares the cores
-    cores_per_process: float | None = None  # what each serving process used over the run, measured
-    # The same law as the lab predicted before it counted the whole cost: the request's own CPU on
-    # one core per process, the tester's CPU taken off the free cores. Kept to show the difference.
-    app_only_per_s: float | None = None
-
-    @property
-    def slot_hold_s(self) -> float:
-        return self.hold_s if self.hold_s else self.per_request_s
-
-    @property
-    def served_cpu_s(self) -> float | None:
-        """CPU the serving processes spend per request: the request's own and the server's."""
-        if not self.cpu_per_request_s:
-            return None
-        return self.cpu_per_request_s + (self.server_cpu_per_request_s or 0.0)
-
-    def cpu_limit(self, cores_free: float | None) -> float | None:
-        """Requests/s the CPU allows: the target's cores over what its processes spend per request,
-        and the cores `cores_free` left to the target and its local client over that plus the
-        client's; None where the CPU per request is unknown."""
-        served = self.served_cpu_s
-        if served is None:
-            return None
-        limit = self.cores / served
-        if cores_free is not None:
-            limit = min(limit, cores_free / (served + (self.client_cpu_per_request_s or 0.0)))
-        return limit
-
-    def ceiling(self) -> tuple[float, Binding] | None:
-        """What the configuration allows whatever the load: the fewer of its slots over the time a
-        request holds one and its cores over a request's CPU; None where neither binds."""
-        limits: dict[Binding, float] = {}
-        if self.slots is not None and self.slot_hold_s > 0:
-            limits["slots"] = self.slots / self.slot_hold_s
-        cpu = self.cpu_limit(None)
-        if cpu is not None:
-            limits["cpu"] = cpu
-        if not limits:
-            return None
-        binding = min(limits, key=lambda name: limits[name])
-        return limits[binding], binding
 
 
 class PathFlow(BaseModel):
@@ -178,21 +116,23 @@ def predict(
     whole = whole or WholeCost()
     measured = cpu[0] if cpu and cpu[1] == "server-timing" else None
     server_cpu_s = whole.server_cpu_s if measured is not None else None
-    hold_s = (
-        None
-        if measured is None or wait_s is None
-        else measured + (server_cpu_s or 0.0) + wait_s + (whole.round_trip_s or 0.0)
-    )
+    own_s = None if measured is None or wait_s is None else measured + (server_cpu_s or 0.0) + wait_s
+    hold_s, round_trip_s = own_s, None
+    if own_s is not None and wait_s is not None:  # a sync worker's slot: its cycle beside the client
+        cores = usable_cores(float(info.effective_cores), whole.cores_free_of_others)
+        cycle_s = sync_hold(whole, slots, own_s - wait_s, wait_s, cores)
+        if cycle_s is not None:
+            hold_s, round_trip_s = cycle_s, cycle_s - own_s
     candidates: dict[Binding, float] = {"users": settings.users / (per_request_s + settings.think_s)}
     if slots is not None:
         candidates["slots"] = slots / (hold_s or per_request_s)
     app_only = dict(candidates)
-    if slots is not None and hold_s and whole.round_trip_s:  # the law before it held the round trip
-        app_only["slots"] = slots / ((hold_s - whole.round_trip_s) or per_request_s)
+    if slots is not None and own_s and round_trip_s is not None:  # the law before it held the round trip
+        app_only["slots"] = slots / own_s
     prediction = Prediction(
         per_request_s=per_request_s,
         hold_s=hold_s,
-        round_trip_s=whole.round_trip_s if hold_s is not None else None,
+        round_trip_s=round_trip_s,
         slots=slots,
         cpu_per_request_s=cpu_per_request_s,
         cpu_source=cpu[1] if cpu else None,
@@ -210,6 +150,8 @@ def predict(
     if cpu_per_request_s:
         app_only["cpu"] = usable_cores(target_cores(endpoint, info), cores_free) / cpu_per_request_s
     binding = min(candidates, key=lambda name: candidates[name])
+    if binding == "slots" and round_trip_s is not None and cycle_is_cpu(candidates["slots"], cpu_limit):
+        binding = "cpu" if candidates["cpu"] <= candidates["users"] else "users"
     return prediction.model_copy(
         update={"per_s": candidates[binding], "binding": binding, "app_only_per_s": min(app_only.values())}
     )
@@ -255,7 +197,9 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
             cores_per_process=account.cores_per_process if account else None,
             cores_free_of_others=cores_free(record, server_cpu, tester=False),
             # Records before the empty requests' users were: the flow's own, which they always had.
-            round_trip_s=slot_round_trip(cost, info.endpoints[name], cost.users or settings.users),
+            slot_delay_s=slot_delay(
+                cost, info.endpoints[name], cost.users or settings.users, info.effective_cores
+            ),
         )
     free, wait = cores_free(record, server_cpu), alone_costs["wait_s"]
     prediction = predict(settings, per_request, info, cpu, free, name, whole, wait)

@@ -26,8 +26,9 @@ from pydantic import BaseModel
 
 from labtester.findings.answered import is_answer
 from labtester.findings.wording import milliseconds, plural
-from labtester.scenarios.flow.analyse import Binding, PathFlow, Prediction, flows
+from labtester.scenarios.flow.analyse import PathFlow, flows
 from labtester.scenarios.flow.cost import ACCOUNTED_SHARE
+from labtester.scenarios.flow.prediction import Binding, Prediction
 from labtester.scenarios.flow.settings import FAN_OUT
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ def _why(prediction: Prediction, binding: Binding | None) -> str:
     p = prediction
     if binding == "slots" and p.slots is not None:
         closing = (
-            f" ({milliseconds(p.round_trip_s)} of it until the client closed and a core was free)"
+            f" ({milliseconds(p.round_trip_s)} of it beside the local client and until it closed)"
             if p.round_trip_s is not None
             else ""
         )

@@ -56,6 +56,11 @@ class ServingCost(BaseModel):
         description="The serving processes' CPU per empty request (their process tree, read before and "
         "after), less the idle rate: of a slot's cycle, what ran on a core.",
     )
+    cores_free_of_others: float | None = Field(
+        default=None,
+        description="The machine's CPUs less what processes other than the target and the lab's client "
+        "used over the empty requests (/proc/stat): the cores a sync worker's cycle there was fitted on.",
+    )
 
 
 class PathAccount(BaseModel):

@@ -13,7 +13,8 @@ from rich.table import Table
 from labtester.findings.wording import plural
 from labtester.plotting import gaps, plt, save_png
 from labtester.scenarios.common import failures_text, ms
-from labtester.scenarios.flow.analyse import PathFlow, Prediction, flows
+from labtester.scenarios.flow.analyse import PathFlow, flows
+from labtester.scenarios.flow.prediction import Prediction
 from labtester.scenarios.flow.settings import FAN_OUT
 
 if TYPE_CHECKING:
@@ -97,8 +98,8 @@ def _binding(p: Prediction) -> str:
     if p.binding == "slots" and p.round_trip_s is not None:
         return (
             f"slots: each held {p.slot_hold_s * 1000:.2f} ms a request, {p.round_trip_s * 1000:.2f} ms of it "
-            "after the response until the client closed and a core was free (a sync worker's cycle on "
-            "empty requests beyond its CPU)"
+            "beside its CPU and wait: computing beside the local client, then waiting until it closed "
+            "(a sync worker's cycle, with the delay its empty requests fitted)"
         )
     if p.binding != "cpu" or p.cpu_per_request_s is None:
         return p.binding

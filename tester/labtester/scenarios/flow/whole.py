@@ -1,12 +1,13 @@
 """What a request costs besides its own CPU, for one flow's prediction (analyse.py): the server's
-own and the local client's CPU, a sync worker's round trip, and the cores its processes can use.
+own and the local client's CPU, a sync worker's wait for its close, and the cores its processes can
+use.
 
 A sync worker holds its slot past the response until the client closes the connection (gunicorn
 27's lingering close, `util.close_graceful`: a half-close, then a wait for the client's own, RFC 9112
-9.6) and a core is free to take the next. It is measured on the empty requests, as a slot's cycle
-there beyond its CPU, and held in the slot's time: on the Flask shop's 0.23 ms path, 0.34 to 0.39
-ms a request; without it sync-1x served 0.76x its prediction, with it 0.88-0.96x. Part of it is
-the wait for a core beside the local client, so a configuration's ceiling holds that client too.
+9.6). The client's part of that wait grows with the CPU beside it, so the slot's cycle is simulated
+(sync_cycle.py) with the one delay no core measured fitted to the empty requests (slot_delay): on
+the Flask shop's 0.23 ms path, sync-1x served 0.76x its prediction without any such wait, 0.83-0.92x
+with the empty requests' held fixed, 0.89-0.97x simulated.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from labtester.info import EndpointInfo, TargetInfo
 from labtester.load import Sample
 from labtester.model import capacity
 from labtester.rawlog import Record
+from labtester.scenarios.flow import sync_cycle
 from labtester.scenarios.flow.cost import ServingCost
 
 
@@ -44,28 +46,45 @@ class WholeCost:
     client_cpu_s: float | None = None  # the local load client's CPU per request; None: elsewhere
     cores_per_process: float | None = None  # the serving processes' measured parallelism
     cores_free_of_others: float | None = None  # the machine's CPUs less what others (not the tester) took
-    round_trip_s: float | None = None  # a sync worker's slot held past its CPU (slot_round_trip)
+    slot_delay_s: float | None = None  # a sync worker's wait off every core before its close (slot_delay)
 
 
-def slot_round_trip(cost: ServingCost, endpoint: EndpointInfo, users: int) -> float | None:
-    """What a sync worker holds its slot a request beyond the CPU its process spends: the empty
-    requests' cycle of a slot (the slots over their rate) less their CPU per request. A sync worker
-    owns the connection until the client has closed it (gunicorn's lingering close), then waits
-    for a core to take the next; gthread's, gevent's and granian's connections stay open, and
-    their threads take the next request at once. Only where the empty requests kept every slot
-    busy with more queued (more users than slots). With more workers than cores, part of the
-    cycle is a wait for a core the CPU term holds too; the prediction is the lower of the two,
-    and where the slots bound sync-2x's light path they were the nearer (the Flask shop's and
-    httpbin's: 0.90 and 0.89 of them, 0.87 and 0.85 of the CPU term).
-    `users`: the empty requests'. None where it does not apply, was not measured, or came to
-    nothing."""
+def slot_delay(cost: ServingCost, endpoint: EndpointInfo, users: int, cores: float) -> float | None:
+    """What a sync worker waits a request off every core before the client closes (the loopback,
+    the wake-ups): fitted so that its cycle beside the local client (sync_cycle) gives the empty
+    requests' rate from their CPU per request and the client's, on the cores the others left then.
+    A sync worker owns the connection until the client has closed it (gunicorn's lingering close);
+    gthread's, gevent's and granian's connections stay open, and their threads take the next
+    request at once. Only where the empty requests kept every slot busy with more queued (more
+    users than slots). `users`: the empty requests'; `cores`: the machine's effective cores, which
+    the client shares. None where it does not apply, was not measured, or no core was left."""
     slots = endpoint.slots
-    if endpoint.execution != "workers" or slots is None:
+    if endpoint.execution != "workers" or slots is None or slots < 1:
         return None
-    if not cost.empty_per_s or cost.process_cpu_per_request_s is None or users <= slots:
+    if not cost.empty_per_s or not cost.process_cpu_per_request_s or users <= slots:
         return None
-    beyond = slots / cost.empty_per_s - cost.process_cpu_per_request_s
-    return beyond if beyond > 0 else None
+    client = cost.client_cpu_per_request_s or 0.0
+    fitted_on = usable_cores(cores, cost.cores_free_of_others)
+    if fitted_on <= 0:  # the others took every core: nothing to fit on
+        return None
+    return sync_cycle.fit_delay(
+        round(slots), fitted_on, cost.process_cpu_per_request_s, client, cost.empty_per_s
+    )
+
+
+def sync_hold(
+    whole: WholeCost, slots: float | None, served_s: float, wait_s: float, cores: float
+) -> float | None:
+    """What a sync worker's slot is held a request: the slots over its cycle's rate beside the local
+    client (sync_cycle), computing the request's CPU and the server's (`served_s`) on `cores` (the
+    machine's, as far as the others left them), off every core its wait and the delay its empty
+    requests fitted; never less than its CPU and wait. None where no delay was fitted (not a sync
+    worker's, or not measured) or nothing computes (no core left, no CPU measured)."""
+    if whole.slot_delay_s is None or slots is None or slots < 1 or cores <= 0 or served_s <= 0:
+        return None
+    delay_s = whole.slot_delay_s + wait_s
+    per_s = sync_cycle.rate(round(slots), cores, served_s, whole.client_cpu_s or 0.0, delay_s)
+    return max(served_s + wait_s, slots / per_s)  # never less, though the phases vary
 
 
 def empty_rate(samples: list[Sample]) -> float | None:
