@@ -21,6 +21,7 @@ from labtester.sizing.document import (
     SizedSummary,
     SizingConclusion,
 )
+from labtester.sizing.words import goal
 
 POD = PodSize(cores=2, memory_bytes=1 << 30, source="CORES= and MEMORY=")
 
@@ -413,3 +414,11 @@ def test_a_target_rate_that_the_proofs_cpu_puts_beyond_the_pod_names_the_pod_it_
     uvicorn = proved("family", "uvicorn, 2 workers", (3.6, 3.5, 3.6, 0.8), (4.5, 4.4, 4.5, 0.9))
     named = conclusion(proposed=missed, families=[uvicorn], needed=needed, objective=serving)
     assert named.proved_best() == (uvicorn, uvicorn.levels[-1]) and "would need" not in headline(named)
+
+
+def test_an_objective_under_a_tenth_of_a_second_is_said_in_milliseconds() -> None:
+    # A light path's default objective (4x its 0.3 ms alone) read "p99 0.00 s".
+    assert goal(Objective(p99_s=0.55, why="P99=")) == "p99 0.55 s"
+    assert goal(Objective(p99_s=0.082, why="")) == "p99 82 ms"
+    assert goal(Objective(p99_s=0.0012, why="")) == "p99 1.2 ms"
+    assert goal(Objective(p99_s=0.0004, why="")) == "p99 0.40 ms"

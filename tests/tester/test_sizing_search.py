@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from functools import cache
 
+import pytest
+
 from labtester.proposal.plan import _caveats, _least_p99, _planned
 from labtester.scenarios.sizing import conclusion_of
 from labtester.sizing.document import MOST_PREDICTED, Objective, PodSize, SizedSummary, warmup_of
@@ -149,6 +151,17 @@ def test_the_rate_proposed_meets_the_objective_on_the_proofs_own_sends() -> None
     config = sized.candidate.configuration
     p99 = proof_run(shop, config, POD.cores, sized.rate_per_s, 20, MOST_PREDICTED, warmup_of(20)).p99_s
     assert p99 <= 0.55 and sized.p99_s == p99, sized
+
+
+def test_a_proof_at_thousands_a_second_is_predicted_over_its_first_sends_window() -> None:
+    # The Flask shop's light path: 0.2 ms of CPU and 0.1 ms of the server's. At 3,500/s a proof's
+    # first MOST_PREDICTED sends end at 2.3 s, before its 4 s warm-up: judged on their own share.
+    light = [RequestKind("/products/7", 1, 0.0002, 0.0, 0.0001)]
+    config = SEARCHED[0].configuration(2, 1)
+    for rate in (500.0, 3500.0):
+        predicted = proof_run(light, config, POD.cores, rate, 20, MOST_PREDICTED, warmup_of(20))
+        assert predicted.per_s == pytest.approx(rate, rel=0.1), (rate, predicted)
+        assert 0.0003 <= predicted.p99_s < 0.01, (rate, predicted)
 
 
 def test_greenlets_with_a_path_that_never_yields_are_not_proposed_where_another_family_holds() -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
+from labtester.findings.wording import milliseconds
 from labtester.proposal.spreads import spread_of
 from labtester.rawlog import Record
 from labtester.scenarios.flow.analyse import FlowSummary, PathFlow, flows
@@ -71,9 +72,9 @@ def objective(settings: LabSettings, kinds: list[RequestKind]) -> Objective:
     slowest = max(k.alone_s for k in kinds)
     p99 = max(OBJECTIVE_OF_MEAN * mean, OBJECTIVE_OF_SLOWEST * slowest)
     why = (
-        f"{OBJECTIVE_OF_MEAN}x the mix's mean time alone ({mean * 1000:.0f} ms)"
+        f"{OBJECTIVE_OF_MEAN}x the mix's mean time alone ({milliseconds(mean)})"
         if p99 == OBJECTIVE_OF_MEAN * mean
-        else f"{OBJECTIVE_OF_SLOWEST}x its slowest request alone ({slowest * 1000:.0f} ms)"
+        else f"{OBJECTIVE_OF_SLOWEST}x its slowest request alone ({milliseconds(slowest)})"
     )
     why = f"default: {why}, a queue that comes and goes"
     return Objective(p99_s=p99, why=why, rate_per_s=settings.target_rate)

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from labtester.sizing.document import DEPARTS, NO_RATE, Level, Objective, SizedSummary, SizingConclusion
 from labtester.sizing.serving import NOT_SERVED
-from labtester.sizing.words import band, from_warmup, gib, measured, minutes, over_minutes, sustained
+from labtester.sizing.words import band, from_warmup, gib, goal, measured, minutes, over_minutes, sustained
 from labtester.views import Answer, Chart, Line
 
 
@@ -27,14 +27,14 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     its warm-up, the band of its draws and what explains a departure are in each proof's evidence."""
     pod = f"{conclusion.pod.cores:g} cores and {gib(conclusion.pod.memory_bytes)}"
     proposed = conclusion.proposed
-    goal = f"p99 {conclusion.objective.p99_s:.2f} s"
+    aim = goal(conclusion.objective)
     needed, rate = conclusion.needed, conclusion.objective.rate_per_s
     if proposed is None and needed is not None and needed.needs_pod is not None and rate is not None:
         needs = _needs(needed, conclusion.objective)
-        return f"No configuration on {pod} serves {rate:g}/s at {goal}; {needs}."
+        return f"No configuration on {pod} serves {rate:g}/s at {aim}; {needs}."
     if proposed is None:
         said = [c.rstrip(".") for c in conclusion.caveats if c.startswith((NO_RATE, NOT_SERVED))]
-        return f"No configuration on {pod} meets {goal}: {'; '.join(said) or NO_RATE}."
+        return f"No configuration on {pod} meets {aim}: {'; '.join(said) or NO_RATE}."
     level = proposed.at_sustainable()
     serves = (
         f"{rate:g}/s with the smallest configuration that does, " if rate is not None else "the app with "
@@ -56,7 +56,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
         if (level is None or level.measured_per_s is None) and proposed.error:
             text += f" ({proposed.error})"
         if level is not None and level.measured_per_s is not None and not level.met(conclusion.objective):
-            text += f"; its proof missed {goal}, and no configuration proved met it"
+            text += f"; its proof missed {aim}, and no configuration proved met it"
         chosen = proposed.label
     fixed = conclusion.fixed
     fixed_level = fixed.at_sustainable() if fixed else None
@@ -72,7 +72,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
         # Sized again on the proofs' CPU, nothing in the pod served the rate (the proposal is named).
         text += (
             f"; sized again on the CPU the proofs measured ({_moved(needed)}), no configuration on {pod} "
-            f"serves {rate:g}/s at {goal} in the model: {_needs(needed, conclusion.objective)}"
+            f"serves {rate:g}/s at {aim} in the model: {_needs(needed, conclusion.objective)}"
         )
     named = best[0] if best is not None else proposed  # the summary whose levels the answer gave
     return text + "." + sustained(named, conclusion.objective, best[1].offered_per_s if best else None)
@@ -149,10 +149,10 @@ def _decided_by_proof(
 ) -> str:
     """The answer where the proposal did not keep the objective and a proof run did: that run's
     configuration, at the rate it was proved at (the proof decides, not the model)."""
-    goal = f"p99 {objective.p99_s:.2f} s"
+    aim = goal(objective)
     missed = proposed.at_sustainable()
     kept = (
-        f"its proof kept {goal} at {met.offered_per_s:.1f}/s offered, {measured(met)} (predicted "
+        f"its proof kept {aim} at {met.offered_per_s:.1f}/s offered, {measured(met)} (predicted "
         f"{met.predicted_per_s:.1f}/s at p99 {met.predicted_p99_s:.2f} s)"
     )
     if chosen.label == proposed.label:
@@ -202,7 +202,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
         order=0,
         key="sizing",
         question=f"How should this app be served on {conclusion.pod.cores:g} cores and "
-        f"{gib(conclusion.pod.memory_bytes)} for p99 {conclusion.objective.p99_s:.2f} s "
+        f"{gib(conclusion.pod.memory_bytes)} for {goal(conclusion.objective)} "
         f"({conclusion.objective.why})?",
         answer=conclusion.headline,
         evidence=f"{evidence}. Costs per request: {costs}. The search took "

@@ -273,11 +273,15 @@ def proof_run(
 ) -> Predicted:
     """A proof run predicted on the very requests it sends (`proof_arrivals`, `proof_kinds`: the
     same times, kinds and count, from an idle server, as it measures them), to its first `most`;
-    the sends of its first `warmup_s` are served, not judged (as the proof measures its window).
+    the sends of its first `warmup_s` are served, not judged (as the proof measures its window;
+    of the first `most`, the same share of their span).
     At the edge of an objective a 20 s run's p99 is its 6th slowest of 600, set by its burstiest
     seconds: on the Flask shop's proposal at its rate, ten seeds' Poisson arrivals put it anywhere
     in 0.36-1.03 s, and the run's own sends, drawing only each request's CPU, in 0.36-0.40 s."""
-    times = proof_arrivals(rate_per_s, duration_s)[:most]
+    every = proof_arrivals(rate_per_s, duration_s)
+    times = every[:most]
+    if times and len(times) < len(every):  # else past most / warm-up (2,000/s) none is judged
+        warmup_s *= times[-1] / duration_s
     picked = proof_kinds([k.weight for k in kinds], len(times))
     return replicated(kinds, config, cores, rate_per_s, times, picked, warmup_s, draws)
 
