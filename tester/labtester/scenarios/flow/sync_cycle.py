@@ -31,10 +31,10 @@ from functools import lru_cache
 
 # Of the client's CPU per request, what it spends before the close (reading the answer, closing);
 # the rest opens the next connection. Not measured apart: from none to all of it, the measured
-# runs' ratios moved by 3 % at most, a half the least wrong.
+# runs' ratios moved by 3 % at most (none fitted them best, by under 2 %); a half splits it evenly.
 BEFORE_CLOSE = 0.5
 WARMUP = 100  # requests before the measured ones, at least: every worker past its first
-REQUESTS = 2000  # measured, at least: 4,000 moved the measured runs' ratios by 0.6 % at most
+REQUESTS = 2000  # measured, at least: 4,000 moved the measured runs' ratios by 0.3 % at most
 # Each phase (a worker's CPU, the delay, the client's two parts) is its mean times a factor of
 # mean 1, spread evenly over 1 +- SPREAD (a coefficient of variation of 0.35; the shop's light
 # path's CPU per request varied 0.14 over its middle 99 %, 0.85 over all). Equal phases lock the
