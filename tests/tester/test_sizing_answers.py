@@ -418,7 +418,7 @@ def test_a_target_rate_that_the_proofs_cpu_puts_beyond_the_pod_names_the_pod_it_
 
 def test_an_objective_under_a_tenth_of_a_second_is_said_in_milliseconds() -> None:
     # A light path's default objective (4x its 0.3 ms alone) read "p99 0.00 s".
-    assert goal(Objective(p99_s=0.55, why="P99=")) == "p99 0.55 s"
-    assert goal(Objective(p99_s=0.082, why="")) == "p99 82 ms"
-    assert goal(Objective(p99_s=0.0012, why="")) == "p99 1.2 ms"
-    assert goal(Objective(p99_s=0.0004, why="")) == "p99 0.40 ms"
+    assert goal(0.55) == "p99 0.55 s"
+    assert goal(0.082) == "p99 82 ms"
+    assert goal(0.0012) == "p99 1.2 ms"
+    assert goal(0.0004) == "p99 0.40 ms"

@@ -274,7 +274,7 @@ def test_where_nothing_in_the_pod_keeps_a_target_rate_sustained_the_answer_says_
     assert cut.held is False and not cut.tried_all and cut.tried == 3
     (said,) = rate_caveats(cut, knee, OBJECTIVE_S)
     assert said.startswith(
-        f"none of the 3 configurations screened that serve {knee:g}/s at p99 0.4 s in a proof's run"
+        f"none of the 3 configurations screened that serve {knee:g}/s at p99 0.40 s in a proof's run"
     )
     assert "a configuration the walk did not reach, a bigger pod or a lower rate may keep it" in said
 
@@ -283,11 +283,13 @@ def test_a_target_rates_caveats_say_what_the_walk_found() -> None:
     proposed = Sized(candidates(SEARCHED[0], SPREAD, POD, MEMORY["sync"])[0], 10, 0.3)
     walked_all = Found(proposed, {}, 0.1, 9, serves_rate=True, held=False, tried=3, tried_all=True)
     (said,) = rate_caveats(walked_all, 10, 0.4)
-    assert said.startswith("none of the configurations that serve 10/s at p99 0.4 s in a proof's run (each")
+    assert said.startswith("none of the configurations that serve 10/s at p99 0.40 s in a proof's run (each")
     assert said.endswith("traffic that stays at the rate likely needs a bigger pod or a lower rate")
     assert rate_caveats(Found(None, {}, 0.1, 9, serves_rate=False), 10, 0.4) == [
-        "no configuration within the pod serves 10/s at p99 0.4 s"
+        "no configuration within the pod serves 10/s at p99 0.40 s"
     ]
+    light = rate_caveats(Found(None, {}, 0.1, 9, serves_rate=False), 3000, 0.0012)  # words.goal's
+    assert light == ["no configuration within the pod serves 3000/s at p99 1.2 ms"]
     kept = Found(proposed, {}, 0.1, 9, serves_rate=True, held=True, tried=1)
     too_fast = Found(proposed, {}, 0.1, 9, serves_rate=True, held=None)  # minutes of it not simulated
     assert rate_caveats(kept, 10, 0.4) == rate_caveats(too_fast, 10, 0.4) == []

@@ -108,7 +108,7 @@ def decided_by_proof(settings: LabSettings, run_dir: Path, progress: LabProgress
         else "the proposal's proof missed"
     )
     progress.note(
-        f"sizing: {why}; {kept.label} kept {goal(kept.objective)} at "
+        f"sizing: {why}; {kept.label} kept {goal(kept.objective.p99_s)} at "
         f"{kept.sustainable_per_s:.1f}/s: values in {written}"
     )
 

@@ -178,8 +178,10 @@ def plan(
     pod_size = deployed or costs.pod_size(settings, conclusion, costs.client_cpu(results))
     goal = costs.objective(settings, mix)
     pod = Pod.of(pod_size)
-    found = sized_for(searched, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
     state = Search(kinds, pod, goal.p99_s, duration_s)
+    picked = conclusion.recommendation.target if conclusion.recommendation else None
+    fixed = _fixed(results, picked, searched, memory, state)
+    found = sized_for(searched, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s, fixed)
     if conclusion.cores is not None and pod.cores != conclusion.cores:
         assumed.append(
             f"the pod has {pod.cores:g} cores and this machine {conclusion.cores}: the proof runs here, on "
@@ -193,9 +195,7 @@ def plan(
         role="proposed", family="", server="", label="", processes=0, threads=None, env={}, memory_bytes=0,
         sustainable_per_s=0.0, predicted_p99_s=0.0, pod=pod_size, objective=goal, caveats=assumed,
     )  # fmt: skip
-    picked = conclusion.recommendation.target if conclusion.recommendation else None
-    fixed = _fixed(results, picked, searched, memory, state)
-    return needed(found, state, context, memory) + _planned(found, fixed, state, context, memory)
+    return needed(found, state, context, memory) + _planned(found, found.fixed, state, context, memory)
 
 
 def _least_p99(found: Found, state: Search) -> str:
@@ -246,9 +246,10 @@ def _planned(
     if found.proposed is not None:
         planned.append(planned_as("proposed", found.proposed))
         family = found.proposed.candidate.family.name
-        planned += [
-            planned_as("family", sized) for name, sized in found.best_by_family.items() if name != family
-        ]
+        others = [sized for name, sized in found.best_by_family.items() if name != family]
+        if context.objective.rate_per_s is None:  # at the rate its proof meets, as the proposal's
+            others = [s if s is found.fixed else state.refined(s) for s in others]  # (the climb's: biased up)
+        planned += [planned_as("family", sized) for sized in others]
     if fixed is None:  # and where nothing was proposed either: each family's best, with no rate
         return planned or [planned_as("family", sized) for sized in found.best_by_family.values()]
     if any(p.summary.label == fixed.candidate.label for p in planned):  # said in each plan, not proved twice
@@ -283,8 +284,8 @@ def _inputs(
 
 def _fixed(
     results: Results, target: str | None, searched: list[Family], memory: dict[str, Memory], state: Search
-) -> Sized | None:
-    """The flows' recommended fixed configuration as a candidate, sized the same way."""
+) -> Candidate | None:
+    """The flows' recommended fixed configuration as a candidate of its family."""
     info = next((t.info for t in results.targets if t.name == target and t.info), None)
     family = next((f for f in searched if target in f.fixed_targets), None)
     if info is None or family is None:
@@ -293,8 +294,5 @@ def _fixed(
     per_process = None if slots is None else max(1, slots // max(1, info.workers))
     config = family.configuration(info.workers, per_process)
     ceiling = ceiling_per_s(state.kinds[family.name], config, state.pod.cores_left(0))
-    candidate = Candidate(
-        family, info.workers, per_process, memory[family.name].of(info.workers, per_process), ceiling
-    )
-    sized = state.sustainable(candidate)
-    return state.refined(sized) if sized is not None else None
+    needs = memory[family.name].of(info.workers, per_process)
+    return Candidate(family, info.workers, per_process, needs, ceiling)

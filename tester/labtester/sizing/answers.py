@@ -27,7 +27,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     its warm-up, the band of its draws and what explains a departure are in each proof's evidence."""
     pod = f"{conclusion.pod.cores:g} cores and {gib(conclusion.pod.memory_bytes)}"
     proposed = conclusion.proposed
-    aim = goal(conclusion.objective)
+    aim = goal(conclusion.objective.p99_s)
     needed, rate = conclusion.needed, conclusion.objective.rate_per_s
     if proposed is None and needed is not None and needed.needs_pod is not None and rate is not None:
         needs = _needs(needed, conclusion.objective)
@@ -149,7 +149,7 @@ def _decided_by_proof(
 ) -> str:
     """The answer where the proposal did not keep the objective and a proof run did: that run's
     configuration, at the rate it was proved at (the proof decides, not the model)."""
-    aim = goal(objective)
+    aim = goal(objective.p99_s)
     missed = proposed.at_sustainable()
     kept = (
         f"its proof kept {aim} at {met.offered_per_s:.1f}/s offered, {measured(met)} (predicted "
@@ -202,7 +202,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
         order=0,
         key="sizing",
         question=f"How should this app be served on {conclusion.pod.cores:g} cores and "
-        f"{gib(conclusion.pod.memory_bytes)} for {goal(conclusion.objective)} "
+        f"{gib(conclusion.pod.memory_bytes)} for {goal(conclusion.objective.p99_s)} "
         f"({conclusion.objective.why})?",
         answer=conclusion.headline,
         evidence=f"{evidence}. Costs per request: {costs}. The search took "

@@ -41,12 +41,6 @@ class _Process:
         self.beside: list[tuple[float, int]] = []  # threads beside an event loop: a heap, as `computing`
         self.beside_virtual = 0.0
 
-    def running(self, preemptive: bool) -> int:
-        """How many share the process's cores now: its threads, or its loop's one request at a
-        time and the threads beside it."""
-        on_loop = len(self.computing) if preemptive else min(1, len(self.computing))
-        return on_loop + len(self.beside)
-
 
 class Run:
     """One simulated run's state: its processes, the shared queue, the waits and the clock."""
@@ -86,22 +80,22 @@ class Run:
             next_at = self.times[self.arrived]
         if self.waits and self.waits[0][0] < next_at:
             next_at, event = self.waits[0][0], _WAIT
+        now, processes = self.now, self.processes
         for p, each in speeds:
-            process = self.processes[p]
+            process = processes[p]
             if process.computing:
                 if preemptive:
                     left = process.computing[0][0] - process.virtual
                 else:
                     left = self.remaining[process.computing[0][1]]
-                at = self.now + max(0.0, left) / each
+                at = now + left / each if left > 0 else now
                 if at < next_at:
                     next_at, event = at, p
-            if (
-                process.beside
-                and (at := self.now + max(0.0, process.beside[0][0] - process.beside_virtual) / each)
-                < next_at
-            ):
-                next_at, event = at, _BESIDE - p
+            if process.beside:
+                left = process.beside[0][0] - process.beside_virtual
+                at = now + left / each if left > 0 else now
+                if at < next_at:
+                    next_at, event = at, _BESIDE - p
         self.advance(speeds, next_at - self.now)
         self.now = next_at
         if event == _ARRIVAL:
@@ -204,10 +198,15 @@ def _speeds(
     """The cores each request computing in a process gets, by process: the process gets as many
     as it can use (one request uses at most one, a process at most `parallel`), all scaled down
     alike when they ask for more than `cores`, and shares them evenly among its requests."""
-    counts = ((p, process.running(preemptive)) for p, process in enumerate(processes))
-    running = [(p, n, min(float(n), parallel)) for p, n in counts if n]
-    asked = sum(demand for _, _, demand in running)
-    scale = min(1.0, cores / asked) if asked else 1.0
+    running, asked = [], 0.0
+    for p, process in enumerate(processes):  # one loop, no calls: a third of a search's CPU was here
+        # Its threads, or its loop's one request at a time, and the threads beside its loop.
+        n = (len(process.computing) if preemptive else min(1, len(process.computing))) + len(process.beside)
+        if n:
+            demand = n if n < parallel else parallel
+            running.append((p, n, demand))
+            asked += demand
+    scale = cores / asked if asked > cores else 1.0
     return [(p, demand * scale / n) for p, n, demand in running]
 
 

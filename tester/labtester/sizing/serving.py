@@ -5,13 +5,15 @@ queue builds over minutes that 20 s never show)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from labtester.sizing.families import Family
 from labtester.sizing.held import held, size
 from labtester.sizing.model import RequestKind
 from labtester.sizing.pod import Memory, Pod
-from labtester.sizing.search import Candidate, Found, Search, Sized, candidates, search
+from labtester.sizing.search import Candidate, Found, Search, Sized, candidates, search, size_fixed
+from labtester.sizing.words import goal
 
 MOST_DOUBLINGS = 5  # a target rate beyond 32 x the pod's cores is not sized
 WALKED_PODS = 2  # bigger pods walked for one that keeps a target rate over minutes
@@ -25,25 +27,27 @@ def sized_for(
     objective_s: float,
     duration_s: float,
     target_rate: float | None = None,
+    fixed: Candidate | None = None,
 ) -> Found:
     """The search for the pod and objective; with a target rate, per family the smallest
     configuration whose p99 at it meets the objective in a proof's run, the proposal the smallest
     of those that also keeps it over minutes of the rate (held.py), else the smallest, said so;
-    where none serves it, the pod it would need."""
+    where none serves it, the pod it would need. `fixed`: the team's configuration, sized the same way."""
     if target_rate is None:
-        return search(families, kinds, memory, pod, objective_s, duration_s)
+        return search(families, kinds, memory, pod, objective_s, duration_s, fixed)
     started = time.process_time()
     state = Search(kinds, pod, objective_s, duration_s)
+    team = size_fixed(state, fixed)  # for the most it sustains, as without a target rate
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
     best = _smallest_for_a_proof(state, found, target_rate)
     if not best:
-        return _needed(families, memory, state, target_rate, started)
+        return dataclasses.replace(_needed(families, memory, state, target_rate, started), fixed=team)
     walked = held(state, found, best, target_rate)
     proposed = walked.sized or min(best.values(), key=size)
     best[proposed.candidate.family.name] = proposed
     cpu_s = time.process_time() - started
     return Found(proposed, best, cpu_s, state.simulations, True, held=walked.kept, tried=walked.tried,
-                 tried_all=walked.tried_all)  # fmt: skip
+                 tried_all=walked.tried_all, fixed=team)  # fmt: skip
 
 
 NOT_SERVED = "no configuration within the pod serves"
@@ -52,21 +56,22 @@ NOT_HELD = "keeps it over minutes of that rate in the model"
 
 def rate_caveats(found: Found, rate: float, objective_s: float) -> list[str]:
     """What the answer to a target rate must say beside its proposal."""
-    goal = f"{rate:g}/s at p99 {objective_s:g} s in a proof's run"
+    aim = f"{rate:g}/s at {goal(objective_s)}"
+    at_rate = f"{aim} in a proof's run"
     if not found.serves_rate:
-        return [f"{NOT_SERVED} {rate:g}/s at p99 {objective_s:g} s"]
+        return [f"{NOT_SERVED} {aim}"]
     if found.held is not False:
         return []
     if found.tried_all:
         return [
-            f"none of the configurations that serve {goal} (each family walked up its process counts to "
+            f"none of the configurations that serve {at_rate} (each family walked up its process counts to "
             "its largest within the pod, at the threads per process of its smallest that serves it) "
             f"{NOT_HELD}: the proposal is the smallest for a proof's run, and traffic that stays at the "
             "rate likely needs a bigger pod or a lower rate"
         ]
     tried = f"{found.tried} configuration{'s' if found.tried != 1 else ''} screened"
     return [
-        f"none of the {tried} that serve {goal} {NOT_HELD}: the proposal is the smallest for a proof's "
+        f"none of the {tried} that serve {at_rate} {NOT_HELD}: the proposal is the smallest for a proof's "
         "run; a configuration the walk did not reach, a bigger pod or a lower rate may keep it"
     ]
 
