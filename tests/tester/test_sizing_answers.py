@@ -422,3 +422,23 @@ def test_an_objective_under_a_tenth_of_a_second_is_said_in_milliseconds() -> Non
     assert goal(0.082) == "p99 82 ms"
     assert goal(0.0012) == "p99 1.2 ms"
     assert goal(0.0004) == "p99 0.40 ms"
+    # And so is every p99 its answer gives: predicted, measured, the band of one run's draws.
+    level = Level(
+        offered_per_s=3241.4, predicted_per_s=3216.5, predicted_p99_s=0.0026, p99_band_s=[0.0021, 0.0034],
+        measured_per_s=2724.4, measured_p99_s=1.1, warmup_predicted_per_s=3200.0,
+        warmup_predicted_p99_s=0.0019, warmup_p99_band_s=[0.0015, 0.0024], sustained_p99_s=0.0031,
+        sustained_s=300,
+    )  # fmt: skip
+    light = sized("proposed", "granian-wsgi, 2 workers x 1 threads", 3241.4, None, predicted_p99_s=0.0026)
+    light = light.model_copy(update={"levels": [level], "objective": Objective(p99_s=0.0028, why="")})
+    found = conclusion(proposed=light, objective=light.objective)
+    text = headline(found)
+    assert "predicted 3241.4/s at p99 2.6 ms, measured 2724.4/s at p99 1.10 s" in text, text
+    evidence = answer(decided(found)).evidence
+    assert (
+        "(2.1-3.4 ms in one run)" in evidence and "beyond the 1.5-2.4 ms its draws give one run" in evidence
+    )
+    assert "(p99 1.9 ms on the CPU measured before its window" in evidence
+    assert "(sustained for 5 minutes: 3.1 ms)" in evidence, evidence
+    said = (text + evidence).replace("took 0.00 s of CPU", "")  # the search's CPU seconds are not a p99
+    assert "0.00 s" not in said and "0.00-" not in said

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from labtester.findings.wording import seconds
 from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
@@ -207,7 +208,8 @@ def _least_p99(found: Found, state: Search) -> str:
     p99, least = min(((_quiet_p99(state, c), c) for c in best), key=lambda pair: pair[0])
     return (
         f"{NO_RATE} (the requests' CPU as the flows measured it, at the company each meets, makes p99 about "
-        f"{p99:.2f} s even with next to no load, on {least.label}: an objective above it may get a proposal)"
+        f"{seconds(p99)} even with next to no load, on {least.label}: an objective above it may get a "
+        "proposal)"
     )
 
 

@@ -64,7 +64,8 @@ async def offer(
     (`proof_arrivals`: the rate a proof offers is the rate it was asked for; `proof_kinds`: the
     kinds its prediction serves); each latency from its scheduled send. `requests`: each kind's
     request as the team's traffic writes it (method, headers, body); a kind without one is a GET of
-    its name. `warmup`: once its sends were answered, it predicts the rest of the run, meanwhile."""
+    its name. `warmup`: the cores it left, read at its end (its prediction comes after the run:
+    its simulation beside the sends stalled them)."""
     times = proof_arrivals(rate_per_s, duration_s, seed)
     kinds = proof_kinds([item.weight for item in mix], len(times), seed)
     samples: list[Sample] = []
@@ -80,21 +81,19 @@ async def offer(
 
         tasks: list[asyncio.Task[None]] = []
         for scheduled_s, kind in zip(times, kinds, strict=True):
-            if warmup is not None and scheduled_s >= warmup.ends_s:
-                warmup.start(tasks, samples, client.now)  # its prediction, made meanwhile (once)
             path = mix[kind].name
             delay = scheduled_s - client.now()
             if delay > 0:
                 await asyncio.sleep(delay)
+            if warmup is not None and scheduled_s >= warmup.ends_s:
+                warmup.end(client.now)
             if outstanding >= MOST_OUTSTANDING:
                 samples.append(Sample(path, scheduled_s, client.now(), 0.0, None, "dropped"))
             else:
                 outstanding += 1
                 tasks.append(asyncio.create_task(send(path, scheduled_s)))
         await asyncio.gather(*tasks)
-        wall_s = client.now()
-        await asyncio.gather(*(warmup.predicting if warmup else []))
-        return samples, wall_s
+        return samples, client.now()
 
 
 def prove(
@@ -213,6 +212,10 @@ def _run(
     machine_before, cpu_before = machine.snapshot(), server_cpu()
     samples, wall_s = asyncio.run(offer(url, mix, rate_per_s, *times, requests=requests, warmup=warmup))
     machine_after, cpu_after = machine.snapshot(), server_cpu()
+    try:  # measured: now the warm-up's prediction of the window
+        warmup.after(samples)
+    except (ArithmeticError, ValueError) as error:  # a model's failure never costs the measured run
+        warmup.made = {"error": f"{type(error).__name__}: {error}"}
     run: dict[str, object] = {
         **warmup.recorded(),
         "step": f"sizing {rate_per_s:.3f}",

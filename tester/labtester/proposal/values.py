@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from labtester.findings.wording import seconds
 from labtester.sizing.document import SizedSummary, SizingConclusion
 
 PROPOSAL_FILE = "proposal-values.yaml"
@@ -68,7 +69,7 @@ def write_proposal(
 ) -> Path:
     """The overlay beside the results, headed by what was predicted for it."""
     path = run_dir / PROPOSAL_FILE
-    predicted = f"{summary.sustainable_per_s:.1f}/s at p99 {summary.predicted_p99_s:.3f} s"
+    predicted = f"{summary.sustainable_per_s:.1f}/s at p99 {seconds(summary.predicted_p99_s)}"
     header = f"# {summary.label}: predicted {predicted}\n"
     values = proposal_values(summary, app, interface, paths, resources)
     path.write_text(header + yaml.safe_dump(values, sort_keys=False))

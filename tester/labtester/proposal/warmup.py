@@ -1,20 +1,22 @@
-"""A proof run's warm-up and the prediction made from it, during the run.
+"""A proof run's warm-up and the prediction of its window made from it.
 
 The proof offers its rate from an idle server; its first seconds (`warmup_of` the run) are served
 and measured but not judged. What moves between the flows the plan drew from and the proof, the
 warm-up measures in the very configuration proved: the CPU each kind's requests used (the Flask
 shop's proofs used 0.77 to 1.19 times what the plan drew from the flows minutes before, and each
 p99 followed its own) and the cores the rest of the machine left the server (other processes, the
-load client, steal). Once every warm-up request was answered, the model predicts the window that
-follows from them, in a thread beside the sends, from nothing the window measured. A level proved
-after another in the same configuration adds what that run measured: its requests' CPU, and the
-server's own CPU per request beyond them (its processes' over the whole run, which the flows'
-empty requests put at 0.24-0.3 ms on gunicorn sync, and the Flask shop's proofs at 1.0-2.2 ms).
+load client, steal). Once the run is over and measured, the model predicts the window from the
+warm-up's requests (and earlier runs') and the cores read at its end: nothing the window measured.
+(Made beside the sends, in a thread, its simulation held the sender's GIL: at thousands a second,
+seconds of CPU that stalled every light proof's sends by 0.6-4 s as its window began, with up to
+1,600 dropped.) A level proved after another in the same configuration adds what that run
+measured: its requests' CPU, and the server's own CPU per request beyond them (its processes'
+over the whole run, which the flows' empty requests put at 0.24-0.3 ms on gunicorn sync, and the
+Flask shop's proofs at 1.0-2.2 ms).
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -49,13 +51,15 @@ class Warmup:
         self.earlier = [s for run in earlier for s in decode(run["samples"]) if s.ok]
         self.overhead_s = overhead_per_request(earlier)
         self.began = (machine.snapshot(), server_cpu())
-        self.predicting: list[asyncio.Task[None]] = []
+        self.free: float | None = None  # the cores the warm-up left the server, read at its end
+        self.now: Callable[[], float] | None = None  # the run's clock, from the warm-up's end
+        self.read_at_s = 0.0
         self.made: dict[str, Any] = {}
 
-    def start(self, sent: list[asyncio.Task[None]], samples: list[Sample], now: Callable[[], float]) -> None:
-        """At the warm-up's end (once): its prediction, in a task beside the sends."""
-        if not self.predicting:
-            self.predicting.append(asyncio.create_task(self.after(list(sent), samples, now)))
+    def end(self, now: Callable[[], float]) -> None:
+        """At the warm-up's end (once): the cores it left the server (reads, no simulation)."""
+        if self.now is None:
+            self.now, self.free, self.read_at_s = now, self._cores(), now()
 
     def _cores(self) -> float | None:
         """The cores the machine left the server over the warm-up (its CPUs less every other use)."""
@@ -64,16 +68,14 @@ class Warmup:
             return None
         return cores_free({"machine": machine.recorded(before, after)}, cpu_after - cpu_before)
 
-    async def after(
-        self, sent: Sequence[asyncio.Task[None]], samples: list[Sample], now: Callable[[], float]
-    ) -> None:
-        """At the warm-up's end: the cores it left; once its requests (`sent`) were answered, the
-        prediction from their `samples`."""
-        free = self._cores()
-        await asyncio.gather(*sent)
-        await self.predict(self.earlier + [s for s in samples if s.scheduled_s < self.ends_s], now, free)
+    def after(self, samples: Sequence[Sample]) -> None:
+        """With the run over and measured: the prediction from the warm-up's `samples` (where it ended)."""
+        if self.now is not None:
+            self.predict(
+                self.earlier + [s for s in samples if s.scheduled_s < self.ends_s], self.now, self.free
+            )
 
-    async def predict(self, answered: Sequence[Sample], now: Callable[[], float], free: float | None) -> None:
+    def predict(self, answered: Sequence[Sample], now: Callable[[], float], free: float | None) -> None:
         """The window predicted from the `answered` requests' CPU (the earlier runs' and the warm-up's),
         the server's own CPU per request the earlier runs measured (else the plan's), and the cores
         the warm-up left the server (`free`; None: the pod's less the client's share, as planned)."""
@@ -82,7 +84,7 @@ class Warmup:
         planned = Pod.of(pod).cores_left(self.rate_per_s)
         cores = planned if not free else min(free, pod.cores)
         args = (self.summary, self.rate_per_s, cores, self.duration_s, self.ends_s, used, self.overhead_s)
-        run = await asyncio.to_thread(window.predicted_window, *args)
+        run = window.predicted_window(*args)
         finite = math.isfinite(run.p99_s)  # not: no send after the warm-up
         self.made = {
             "predicted_per_s": run.per_s,
@@ -93,8 +95,9 @@ class Warmup:
             "requests": sum(len(cpu) for cpu in used.values()),
             "cores": cores,
             "cores_free": free,
+            "cores_read_at_s": self.read_at_s,  # on the run's clock: at the warm-up's end
             "overhead_s": self.overhead_s,
-            "made_at_s": now(),  # on the run's clock: after the warm-up, before its window's end
+            "made_at_s": now(),  # on the run's clock: after the sends
         }
 
     def recorded(self) -> dict[str, object]:

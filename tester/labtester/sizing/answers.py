@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 
+from labtester.findings.wording import seconds
 from labtester.sizing.document import DEPARTS, NO_RATE, Level, Objective, SizedSummary, SizingConclusion
 from labtester.sizing.serving import NOT_SERVED
 from labtester.sizing.words import band, from_warmup, gib, goal, measured, minutes, over_minutes, sustained
@@ -48,7 +49,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
     else:
         text = (
             f"Serve {serves}{proposed.label}, on {pod}: predicted {proposed.sustainable_per_s:.1f}/s at p99 "
-            f"{proposed.predicted_p99_s:.2f} s, {measured(level)}"
+            f"{seconds(proposed.predicted_p99_s)}, {measured(level)}"
         )
         departs = _departed(level, conclusion.pod.cores)
         if departs:
@@ -88,9 +89,9 @@ def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummar
     return (
         f"Serve {serves}{resized.label}, on {pod}: sized again on the CPU the proofs measured "
         f"({_moved(resized)}), "
-        f"predicted {resized.sustainable_per_s:.1f}/s at p99 {resized.predicted_p99_s:.2f} s, "
+        f"predicted {resized.sustainable_per_s:.1f}/s at p99 {seconds(resized.predicted_p99_s)}, "
         f"{measured(level)}{again}; first sized on the flows' CPU{first_as}, predicted "
-        f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, {measured(first)}"
+        f"{proposed.sustainable_per_s:.1f}/s at p99 {seconds(proposed.predicted_p99_s)}, {measured(first)}"
     )
 
 
@@ -126,7 +127,7 @@ def _needs(needed: SizedSummary, objective: Objective) -> str:
     )
     return (
         f"the pod it would need has {bigger}: {needed.label}, predicted {needed.sustainable_per_s:.1f}/s at "
-        f"p99 {needed.predicted_p99_s:.2f} s{over_minutes(top) if top else ''}{misses} (not proved: this "
+        f"p99 {seconds(needed.predicted_p99_s)}{over_minutes(top) if top else ''}{misses} (not proved: this "
         "machine is not that pod)"
     )
 
@@ -139,7 +140,7 @@ def _not_over_minutes(proposed: SizedSummary, objective: Objective) -> str:
         return ""
     on = " on the CPU its requests used" if level.sustained_used_p99_s is not None else ""
     return (
-        f", which traffic that stays at the rate misses: p99 {level.sustained_said_p99_s or 0.0:.2f} s "
+        f", which traffic that stays at the rate misses: p99 {seconds(level.sustained_said_p99_s or 0.0)} "
         f"over {minutes(level.sustained_s or 0.0)} in the model{on}"
     )
 
@@ -153,7 +154,7 @@ def _decided_by_proof(
     missed = proposed.at_sustainable()
     kept = (
         f"its proof kept {aim} at {met.offered_per_s:.1f}/s offered, {measured(met)} (predicted "
-        f"{met.predicted_per_s:.1f}/s at p99 {met.predicted_p99_s:.2f} s)"
+        f"{met.predicted_per_s:.1f}/s at p99 {seconds(met.predicted_p99_s)})"
     )
     if chosen.label == proposed.label:
         return (
@@ -163,7 +164,7 @@ def _decided_by_proof(
         )
     return (
         f"Serve {serves}{chosen.label}, on {pod}: {kept}; the model's pick, {proposed.label}, predicted "
-        f"{proposed.sustainable_per_s:.1f}/s at p99 {proposed.predicted_p99_s:.2f} s, "
+        f"{proposed.sustainable_per_s:.1f}/s at p99 {seconds(proposed.predicted_p99_s)}, "
         + (
             f"{measured(missed)}{_not_over_minutes(proposed, objective)}"
             if missed is not None and missed.met(objective)
@@ -178,7 +179,7 @@ def _proof(summary: SizedSummary) -> str:
         return summary.error or "not proved"
     runs = ", ".join(
         f"at {lv.offered_per_s:.1f}/s predicted {lv.predicted_per_s:.1f}/s "
-        f"p99 {lv.predicted_p99_s:.2f} s{band(lv.p99_band_s)}{over_minutes(lv)}{from_warmup(lv)}, "
+        f"p99 {seconds(lv.predicted_p99_s)}{band(lv.p99_band_s)}{over_minutes(lv)}{from_warmup(lv)}, "
         f"{measured(lv)}" + (f" ({', '.join(lv.departures())})" if lv.departures() else "")
         for lv in summary.levels
     )

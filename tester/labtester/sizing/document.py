@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from labtester.findings.wording import seconds, seconds_between
+
 SHARED_CPU_NOTABLE = 1.2  # a kind's CPU beside another request of its process over alone: said from here
 PROOF_S = 20.0  # each proof run's length
 # A proof run's first fifth is its warm-up: served and measured, not judged. The CPU its requests
@@ -117,11 +119,9 @@ class Level(BaseModel):
     explained_per_s: float | None = None
     explained_p99_s: float | None = None
     load_average: float | None = None  # the machine's 1-minute load average as the run ended
-    # The run's first seconds (its warm-up, not judged: every figure above is its window's, after
-    # them), and the prediction for its window made during the run, before the window was measured,
-    # from the CPU its warm-up's requests (and the configuration's earlier runs') used
-    # (`warmup_cpu_ratio`: that CPU over the plan's) and the cores the machine left the server over
-    # the warm-up (`warmup_cores_free`, where measured here).
+    # The run's first seconds (its warm-up, not judged: the figures above are its window's), and the
+    # window's prediction from nothing it measured: the CPU the warm-up's requests (and earlier runs')
+    # used (`warmup_cpu_ratio`: over the plan's), the cores it left the server (`warmup_cores_free`).
     warmup_s: float = 0.0
     warmup_cpu_ratio: float | None = None
     warmup_cores_free: float | None = None
@@ -156,12 +156,12 @@ class Level(BaseModel):
                     said += f" before its window, {plan}" if brief else f" before its window ({plan})"
                 if what == "p99" and len(band := self.band()) == 2 and not brief:
                     inside = "within" if band[0] <= measured <= band[1] else "beyond"
-                    said += f", {inside} the {band[0]:.2f}-{band[1]:.2f} s its draws give one run"
+                    said += f", {inside} the {seconds_between(band[0], band[1])} its draws give one run"
                 found.append(said)
         if brief:
             return found
         if found and self.cores_free is not None and self.explained_per_s is not None:
-            p99 = f"{self.explained_p99_s:.2f} s" if self.explained_p99_s is not None else "-"
+            p99 = seconds(self.explained_p99_s) if self.explained_p99_s is not None else "-"
             ratio = self.cpu_used_ratio
             used = f" and its requests used {ratio:.2f}x the CPU the model drew" if ratio is not None else ""
             found.append(

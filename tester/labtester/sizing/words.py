@@ -4,6 +4,7 @@ prediction from its warm-up, the band of its draws."""
 
 from __future__ import annotations
 
+from labtester.findings.wording import seconds, seconds_between
 from labtester.sizing.document import Level, Objective, SizedSummary
 
 
@@ -13,30 +14,29 @@ def gib(size: int) -> str:
 
 def goal(p99_s: float) -> str:
     """`p99 0.55 s`; under a tenth of a second `p99 1.2 ms` (a light path's: 0.00 s said nothing)."""
-    ms = p99_s * 1000
-    if ms >= 100:
-        return f"p99 {p99_s:.2f} s"
-    return f"p99 {ms:.0f} ms" if ms >= 10 else f"p99 {ms:.1f} ms" if ms >= 1 else f"p99 {ms:.2f} ms"
+    return f"p99 {seconds(p99_s)}"
 
 
 def measured(level: Level | None) -> str:
     if level is None or level.measured_per_s is None:
         return "not measured"
-    p99 = f"{level.measured_p99_s:.2f} s" if level.measured_p99_s is not None else "-"
+    p99 = seconds(level.measured_p99_s) if level.measured_p99_s is not None else "-"
     return f"measured {level.measured_per_s:.1f}/s at p99 {p99}"
 
 
-def minutes(seconds: float) -> str:
-    return "1 minute" if round(seconds) == 60 else f"{seconds / 60:.2g} minutes"
+def minutes(length_s: float) -> str:
+    return "1 minute" if round(length_s) == 60 else f"{length_s / 60:.2g} minutes"
 
 
 def over_minutes(level: Level) -> str:
-    held, seconds, used = level.sustained_p99_s, level.sustained_s, level.sustained_used_p99_s
-    if held is None or not seconds:
+    held, length_s, used = level.sustained_p99_s, level.sustained_s, level.sustained_used_p99_s
+    if held is None or not length_s:
         return ""
     ratio = f" ({level.sustained_cpu_ratio:.2f}x the plan's)" if level.sustained_cpu_ratio else ""
-    on_used = "" if used is None else f" on the plan's CPU, {used:.2f} s on the CPU its requests used{ratio}"
-    return f" (sustained for {minutes(seconds)}: {held:.2f} s{on_used})"
+    on_used = (
+        "" if used is None else f" on the plan's CPU, {seconds(used)} on the CPU its requests used{ratio}"
+    )
+    return f" (sustained for {minutes(length_s)}: {seconds(held)}{on_used})"
 
 
 def used_cpu(held: list[Level]) -> str:
@@ -51,7 +51,7 @@ def used_cpu(held: list[Level]) -> str:
 
 def band(p99s: list[float]) -> str:
     """` (0.42-0.55 s in one run)`: where the prediction's draws put one run's p99."""
-    return f" ({p99s[0]:.2f}-{p99s[1]:.2f} s in one run)" if len(p99s) == 2 else ""
+    return f" ({seconds_between(*p99s)} in one run)" if len(p99s) == 2 else ""
 
 
 def sustained(summary: SizedSummary | None, objective: Objective, up_to: float | None = None) -> str:
@@ -71,7 +71,9 @@ def sustained(summary: SizedSummary | None, objective: Objective, up_to: float |
     )
     if summary is None or not held:
         return ""
-    each = " and ".join(f"{lv.sustained_said_p99_s or 0.0:.2f} s at {lv.offered_per_s:.1f}/s" for lv in held)
+    each = " and ".join(
+        f"{seconds(lv.sustained_said_p99_s or 0.0)} at {lv.offered_per_s:.1f}/s" for lv in held
+    )
     kept = [lv for lv in held if (lv.sustained_said_p99_s or 0.0) <= objective.p99_s]
     aim = goal(objective.p99_s)
     if kept and kept[0] is held[0]:
@@ -93,4 +95,6 @@ def from_warmup(level: Level | None) -> str:
     ratio = f", {level.warmup_cpu_ratio:.2f}x the plan's" if level.warmup_cpu_ratio is not None else ""
     free = level.warmup_cores_free
     left = f", and the {free:.2f} cores its first {level.warmup_s:g} s left it" if free is not None else ""
-    return f" (p99 {level.warmup_predicted_p99_s:.2f} s on the CPU measured before its window{ratio}{left})"
+    return (
+        f" (p99 {seconds(level.warmup_predicted_p99_s)} on the CPU measured before its window{ratio}{left})"
+    )
