@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from labtester.proposal.costs import kinds_of
-from labtester.scenarios.flow.analyse import PathFlow
+from labtester.info import TargetInfo
+from labtester.proposal.costs import close_of, kinds_of
+from labtester.scenarios.flow.analyse import FlowSummary, PathFlow
 from labtester.scenarios.flow.cost import PathAccount
+from labtester.scenarios.flow.whole import slot_delay
 from labtester.sizing.families import RULES, Family
 from tests.tester.test_flow_conclusion import conclude, flow, results
+from tests.tester.test_flow_prediction import PATH, empty, info
 
 
 def measured(path: str, cores_per_process: float) -> PathFlow:
@@ -56,3 +59,37 @@ def test_a_path_no_configuration_saw_use_more_than_a_core_takes_one() -> None:
     found = results({"uvicorn-2w": [measured("/a", 0.8)], "granian-asgi-2w": [measured("/a", 0.95)]})
     (kind,), _ = kinds_of(found, conclude(found), family("granian-asgi", "granian", "granian-asgi-2w"))
     assert kind.cores_per_process == 1.0
+
+
+def test_a_sync_workers_close_is_the_delay_its_empty_requests_fitted_and_half_the_clients_turn() -> None:
+    def target(execution: str) -> TargetInfo:
+        served = info(2, execution=execution)
+        served.endpoints[PATH] = served.endpoints[PATH].model_copy(update={"slots": 2})
+        return served
+
+    found = results({"sync-1x": [measured(PATH, 1.0)], "gthread": [measured(PATH, 1.0)]}, paths=[PATH])
+    for each in found.targets:
+        each.info = target("workers" if each.name == "sync-1x" else "threads")
+        each.scenarios["flow"] = FlowSummary(flows=[measured(PATH, 1.0)], serving_cost=empty())
+    sync = Family("sync", "gunicorn", "wsgi", RULES[("gunicorn", "sync")], fixed_targets=("sync-1x",))
+    gthread = Family(
+        "gthread", "gunicorn", "wsgi", RULES[("gunicorn", "gthread")], fixed_targets=("gthread",)
+    )
+    delay = slot_delay(empty(), target("workers").endpoints[PATH], 50, 2)
+    assert delay is not None and delay > 0
+    assert close_of(found, sync) == pytest.approx(delay + 0.0002 / 2)  # the client's 0.2 ms a request
+    (kind,), _ = kinds_of(found, conclude(found), sync)
+    assert kind.close_s == close_of(found, sync)
+    # Threads keep their connections open: nothing is held after the answer.
+    assert close_of(found, gthread) == 0.0
+    (threaded,), said = kinds_of(found, conclude(found), gthread)
+    assert threaded.close_s == 0.0 and not said
+    # A record from before the empty requests' users: the flows' users, as the flows' prediction.
+    sync_flow = next(t for t in found.targets if t.name == "sync-1x").scenarios["flow"]
+    sync_flow.serving_cost = empty(users=None)
+    assert sync_flow.flows[0].params.users > 2 and close_of(found, sync) == pytest.approx(delay + 0.0001)
+    # Empty requests that never kept both workers busy fit no delay: said, and taken as none.
+    sync_flow.serving_cost = empty(users=2)
+    assert close_of(found, sync) is None
+    (unfitted,), said = kinds_of(found, conclude(found), sync)
+    assert unfitted.close_s == 0.0 and any("no delay was fitted" in s for s in said), said

@@ -189,3 +189,18 @@ def test_the_cores_each_process_gets_are_kept_only_while_they_stay_the_same(
     for config in configurations:
         simulate([CPU, WAIT, both, handed], config, 2.0, 60.0, 400)
     assert len(kept_steps) > 400  # a fair share of the steps ran on what was kept
+
+
+def test_a_sync_workers_close_holds_its_slot_off_every_core_after_the_answer() -> None:
+    # 20 ms of CPU, then 10 ms until the client closed: a slot serves 1 / 30 ms, the cores 1 / 20 ms.
+    closing = RequestKind("/cpu", 1, cpu_s=0.02, wait_s=0.0, close_s=0.01)
+    overloaded = simulate([closing], sync(2), cores=2, rate_per_s=400, requests=3000)
+    assert overloaded.served_per_s == pytest.approx(2 / 0.03, rel=0.03)
+    assert ceiling_per_s([closing], sync(2), cores=2) == pytest.approx(2 / 0.03)
+    # Off every core: four workers still use both cores (they compute while the others close).
+    assert simulate([closing], sync(4), cores=2, rate_per_s=400, requests=3000).served_per_s == pytest.approx(
+        2 / 0.02, rel=0.03
+    )
+    # The answer reached the client before the close: next to no load, its latency is its CPU.
+    quiet = simulate([closing], sync(2), cores=2, rate_per_s=5, requests=200)
+    assert quiet.latencies_s[len(quiet.latencies_s) // 2] == pytest.approx(0.02)  # the median

@@ -31,6 +31,8 @@ from labtester.rawlog import Record
 from labtester.scenarios.flow.analyse import FlowSummary, PathFlow, flows
 from labtester.scenarios.flow.conclude import AppConclusion
 from labtester.scenarios.flow.settings import FAN_OUT
+from labtester.scenarios.flow.sync_cycle import BEFORE_CLOSE
+from labtester.scenarios.flow.whole import slot_delay
 from labtester.sizing.document import FixedBest, KindCost, Objective, PodSize
 from labtester.sizing.families import Family
 from labtester.sizing.model import RequestKind
@@ -123,6 +125,12 @@ def kinds_of(
     family_flows = _flows_of(results, set(family.fixed_targets))
     traffic = results.lab_settings().app_traffic()
     assumed = []
+    close_s = close_of(results, family)
+    if close_s is None:
+        assumed.append(
+            f"{family.name}: its workers hold a connection until the client closes it, and no delay was "
+            "fitted to its empty requests (they never kept every worker busy): taken as none"
+        )
     kinds = []
     for path in conclusion.paths:
         # The mean alone: a rate follows the mean demand (a skewed path's median is below it);
@@ -150,11 +158,32 @@ def kinds_of(
                 wait_spread_s=measured.wait_s,
                 elsewhere_share=measured.elsewhere_share,
                 cpu_by_company=measured.cpu_by_company,
+                close_s=close_s or 0.0,
             )
         )
         if not overheads:
             assumed.append(f"{family.name} on {path.path}: its own CPU per request not measured, taken as 0")
     return kinds, assumed
+
+
+def close_of(results: Results, family: Family) -> float | None:
+    """What the family's workers hold a slot after the answer until the local client closed: on a
+    sync worker, the delay its empty requests fitted off every core and the client's CPU per request
+    before its close (sync_cycle), the median over the family's configurations measured; 0 where its
+    workers keep their connections (threads, loops); None where they own them and none was fitted."""
+    found, owned = [], False
+    for target, summary in results.summaries(FlowSummary):
+        cost, info = summary.serving_cost, target.info
+        if target.name not in family.fixed_targets or cost is None or info is None:
+            continue
+        endpoint = next((e for e in info.endpoints.values() if e.work == "app"), None)
+        owned = owned or (endpoint is not None and endpoint.execution == "workers")
+        # Records before the empty requests' users were: the flows', as analyse.py takes them.
+        users = cost.users or max((f.params.users for f in summary.flows), default=0)
+        delay = slot_delay(cost, endpoint, users, info.effective_cores) if endpoint else None
+        if delay is not None:
+            found.append(delay + (cost.client_cpu_per_request_s or 0.0) * BEFORE_CLOSE)
+    return statistics.median(found) if found else None if owned else 0.0
 
 
 def kind_costs(kinds: list[RequestKind]) -> list[KindCost]:
@@ -170,6 +199,7 @@ def kind_costs(kinds: list[RequestKind]) -> list[KindCost]:
             wait_spread_s=list(k.wait_spread_s),
             elsewhere_share=k.elsewhere_share,
             cpu_by_company=[list(point) for point in k.cpu_by_company],
+            close_s=k.close_s,
         )
         for k in kinds
     ]

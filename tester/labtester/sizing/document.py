@@ -77,6 +77,7 @@ class KindCost(BaseModel):
     # Of its CPU, the share its requests ran off their own thread (Server-Timing `lab-elsewhere`).
     elsewhere_share: float = 0.0
     cpu_by_company: list[list[float]] = []  # [company, mean CPU s] by company (sizing/overlap.py)
+    close_s: float = 0.0  # after its answer, its slot held until the client closed (a sync worker's)
 
     @property
     def mean_cpu_s(self) -> float:
@@ -119,9 +120,8 @@ class Level(BaseModel):
     explained_per_s: float | None = None
     explained_p99_s: float | None = None
     load_average: float | None = None  # the machine's 1-minute load average as the run ended
-    # The run's first seconds (its warm-up, not judged: the figures above are its window's), and the
-    # window's prediction from nothing it measured: the CPU the warm-up's requests (and earlier runs')
-    # used (`warmup_cpu_ratio`: over the plan's), the cores it left the server (`warmup_cores_free`).
+    # The run's warm-up (not judged), and the window's prediction from the CPU the warm-up's requests
+    # (and earlier runs') used (`warmup_cpu_ratio`: over the plan's), the cores it left the server.
     warmup_s: float = 0.0
     warmup_cpu_ratio: float | None = None
     warmup_cores_free: float | None = None

@@ -1,6 +1,6 @@
 """One simulated run's event loop (labtester.sizing.model says what it models): the processes
 with their slots and queues, the waits, the cores shared among the processes computing, and the
-clock moved from one event (an arrival, a CPU phase's end, a wait's end) to the next.
+clock moved from one event (an arrival, a CPU phase's end, a wait's end, a slot's close) to the next.
 
 A request computes, waits, then answers, for which it needs its process back: threads get it
 within their share of the core at once (their answer's CPU is counted before the wait), greenlets
@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 
 from labtester.sizing.configuration import Accept, Configuration
 
-# Run.step's events beside a process's index: an arrival, a wait's end, and a phase in threads
-# beside process p's loop ending (_BESIDE - p).
-_ARRIVAL, _WAIT, _BESIDE = -1, -2, -3
+# Run.step's events beside a process's index: an arrival, a wait's end, a slot's close after its
+# answer, and a phase in threads beside process p's loop ending (_BESIDE - p).
+_ARRIVAL, _WAIT, _CLOSE, _BESIDE = -1, -2, -3, -4
 
 
 class _Process:
@@ -58,6 +58,8 @@ class Run:
         self.waited = [False] * len(times)
         self.beside = [0.0] * len(times)  # CPU in threads beside the loop, after its CPU on it
         self.handed = [False] * len(times)
+        self.close: list[float] = []  # by request: its slot held after its answer (empty: none)
+        self.closes: list[tuple[float, int, int]] = []  # (ends at, request, process)
         self.draws: Sequence[float] = ()
         # Where a kind's CPU moves with its company: sets a request's phases as it starts, beside
         # so many others of its process (model.simulate).
@@ -70,7 +72,7 @@ class Run:
         self.speeds: list[tuple[int, float]] | None = None
 
     def step(self) -> None:
-        """To the next event (an arrival, a wait's end, a CPU phase's end), and handle it."""
+        """To the next event (an arrival, a wait's end, a slot's close, a CPU phase's end); handle it."""
         preemptive = self.config.preemptive
         speeds = self.speeds
         if speeds is None:
@@ -80,6 +82,8 @@ class Run:
             next_at = self.times[self.arrived]
         if self.waits and self.waits[0][0] < next_at:
             next_at, event = self.waits[0][0], _WAIT
+        if self.closes and self.closes[0][0] < next_at:
+            next_at, event = self.closes[0][0], _CLOSE
         now, processes = self.now, self.processes
         for p, each in speeds:
             process = processes[p]
@@ -107,6 +111,9 @@ class Run:
                 self.finish(request, p)  # its answer's CPU was counted with the rest (model.py)
             else:
                 self.compute(request, p, self.resume[request])
+        elif event == _CLOSE:
+            _, _, p = heapq.heappop(self.closes)
+            self.release(p)
         elif event <= _BESIDE:
             p = _BESIDE - event
             _, request = heapq.heappop(self.processes[p].beside)
@@ -183,10 +190,17 @@ class Run:
             self.finish(request, p)
 
     def finish(self, request: int, p: int) -> None:
-        process = self.processes[p]
-        process.busy -= 1
+        """Answered: its latency ends here; its slot is free now, or once the client closed."""
         self.latencies.append(self.now - self.times[request])
         self.answered.append(request)
+        if self.close and self.close[request] > 0:
+            heapq.heappush(self.closes, (self.now + self.close[request], request, p))
+        else:
+            self.release(p)
+
+    def release(self, p: int) -> None:
+        process = self.processes[p]
+        process.busy -= 1
         source = self.shared if self.config.accept == "shared" else process.queue
         if source:
             self.start(source.popleft(), p)

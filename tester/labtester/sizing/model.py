@@ -7,7 +7,8 @@ loop). Arrivals queue where the server queues them: one shared accept queue wher
 takes the next connection (gunicorn sync), else one queue per worker, chosen at arrival (gthread,
 gevent and event loops accept whatever reaches them). A request computes first, then waits (as
 labtester.model assumes), holding its slot throughout, and answers with the server's own CPU
-after its wait, for which it needs its process again (events.py).
+after its wait, for which it needs its process again (events.py); a sync worker then holds its
+slot, off every core, until the client closed (`close_s`).
 
 CPU work shares the pod's cores. Python runs on one thread per process (the GIL), so a process
 uses at most `cores_per_process` cores (1, or more where its work releases the GIL, as measured).
@@ -17,15 +18,12 @@ to its end before the next (first come, first served). What an event loop's requ
 threads (its executor calls, asgiref's and anyio's threads: the share of its CPU its Server-Timing
 says ran elsewhere) runs in those threads, beside the loop and sharing the core with it, not in
 the loop's turn (datasette's SQL, every Django sync view served as ASGI); then the request answers
-on the loop, in its turn. Work a request ran in another process (a process pool's, which the app
-adds itself) is in that share too and is modelled the same way, on its process's cores: a
-pessimistic simplification, as that work has cores of its own.
+on the loop, in its turn. Work a request ran in another process (a process pool's) is in that
+share too, on its process's cores: pessimistic, as that work has cores of its own.
 
 A request's CPU is drawn from its kind's measured spread, moved to the company it meets in its
-process as it starts (its kind's CPU by company, measured: overlap.py).
-
-The arrival sequence comes from a seed, so two configurations (and two rates) are compared on the
-same requests: the search's steps are smooth, not noise.
+process as it starts (overlap.py). The arrivals come from a seed, so two configurations (and two
+rates) are compared on the same requests: the search's steps are smooth, not noise.
 """
 
 from __future__ import annotations
@@ -87,6 +85,7 @@ class RequestKind:
     # The app's mean CPU per request by the company it kept in its process (overlap.py): each
     # request draws from the spread scaled to the curve at the company it meets.
     cpu_by_company: Curve = ()
+    close_s: float = 0.0  # after its answer, its slot held off every core until the client closed
 
     @property
     def mean_cpu_s(self) -> float:
@@ -175,7 +174,7 @@ def ceiling_per_s(kinds: Sequence[RequestKind], config: Configuration, cores: fl
     company where a request costs least (a bound: what it serves is below)."""
     demand = mean_of(kinds, "least_demand_s")
     usable = min(cores, config.processes * mean_of(kinds, "cores_per_process"))
-    limits = [config.slots / mean_of(kinds, "least_alone_s")]
+    limits = [config.slots / (mean_of(kinds, "least_alone_s") + mean_of(kinds, "close_s"))]
     if demand > 0:
         limits.append(usable / demand)
     return min(limits)
@@ -202,6 +201,7 @@ def simulate(
     kind_of = list(picked) if picked is not None else [pick(bounds, d) for d in kind_draws[: len(times)]]
     run = Run(config, cores, mean_of(kinds, "cores_per_process"), times)
     run.draws = worker_draws
+    run.close = [kinds[k].close_s for k in kind_of] if any(k.close_s for k in kinds) else []
     if any(k.cpu_by_company for k in kinds):
         # Each request's phases are set as it starts, at the company it meets (nothing reads them
         # before): none are drawn ahead.

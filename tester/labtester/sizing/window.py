@@ -126,6 +126,7 @@ def measured_kinds(
             tuple(k.wait_spread_s),
             k.elsewhere_share,
             () if measured else tuple((company, cpu) for company, cpu in k.cpu_by_company),
+            k.close_s,
         )
         for k in kinds
     ]
