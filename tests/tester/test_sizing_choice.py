@@ -4,22 +4,24 @@ higher than the proposal's refined rate checked against it, and the team's own c
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cache
+from types import SimpleNamespace
 
 import pytest
 
-from labtester.proposal.plan import _planned
+from labtester.proposal.plan import _fixed, _planned
+from labtester.sizing.candidates import Candidate, candidate_of, candidates
 from labtester.sizing.document import Objective, PodSize, SizedSummary
+from labtester.sizing.families import RULES, Family
 from labtester.sizing.pod import MIB, Pod
 from labtester.sizing.search import (
     BETTER,
     CHECKS,
     REFINE_STEP,
-    Candidate,
     Search,
     Sized,
     _challenged,
-    candidates,
     search,
     size_fixed,
 )
@@ -164,3 +166,36 @@ def test_each_other_familys_best_is_planned_at_a_rate_its_proof_meets_as_the_pro
         assert searching.proof_p99(climbed.candidate, row.sustainable_per_s) <= OBJECTIVE_S
         lowered += row.sustainable_per_s < climbed.rate_per_s
     assert len(rows) == len(SEARCHED) - 1 and lowered  # the climb's one draw was biased up somewhere
+
+
+@pytest.mark.parametrize(
+    ("family", "workers", "slots", "knobs"),
+    [("sync", 6, 6, (6, 1)), ("gthread", 2, 16, (2, 8)), ("granian-asgi", 2, 1024, (2, None))],
+)
+def test_the_teams_configuration_is_rated_as_the_search_rates_its_own(
+    family: str, workers: int, slots: int, knobs: tuple[int, int | None]
+) -> None:
+    # The flows' pick becomes a candidate through the same constructor as the search's: on a pod
+    # whose client shares the cores, its ceiling counts the client's CPU as theirs does (it did not,
+    # and the team's sync x 6 started its bisection above what its cores allow); a family with no
+    # knob runs what its rule fixes, whatever slots its server reports (granian's ASGI says 1,024,
+    # its backpressure: taken as 512 threads a process, 511 MiB more than it holds).
+    pod = dataclasses.replace(POD, client_cpu_s=0.01)
+    rules = {
+        **{f.name: f for f in SEARCHED},
+        "granian-asgi": Family("granian-asgi", "granian", "asgi", RULES[("granian", "asgi")]),
+    }
+    team_family = dataclasses.replace(rules[family], fixed_targets=("team",))
+    app = SimpleNamespace(work="app", slots=slots)
+    results = SimpleNamespace(
+        targets=[SimpleNamespace(name="team", info=SimpleNamespace(workers=workers, endpoints={"/cpu": app}))]
+    )
+    kinds = {team_family.name: MIX}
+    team = _fixed(
+        results, "team", [team_family], {family: MEMORY["sync"]}, Search(kinds, pod, OBJECTIVE_S, 20)
+    )  # type: ignore[arg-type]
+    found = candidates(team_family, MIX, pod, MEMORY["sync"])
+    searched = next(c for c in found if (c.processes, c.per_process) == knobs)
+    assert team == searched
+    alone = candidate_of(team_family, MIX, POD, MEMORY["sync"], *knobs)  # no client on the cores
+    assert team is not None and team.ceiling_per_s < alone.ceiling_per_s

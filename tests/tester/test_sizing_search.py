@@ -9,6 +9,7 @@ import pytest
 
 from labtester.proposal.plan import _caveats, _least_p99, _planned
 from labtester.scenarios.sizing import conclusion_of
+from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.document import MOST_PREDICTED, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import RULES, Family, families
 from labtester.sizing.model import RequestKind, proof_run
@@ -18,11 +19,9 @@ from labtester.sizing.search import (
     CHECKS,
     REFINE_BISECTIONS,
     REFINEMENTS,
-    Candidate,
     Found,
     Search,
     Sized,
-    candidates,
     search,
 )
 from labtester.sizing.serving import sized_for

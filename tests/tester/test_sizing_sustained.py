@@ -11,6 +11,7 @@ from labtester.proposal.plan import needed as needed_plan
 from labtester.scenarios.sizing import conclusion_of
 from labtester.sizing import held, serving
 from labtester.sizing.answers import answer, table
+from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.document import (
     MOST_SUSTAINED,
     SUSTAINED_S,
@@ -24,7 +25,7 @@ from labtester.sizing.document import (
 from labtester.sizing.held import CONFIRMS, SCREENS, footprint, size
 from labtester.sizing.model import SUSTAINED_SEEDS, RequestKind, sustained_p99
 from labtester.sizing.pod import Pod
-from labtester.sizing.search import Candidate, Found, Search, Sized, candidates, search
+from labtester.sizing.search import Found, Search, Sized, search
 from labtester.sizing.serving import (
     _first_serving,
     is_rate_caveat,

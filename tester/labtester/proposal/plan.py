@@ -15,6 +15,7 @@ from labtester.findings.wording import seconds
 from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
+from labtester.sizing.candidates import Candidate, candidate_of
 from labtester.sizing.document import (
     MOST_PREDICTED,
     NO_RATE,
@@ -27,9 +28,9 @@ from labtester.sizing.document import (
     warmup_of,
 )
 from labtester.sizing.families import Family, families, never_yielding
-from labtester.sizing.model import BAND_DRAWS, RequestKind, ceiling_per_s, proof_run, sustained_p99
+from labtester.sizing.model import BAND_DRAWS, RequestKind, proof_run, sustained_p99
 from labtester.sizing.pod import CONNECTION_BYTES, THREAD_BYTES, Memory, Pod
-from labtester.sizing.search import Candidate, Found, Search, Sized
+from labtester.sizing.search import Found, Search, Sized
 from labtester.sizing.serving import rate_caveats, sized_for
 from labtester.targets import DEPLOYED_APP_PREFIX
 
@@ -269,8 +270,7 @@ def _inputs(
     records: Sequence[Record],
     prefix: str,
 ) -> tuple[list[Family], dict[str, list[RequestKind]], dict[str, Memory], list[str]]:
-    """The families of the values that have measured costs, each one's mix and memory, and what
-    had to be assumed."""
+    """The families of the values with measured costs, each one's mix and memory, what was assumed."""
     searched, unknown = families(interface, values, prefix)
     kinds: dict[str, list[RequestKind]] = {}
     memory: dict[str, Memory] = {}
@@ -293,8 +293,8 @@ def _fixed(
     if info is None or family is None:
         return None
     slots = next((e.slots for e in info.endpoints.values() if e.work == "app"), None)
-    per_process = None if slots is None else max(1, slots // max(1, info.workers))
-    config = family.configuration(info.workers, per_process)
-    ceiling = ceiling_per_s(state.kinds[family.name], config, state.pod.cores_left(0))
-    needs = memory[family.name].of(info.workers, per_process)
-    return Candidate(family, info.workers, per_process, needs, ceiling)
+    per_process = family.rule.fixed  # no knob: what its rule fixes (granian's ASGI says 1,024 slots)
+    if family.rule.knob and slots is not None:
+        per_process = max(1, slots // max(1, info.workers))
+    kinds, pod = state.kinds[family.name], state.pod
+    return candidate_of(family, kinds, pod, memory[family.name], info.workers, per_process)

@@ -16,9 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from labtester.sizing.arrivals import SEED
+from labtester.sizing.candidates import Candidate
 from labtester.sizing.document import sustained_length, warmup_of
 from labtester.sizing.model import SUSTAINED_SEEDS, simulate, sustained_p99
-from labtester.sizing.search import Candidate, Search, Sized
+from labtester.sizing.search import Search, Sized
 
 SCREEN_S = 150.0  # one seed of at most this long ...
 # ... and of at most so many requests: a queue settles in a number of services, not of seconds (the

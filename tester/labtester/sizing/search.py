@@ -12,13 +12,12 @@ the same simulated requests, so its steps are smooth.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from labtester.sizing.configuration import Configuration
+from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.document import MOST_PREDICTED, warmup_of
 from labtester.sizing.families import Family
-from labtester.sizing.model import REPLICATIONS, RequestKind, ceiling_per_s, mean_of, proof_run, simulate
+from labtester.sizing.model import REPLICATIONS, RequestKind, proof_run, simulate
 from labtester.sizing.pod import Memory, Pod
 
 # The most of its ceiling a configuration is sized to: the ceiling rests on measured costs, good to
@@ -34,23 +33,6 @@ REFINE_STEP = 0.9
 REFINE_BISECTIONS = 2
 CHECKS = REPLICATIONS  # simulated runs behind each refinement's p99: a proof run's prediction
 SEARCH_REQUESTS = (400, 1200)  # fewest and most simulated requests per run during the search
-
-
-@dataclass(frozen=True)
-class Candidate:
-    family: Family
-    processes: int
-    per_process: int | None
-    memory_bytes: int
-    ceiling_per_s: float
-
-    @property
-    def configuration(self) -> Configuration:
-        return self.family.configuration(self.processes, self.per_process)
-
-    @property
-    def label(self) -> str:
-        return self.family.label(self.processes, self.per_process)
 
 
 @dataclass(frozen=True)
@@ -146,27 +128,6 @@ class Search:
             else:
                 high = middle
         return Sized(candidate, low, low_p99)
-
-
-def candidates(family: Family, kinds: Sequence[RequestKind], pod: Pod, memory: Memory) -> list[Candidate]:
-    """Every configuration of the family within the pod's memory, smallest first."""
-    found = []
-    most = max(1, round(family.rule.processes_per_core * pod.cores))
-    for processes in range(1, most + 1):
-        for per_process in family.per_process_choices():
-            needs = memory.of(processes, per_process)
-            if needs > pod.memory_bytes:
-                continue
-            config = family.configuration(processes, per_process)
-            ceiling = ceiling_per_s(kinds, config, pod.cores_left(0) / _cpu_share(kinds, pod))
-            found.append(Candidate(family, processes, per_process, needs, ceiling))
-    return sorted(found, key=lambda c: (c.memory_bytes, c.processes))
-
-
-def _cpu_share(kinds: Sequence[RequestKind], pod: Pod) -> float:
-    """How much more CPU a request costs on the pod's cores once the client's share is counted."""
-    demand = mean_of(kinds, "demand_s")
-    return (demand + pod.client_cpu_s) / demand if demand > 0 else 1.0
 
 
 def best_of_family(search: Search, found: list[Candidate], climb: bool = True) -> Sized | None:

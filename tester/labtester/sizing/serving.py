@@ -8,11 +8,12 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.families import Family
 from labtester.sizing.held import held, size
 from labtester.sizing.model import RequestKind
 from labtester.sizing.pod import Memory, Pod
-from labtester.sizing.search import Candidate, Found, Search, Sized, candidates, search, size_fixed
+from labtester.sizing.search import Found, Search, Sized, search, size_fixed
 from labtester.sizing.words import goal
 
 MOST_DOUBLINGS = 5  # a target rate beyond 32 x the pod's cores is not sized
