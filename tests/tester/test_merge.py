@@ -12,6 +12,8 @@ from labtester.info import KernelInfo, TargetInfo
 from labtester.load import Sample
 from labtester.scenarios.common import encode
 from labtester.scenarios.flow.accounting import COST_STEP, serving_cost
+from labtester.scenarios.flow.whole import slot_delay
+from tests.tester.test_flow_prediction import PATH, info
 
 INFO = TargetInfo(
     name="t",
@@ -71,3 +73,18 @@ def test_a_flows_cost_record_keeps_its_empty_requests_through_the_merge() -> Non
     assert serving.empty_per_s == pytest.approx(100 / 0.1)  # from the first send to the last answer
     # The processes' 0.03 s over the 0.1 s, less what they spend at rest: 0.02 s on 100 requests.
     assert serving.process_cpu_per_request_s == pytest.approx(0.02 / 100)
+    threads = info(2, execution="threads")
+    threads.endpoints[PATH] = threads.endpoints[PATH].model_copy(update={"slots": 2})
+    assert serving_cost(joined, threads).slot_delay_s is None  # threads keep their connections open
+    # On two sync workers the delay is fitted once, here, and the flows and the sizing take it from
+    # the cost (it was fitted again by each: analyse.py per flow, the sizing's close_of).
+    workers = info(2, execution="workers")
+    endpoint = workers.endpoints[PATH].model_copy(update={"slots": 2})
+    workers.endpoints[PATH] = endpoint
+    fitted = serving_cost(joined, workers)
+    assert fitted.slot_delay_s is not None and fitted.slot_delay_s > 0
+    assert fitted.slot_delay_s == slot_delay(fitted, endpoint, 50, workers.effective_cores)
+    # A record from before the empty requests' users were kept: the flows' users, as the flows had.
+    older = {k: v for k, v in joined.items() if k != "empty_users"}
+    assert serving_cost(older, workers, flows_users=50).slot_delay_s == fitted.slot_delay_s
+    assert serving_cost(older, workers).slot_delay_s is None  # no users known: none fitted

@@ -67,16 +67,18 @@ def test_a_sync_workers_close_is_the_delay_its_empty_requests_fitted_and_half_th
         served.endpoints[PATH] = served.endpoints[PATH].model_copy(update={"slots": 2})
         return served
 
+    delay = slot_delay(empty(), target("workers").endpoints[PATH], 50, 2)
+    assert delay is not None and delay > 0
     found = results({"sync-1x": [measured(PATH, 1.0)], "gthread": [measured(PATH, 1.0)]}, paths=[PATH])
     for each in found.targets:
-        each.info = target("workers" if each.name == "sync-1x" else "threads")
-        each.scenarios["flow"] = FlowSummary(flows=[measured(PATH, 1.0)], serving_cost=empty())
+        sync_worker = each.name == "sync-1x"
+        each.info = target("workers" if sync_worker else "threads")
+        fitted = empty(slot_delay_s=delay if sync_worker else None)  # as serving_cost fits it (test_merge)
+        each.scenarios["flow"] = FlowSummary(flows=[measured(PATH, 1.0)], serving_cost=fitted)
     sync = Family("sync", "gunicorn", "wsgi", RULES[("gunicorn", "sync")], fixed_targets=("sync-1x",))
     gthread = Family(
         "gthread", "gunicorn", "wsgi", RULES[("gunicorn", "gthread")], fixed_targets=("gthread",)
     )
-    delay = slot_delay(empty(), target("workers").endpoints[PATH], 50, 2)
-    assert delay is not None and delay > 0
     assert close_of(found, sync) == pytest.approx(delay + 0.0002 / 2)  # the client's 0.2 ms a request
     (kind,), _ = kinds_of(found, conclude(found), sync)
     assert kind.close_s == close_of(found, sync)
@@ -84,12 +86,11 @@ def test_a_sync_workers_close_is_the_delay_its_empty_requests_fitted_and_half_th
     assert close_of(found, gthread) == 0.0
     (threaded,), said = kinds_of(found, conclude(found), gthread)
     assert threaded.close_s == 0.0 and not said
-    # A record from before the empty requests' users: the flows' users, as the flows' prediction.
-    sync_flow = next(t for t in found.targets if t.name == "sync-1x").scenarios["flow"]
-    sync_flow.serving_cost = empty(users=None)
-    assert sync_flow.flows[0].params.users > 2 and close_of(found, sync) == pytest.approx(delay + 0.0001)
     # Empty requests that never kept both workers busy fit no delay: said, and taken as none.
-    sync_flow.serving_cost = empty(users=2)
-    assert close_of(found, sync) is None
+    sync_flow = next(t for t in found.targets if t.name == "sync-1x").scenarios["flow"]
+    two_users = empty(users=2)
+    unfit = slot_delay(two_users, target("workers").endpoints[PATH], 2, 2)
+    sync_flow.serving_cost = two_users.model_copy(update={"slot_delay_s": unfit})
+    assert unfit is None and close_of(found, sync) is None
     (unfitted,), said = kinds_of(found, conclude(found), sync)
     assert unfitted.close_s == 0.0 and any("no delay was fitted" in s for s in said), said

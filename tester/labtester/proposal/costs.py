@@ -32,7 +32,6 @@ from labtester.scenarios.flow.analyse import FlowSummary, PathFlow, flows
 from labtester.scenarios.flow.conclude import AppConclusion
 from labtester.scenarios.flow.settings import FAN_OUT
 from labtester.scenarios.flow.sync_cycle import BEFORE_CLOSE
-from labtester.scenarios.flow.whole import slot_delay
 from labtester.sizing.document import FixedBest, KindCost, Objective, PodSize
 from labtester.sizing.families import Family
 from labtester.sizing.model import RequestKind
@@ -178,11 +177,8 @@ def close_of(results: Results, family: Family) -> float | None:
             continue
         endpoint = next((e for e in info.endpoints.values() if e.work == "app"), None)
         owned = owned or (endpoint is not None and endpoint.execution == "workers")
-        # Records before the empty requests' users were: the flows', as analyse.py takes them.
-        users = cost.users or max((f.params.users for f in summary.flows), default=0)
-        delay = slot_delay(cost, endpoint, users, info.effective_cores) if endpoint else None
-        if delay is not None:
-            found.append(delay + (cost.client_cpu_per_request_s or 0.0) * BEFORE_CLOSE)
+        if cost.slot_delay_s is not None:
+            found.append(cost.slot_delay_s + (cost.client_cpu_per_request_s or 0.0) * BEFORE_CLOSE)
     return statistics.median(found) if found else None if owned else 0.0
 
 

@@ -45,7 +45,7 @@ from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, encode
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
-from labtester.scenarios.flow.whole import cores_free, empty_rate
+from labtester.scenarios.flow.whole import cores_free, empty_rate, slot_delay
 
 IDLE_S = 3.0  # the idle rate's window: CPU times tick in 10 ms per process, and idle is a few ms/s
 SETTLE_S = 1.0  # before it: the last request's work (a stability probe's, a start-up's) ends first
@@ -156,8 +156,9 @@ def _delta(before: float | None, after: float | None) -> float | None:
     return None if before is None or after is None else max(0.0, after - before)
 
 
-def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
-    """ServingCost from the raw record `measure` made."""
+def serving_cost(record: Record, info: TargetInfo, flows_users: int = 0) -> ServingCost:
+    """ServingCost from the raw record `measure` made, with a sync worker's delay fitted to it.
+    `flows_users`: the flows' own, for records from before the empty requests' users were kept."""
     idle = record["idle"]
     idle_cpu = _delta(idle["cpu_before_s"], idle["cpu_after_s"])
     idle_rate = idle_cpu / idle["wall_s"] if idle_cpu is not None and idle["wall_s"] > 0 else None
@@ -173,7 +174,7 @@ def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
         own = sum(s.cpu_s or 0.0 for s in samples) if charged is None else charged
         own += record.get("lab_reads_cpu_s") or 0.0
         server = max(0.0, on_core - own / len(samples))
-    return ServingCost(
+    cost = ServingCost(
         requests=len(samples),
         server_cpu_per_request_s=server,
         server_thread_cpu_per_request_s=thread / len(samples) if thread is not None and samples else None,
@@ -185,6 +186,11 @@ def serving_cost(record: Record, info: TargetInfo) -> ServingCost:
         process_cpu_per_request_s=on_core,
         cores_free_of_others=cores_free(record, busy, tester=False),
     )
+    # A sync worker's endpoints all run on its workers, with the same slots: one delay per target.
+    workers = next((e for e in info.endpoints.values() if e.execution == "workers"), None)
+    users = cost.users or flows_users
+    delay = slot_delay(cost, workers, users, info.effective_cores) if workers else None
+    return cost.model_copy(update={"slot_delay_s": delay})
 
 
 def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]) -> PathAccount | None:

@@ -49,7 +49,6 @@ from labtester.scenarios.flow.whole import (
     WholeCost,
     client_cpu,
     cores_free,
-    slot_delay,
     sync_hold,
     target_cores,
     usable_cores,
@@ -167,8 +166,9 @@ def summarize(records: list[Record], info: TargetInfo | None) -> FlowSummary:
     if info is None:
         raise ValueError("the flow needs the target's /info")
     found = next((r for r in records if r.get("kind") == "cost"), None)
-    cost = serving_cost(found, info) if found else None
     runs = [r for r in records if r.get("kind", "run") == "run"]
+    users = max((FlowSettings(**r["params"]).users for r in runs), default=0)
+    cost = serving_cost(found, info, users) if found else None
     flows = [path_flow(record, info, cost) for record in runs if not record.get("mix")]
     mix = next((mix_flow(record) for record in runs if record.get("mix")), None)
     return FlowSummary(flows=flows, mix=mix, serving_cost=cost)
@@ -196,10 +196,7 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
             client_cpu_s=client_cpu(record, cost, len(samples)),
             cores_per_process=account.cores_per_process if account else None,
             cores_free_of_others=cores_free(record, server_cpu, tester=False),
-            # Records before the empty requests' users were: the flow's own, which they always had.
-            slot_delay_s=slot_delay(
-                cost, info.endpoints[name], cost.users or settings.users, info.effective_cores
-            ),
+            slot_delay_s=cost.slot_delay_s,
         )
     free, wait = cores_free(record, server_cpu), alone_costs["wait_s"]
     prediction = predict(settings, per_request, info, cpu, free, name, whole, wait)

@@ -61,6 +61,13 @@ class ServingCost(BaseModel):
         description="The machine's CPUs less what processes other than the target and the lab's client "
         "used over the empty requests (/proc/stat): the cores a sync worker's cycle there was fitted on.",
     )
+    slot_delay_s: float | None = Field(
+        default=None,
+        description="What a sync worker waits a request off every core before the client's close (the "
+        "loopback, the wake-ups), fitted once to these empty requests (flow/whole.py `slot_delay`): the "
+        "flows' predictions and the sizing's close take it from here. None where it does not apply (not "
+        "a sync worker's, fewer users than slots, no core left to fit on) or on records before it.",
+    )
 
 
 class PathAccount(BaseModel):
