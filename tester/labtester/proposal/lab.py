@@ -17,7 +17,7 @@ from labtester.proposal.values import proved_proposal, write_proposal
 from labtester.rawlog import Record, RecordSink, read_raw
 from labtester.scenarios.sizing import SHAPE, conclusion_of, proved_of
 from labtester.sizing.document import PodSize, SizedSummary
-from labtester.sizing.words import goal
+from labtester.sizing.words import kept_goal
 from labtester.traffic import Outgoing
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def decided_by_proof(settings: LabSettings, run_dir: Path, progress: LabProgress
         else "the proposal's proof missed"
     )
     progress.note(
-        f"sizing: {why}; {kept.label} kept {goal(kept.objective.p99_s)} at "
+        f"sizing: {why}; {kept.label} kept {kept_goal(kept.objective.p99_s, best[1])} at "
         f"{kept.sustainable_per_s:.1f}/s: values in {written}"
     )
 

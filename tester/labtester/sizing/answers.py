@@ -9,7 +9,17 @@ from rich.table import Table
 from labtester.findings.wording import seconds
 from labtester.sizing.document import DEPARTS, NO_RATE, Level, Objective, SizedSummary, SizingConclusion
 from labtester.sizing.serving import NOT_SERVED
-from labtester.sizing.words import band, from_warmup, gib, goal, measured, minutes, over_minutes, sustained
+from labtester.sizing.words import (
+    band,
+    from_warmup,
+    gib,
+    goal,
+    kept_goal,
+    measured,
+    minutes,
+    over_minutes,
+    sustained,
+)
 from labtester.views import Answer, Chart, Line
 
 
@@ -150,7 +160,7 @@ def _decided_by_proof(
 ) -> str:
     """The answer where the proposal did not keep the objective and a proof run did: that run's
     configuration, at the rate it was proved at (the proof decides, not the model)."""
-    aim = goal(objective.p99_s)
+    aim = kept_goal(objective.p99_s, met)
     missed = proposed.at_sustainable()
     kept = (
         f"its proof kept {aim} at {met.offered_per_s:.1f}/s offered, {measured(met)} (predicted "
