@@ -41,6 +41,7 @@ class Sized:
     rate_per_s: float  # the most it sustains with its p99 within the objective (0: none)
     p99_s: float  # simulated at that rate
     sustained_p99_s: float | None = None  # over minutes of that rate, where the search worked it out
+    proved: bool = False  # refined: p99_s is a proof's run's at rate_per_s (not the search's, above it)
 
 
 @dataclass
@@ -83,12 +84,12 @@ class Search:
                 break
             p99 = self.proof_p99(sized.candidate, rate)
             if p99 <= self.objective_s:
-                met = Sized(sized.candidate, rate, p99)
+                met = Sized(sized.candidate, rate, p99, proved=True)
                 for _ in range(REFINE_BISECTIONS if missed else 0):
                     middle = (met.rate_per_s + missed) / 2
                     p99 = self.proof_p99(sized.candidate, middle)
                     if p99 <= self.objective_s:
-                        met = Sized(sized.candidate, middle, p99)
+                        met = Sized(sized.candidate, middle, p99, proved=True)
                     else:
                         missed = middle
                 return met
@@ -238,9 +239,8 @@ def _challenged(state: Search, proposed: Sized, pool: list[Sized], team: Sized |
         p99 = state.proof_p99(sized.candidate, above)
         if p99 <= state.objective_s:
             refined = state.refined(sized)  # where its steps all missed, a rate no proof met: checked
-            met = (
-                refined.rate_per_s > above
-                and state.proof_p99(sized.candidate, refined.rate_per_s) <= state.objective_s
+            met = refined.rate_per_s > above and (
+                refined.proved or state.proof_p99(sized.candidate, refined.rate_per_s) <= state.objective_s
             )
             proposed = refined if met else Sized(sized.candidate, above, p99)
     return proposed
