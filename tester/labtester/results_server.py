@@ -37,27 +37,35 @@ class ResultsHandler(SimpleHTTPRequestHandler):
             self.send_error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"a run is 1 to {MAX_RUN_BYTES} bytes")
             return
         root = Path(self.directory)
-        with tempfile.TemporaryDirectory(dir=root, prefix=".upload-") as unpacked:
-            try:
-                body: Any = _Limited(self.rfile, length)
-                unpacked_bytes = 0
-                with tarfile.open(fileobj=body, mode="r|*") as archive:
-                    for member in archive:
-                        unpacked_bytes += member.size  # what extracting it writes, told before
-                        if unpacked_bytes > MAX_UNPACKED_BYTES:
-                            raise _TooLarge(f"a run unpacks to at most {MAX_UNPACKED_BYTES} bytes")
-                        archive.extract(_checked(member), unpacked, **EXTRACT)
-            except _TooLarge as error:
-                self.send_error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, str(error))
-                return
-            except (tarfile.TarError, OSError, EOFError, ValueError) as error:
-                self.send_error(HTTPStatus.BAD_REQUEST, f"not a tar stream of a run: {error}")
-                return
-            final = root / match.group(1)
-            if final.exists():
-                shutil.rmtree(final)
-            Path(unpacked).rename(final)
-            Path(unpacked).mkdir()  # TemporaryDirectory removes what it made
+        refused: tuple[HTTPStatus, str] | None = None
+        # The answer goes once what was unpacked is gone: a client that reads the folder on a
+        # refusal could find the upload's temporary folder there (a full test run, 2026-11-30).
+        try:
+            with tempfile.TemporaryDirectory(dir=root, prefix=".upload-") as unpacked:
+                try:
+                    body: Any = _Limited(self.rfile, length)
+                    unpacked_bytes = 0
+                    with tarfile.open(fileobj=body, mode="r|*") as archive:
+                        for member in archive:
+                            unpacked_bytes += member.size  # what extracting it writes, told before
+                            if unpacked_bytes > MAX_UNPACKED_BYTES:
+                                raise _TooLarge(f"a run unpacks to at most {MAX_UNPACKED_BYTES} bytes")
+                            archive.extract(_checked(member), unpacked, **EXTRACT)
+                except _TooLarge as error:
+                    refused = HTTPStatus.REQUEST_ENTITY_TOO_LARGE, str(error)
+                except (tarfile.TarError, OSError, EOFError, ValueError) as error:
+                    refused = HTTPStatus.BAD_REQUEST, f"not a tar stream of a run: {error}"
+                else:
+                    final = root / match.group(1)
+                    if final.exists():
+                        shutil.rmtree(final)
+                    Path(unpacked).rename(final)
+                    Path(unpacked).mkdir()  # TemporaryDirectory removes what it made
+        except OSError as error:  # storing it, or clearing what was unpacked: this side's failure
+            refused = HTTPStatus.INTERNAL_SERVER_ERROR, f"the run could not be stored: {error}"
+        if refused is not None:
+            self.send_error(*refused)
+            return
         self.send_response(HTTPStatus.CREATED)
         self.send_header("Content-Length", "0")
         self.end_headers()
