@@ -63,8 +63,8 @@ class Answer(BaseModel):
     key: str  # a stable name: the answer's anchor and its chart's file
     question: str
     answer: str  # the answer in plain words, one sentence
-    evidence: str  # the measured number(s) and the model's prediction beside them
-    caveat: str | None = None  # where the machine interfered with these numbers
+    evidence: str  # the measured number(s) and the model's prediction beside them; a line each part
+    caveat: str | None = None  # where the machine interfered with these numbers; a line each
     chart: Chart | None = None
 
 

@@ -46,7 +46,7 @@ def test_the_sends_are_spread_over_the_run_not_paced() -> None:
 def test_a_real_server_is_offered_exactly_that_many_requests(configured: Configured) -> None:
     target = configured("fastapi")
     mix = [Kind("/healthz", 3.0), Kind("/info", 1.0)]
-    samples, _ = asyncio.run(offer(target.url, mix, 23.555733, 3.0, 10.0))
+    samples, _, _ = asyncio.run(offer(target.url, mix, 23.555733, 3.0, 10.0))
     assert len(samples) == round(23.555733 * 3.0)
     assert all(s.ok for s in samples)
     paths = [s.path for s in samples]
@@ -57,7 +57,7 @@ def test_the_prediction_serves_the_very_requests_the_proof_sends(configured: Con
     # The proof's prediction simulates proof_arrivals' times with proof_kinds' kinds: the sends.
     target = configured("fastapi")
     mix = [Kind("/healthz", 3.0), Kind("/info", 1.0)]
-    samples, _ = asyncio.run(offer(target.url, mix, 23.555733, 3.0, 10.0))
+    samples, _, _ = asyncio.run(offer(target.url, mix, 23.555733, 3.0, 10.0))
     times = proof_arrivals(23.555733, 3.0)
     kinds = proof_kinds([item.weight for item in mix], len(times))
     sent = sorted(samples, key=lambda s: s.scheduled_s)

@@ -11,6 +11,7 @@ import yaml
 
 from labtester.proposal.lab import resized_note
 from labtester.proposal.values import proved_proposal, write_proposal
+from labtester.report.console import answer_lines
 from labtester.sizing.answers import answer, decided, table
 from labtester.sizing.document import (
     NO_RATE,
@@ -21,6 +22,7 @@ from labtester.sizing.document import (
     SizedSummary,
     SizingConclusion,
 )
+from labtester.sizing.tail import TailSplit
 from labtester.sizing.words import goal
 
 POD = PodSize(cores=2, memory_bytes=1 << 30, source="CORES= and MEMORY=")
@@ -458,3 +460,54 @@ def test_an_objective_under_a_tenth_of_a_second_is_said_in_milliseconds() -> Non
     assert "(sustained for 5 minutes: 3.1 ms)" in evidence, evidence
     said = (text + evidence).replace("took 0.00 s of CPU", "")  # the search's CPU seconds are not a p99
     assert "0.00 s" not in said and "0.00-" not in said
+
+
+def test_each_configuration_proved_is_a_line_of_evidence_and_a_caveat_several_share_is_said_once() -> None:
+    # The Flask shop's light path (2026-11-30): one paragraph of 60 lines, the same caveat three times.
+    queue = "each worker accepts connections into its own queue (the model deals each request at random)"
+    first = sized("proposed", "granian-wsgi, 3 workers x 1 threads", 2922.5, 2899.3)
+    other = sized("family", "gunicorn gthread, 4 workers x 1 threads", 1833.5, 1825.1)
+    plain = sized("family", "gunicorn sync, 6 workers", 1421.4, 1421.7)
+    found = conclusion(
+        proposed=first,
+        families=[other, plain],
+        caveats=[
+            f"{first.label}: {queue}.",
+            f"{other.label}: {queue}.",
+            f"{first.label}: {queue}",  # the same, said again: named once
+            "the client shares the cores.",
+            f"{plain.label}: the client shares the cores.",  # said of all already: not of one
+        ],
+    )
+    said = answer(decided(found))
+    lines = said.evidence.splitlines()
+    assert [line.split(" (")[0] for line in lines[:3]] == [first.label, other.label, plain.label]
+    assert lines[3].startswith("Costs per request:") and len(lines) == 4
+    assert said.caveat is not None
+    assert said.caveat.splitlines() == [
+        f"{first.label}; {other.label}: {queue}.",
+        "the client shares the cores.",
+    ]
+    # Printed so: each caveat, and each configuration's evidence, starts a line of its own.
+    printed = answer_lines([said], width=100)
+    assert sum(line.startswith("  ! ") for line in printed) == 2
+    assert [line for line in printed if line.startswith(f"  {plain.label} (")], printed
+
+
+def test_a_departure_says_where_the_runs_slowest_requests_spent_their_time() -> None:
+    # granian-wsgi 3 x 1 at 2,922.5/s: p99 17 ms against 2.2 ms; its slowest in the server, not the app.
+    split = TailSplit(
+        requests=240, slowest=240, latency_s=0.023, sending_s=0.0018, before_app_s=0.019, in_app_s=0.00067,
+        run_queue_s=0.00037, after_app_s=0.0019,
+    )  # fmt: skip
+    level = Level(
+        offered_per_s=2922.5, predicted_per_s=2883.4, predicted_p99_s=0.0022, measured_per_s=2899.3,
+        measured_p99_s=0.017, slowest=split,
+    )  # fmt: skip
+    told = (
+        "its slowest 1 % (240) took 23 ms on average: 1.8 ms to be sent, 19 ms before the app, 0.67 ms in it"
+    )
+    assert any(line.startswith(told) for line in level.departures()), level.departures()
+    assert "(a run queue's 0.37 ms)" in " ".join(level.departures())
+    # Within the prediction, nothing to explain: not said.
+    assert level.model_copy(update={"measured_p99_s": 0.0023}).departures() == []

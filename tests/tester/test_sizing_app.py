@@ -62,6 +62,8 @@ def test_the_proposal_is_proved_and_its_measured_rate_is_near_the_predicted(size
     assert len(levels) == 2 and levels[0]["offered_per_s"] == pytest.approx(0.8 * levels[1]["offered_per_s"])
     for level in levels:
         assert level["measured_per_s"] is not None and level["requests"] > 0
+        # Proved here, on the server's own clock: where its slowest requests spent their time.
+        assert level["slowest"] is not None and level["slowest"]["requests"] >= 1, level
         # Where the rest of the machine took the pod's cores, the model on the cores it left.
         busy = level["cores_free"] is not None and level["cores_free"] < 0.9 * sizing["pod"]["cores"]
         reference = level["explained_per_s"] if busy else level["predicted_per_s"]

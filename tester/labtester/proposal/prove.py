@@ -29,6 +29,7 @@ from labtester.proposal.sustained import sustained_after
 from labtester.proposal.warmup import Warmup
 from labtester.rawlog import Record, RecordSink
 from labtester.scenarios.common import encode
+from labtester.scenarios.flow.accounting import local
 from labtester.sizing.arrivals import SEED, proof_arrivals, proof_kinds
 from labtester.sizing.document import PROOF_S, Level, SizedSummary
 from labtester.sizing.model import MixItem
@@ -59,13 +60,14 @@ async def offer(
     seed: int = SEED,
     requests: dict[str, Outgoing] | None = None,
     warmup: Warmup | None = None,
-) -> tuple[list[Sample], float]:
+) -> tuple[list[Sample], float, float]:
     """Poisson arrivals of the mix's kinds in their weights, exactly rate x duration of them
     (`proof_arrivals`: the rate a proof offers is the rate it was asked for; `proof_kinds`: the
     kinds its prediction serves); each latency from its scheduled send. `requests`: each kind's
     request as the team's traffic writes it (method, headers, body); a kind without one is a GET of
     its name. `warmup`: the cores it left, read at its end (its prediction comes after the run:
-    its simulation beside the sends stalled them)."""
+    its simulation beside the sends stalled them). Returns the samples, the run's wall time and the
+    epoch its clock started at (`tail.py` sets the server's stamps against it)."""
     times = proof_arrivals(rate_per_s, duration_s, seed)
     kinds = proof_kinds([item.weight for item in mix], len(times), seed)
     samples: list[Sample] = []
@@ -93,7 +95,7 @@ async def offer(
                 outstanding += 1
                 tasks.append(asyncio.create_task(send(path, scheduled_s)))
         await asyncio.gather(*tasks)
-        return samples, client.now()
+        return samples, client.now(), client.origin_at
 
 
 def prove(
@@ -110,10 +112,10 @@ def prove(
     then offer to each in turn and stop it, recording everything. `requests`: the team's requests
     by name, sent as its traffic writes them."""
     for group in started_together(planned, memory_for_starting()):
-        local = [item for item in group if item.summary.runs_here]
+        here = [item for item in group if item.summary.runs_here]
         definitions = [
             item.family.definition(target_name(item.summary), item.summary.processes, item.summary.threads)
-            for item in local
+            for item in here
         ]
         with running_targets(definitions, extra_env=extra_env, log_dir=log_dir, keep_going=True) as started:
             running: dict[str, RunningTarget | str] = {**started.failed, **{t.name: t for t in started}}
@@ -210,7 +212,9 @@ def _run(
     rate_per_s = level.offered_per_s
     warmup = Warmup(summary, rate_per_s, duration_s, server_cpu, earlier)
     machine_before, cpu_before = machine.snapshot(), server_cpu()
-    samples, wall_s = asyncio.run(offer(url, mix, rate_per_s, *times, requests=requests, warmup=warmup))
+    samples, wall_s, origin_at = asyncio.run(
+        offer(url, mix, rate_per_s, *times, requests=requests, warmup=warmup)
+    )
     machine_after, cpu_after = machine.snapshot(), server_cpu()
     try:  # measured: now the warm-up's prediction of the window
         warmup.after(samples)
@@ -226,6 +230,8 @@ def _run(
         "machine": machine.recorded(machine_before, machine_after),
         "server_cpu_s": None if cpu_before is None or cpu_after is None else cpu_after - cpu_before,
         "load_average": os.getloadavg()[0],  # the machine's, beside the figures: was it busy?
+        # The client's clock against the server's stamps: one machine's clock only (tail.py).
+        "origin_at": origin_at if local(url) else None,
     }
     window = [s for s in samples if s.scheduled_s >= warmup.ends_s]  # the requests it judges
     try:

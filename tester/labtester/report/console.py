@@ -35,8 +35,8 @@ def answer_lines(answers: list[Answer], width: int = NARROW) -> list[str]:
         )
         for paragraph in answer.evidence.splitlines():  # a line each (the mix: per configuration)
             lines += textwrap.wrap(paragraph, width, initial_indent="  ", subsequent_indent="  ")
-        if answer.caveat:
-            lines += textwrap.wrap(answer.caveat, width, initial_indent="  ! ", subsequent_indent="    ")
+        for caveat in (answer.caveat or "").splitlines():
+            lines += textwrap.wrap(caveat, width, initial_indent="  ! ", subsequent_indent="    ")
     return lines
 
 

@@ -31,7 +31,8 @@ def _image(path: Path, alt: str, css: str = "") -> str:
 
 
 def _answer(answer: Answer, plot: Path | None) -> str:
-    caveat = f'<p class="caveat" role="note">{escape(answer.caveat)}</p>' if answer.caveat else ""
+    caveats = "<br>".join(map(escape, (answer.caveat or "").splitlines()))
+    caveat = f'<p class="caveat" role="note">{caveats}</p>' if caveats else ""
     evidence = "<br>".join(map(escape, answer.evidence.splitlines()))  # its lines kept apart
     figure = ""
     if plot is not None and answer.chart is not None:

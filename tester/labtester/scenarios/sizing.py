@@ -19,6 +19,7 @@ from labtester.scenarios.flow.whole import cores_free  # the flow's reading of t
 from labtester.sizing import answers, window
 from labtester.sizing.document import PROOF_S, Level, SizedSummary, SizingConclusion
 from labtester.sizing.serving import NOT_HELD
+from labtester.sizing.tail import tail_split
 from labtester.stats import percentiles
 from labtester.views import Answer
 
@@ -183,6 +184,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
             "warmup_p99_band_s": warm.get("p99_band_s") or [],
             "sustained_used_p99_s": held.get("p99_s"),
             "sustained_cpu_ratio": held.get("cpu_ratio"),
+            "slowest": tail_split(samples, run.get("origin_at")),
         }
     )
 

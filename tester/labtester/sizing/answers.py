@@ -197,8 +197,10 @@ def _proof(summary: SizedSummary) -> str:
 
 
 def answer(conclusion: SizingConclusion) -> Answer:
+    """The headline, then a line of evidence per configuration proved and one of its costs; each
+    caveat on a line of its own, one said of several configurations said once for all of them."""
     proved = conclusion.each()
-    evidence = "; ".join(f"{s.label} ({s.role}): {_proof(s)}" for s in proved)
+    evidence = "\n".join(f"{s.label} ({s.role}): {_proof(s).rstrip('.')}." for s in proved)
     # The costs the named configuration was sized on: the re-sizing's where it is the one named.
     best, again = conclusion.proved_best(), conclusion.resized
     shown = best[0] if best is not None and best[0].role == "resized" else conclusion.proposed
@@ -216,11 +218,25 @@ def answer(conclusion: SizingConclusion) -> Answer:
         f"{gib(conclusion.pod.memory_bytes)} for {goal(conclusion.objective.p99_s)} "
         f"({conclusion.objective.why})?",
         answer=conclusion.headline,
-        evidence=f"{evidence}. Costs per request: {costs}. The search took "
+        evidence=f"{evidence}\nCosts per request: {costs}. The search took "
         f"{conclusion.search_cpu_s:.2f} s of CPU ({conclusion.simulations} simulations{resizing}).",
-        caveat="; ".join(c.rstrip(".") for c in conclusion.caveats) or None,
+        caveat="\n".join(_grouped(conclusion.caveats, [s.label for s in proved])) or None,
         chart=_chart(proved),
     )
+
+
+def _grouped(caveats: list[str], labels: list[str]) -> list[str]:
+    """Each caveat once: `A; B: each worker accepts ...` where A's and B's said the same."""
+    said: dict[str, list[str]] = {}
+    for caveat in caveats:
+        label = next((lb for lb in labels if caveat.startswith(f"{lb}: ")), "")
+        owners = said.setdefault(caveat.removeprefix(f"{label}: ").rstrip("."), [])
+        owners += [] if label in owners else [label]
+    lines = []
+    for text, owners in said.items():  # said of no configuration in particular: of all of them
+        named = "" if "" in owners else "; ".join(owners)
+        lines.append(f"{named}: {text}." if named else f"{text}.")
+    return lines
 
 
 def _chart(proved: list[SizedSummary]) -> Chart | None:

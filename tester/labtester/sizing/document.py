@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from labtester.findings.wording import seconds, seconds_between
+from labtester.sizing.tail import TailSplit
 
 SHARED_CPU_NOTABLE = 1.2  # a kind's CPU beside another request of its process over alone: said from here
 PROOF_S = 20.0  # each proof run's length
@@ -19,9 +20,8 @@ PROOF_S = 20.0  # each proof run's length
 WARMUP_SHARE = 0.2
 
 MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
-# A proof's 20 s start from an idle server, whose queues have not yet built up as minutes of the
-# same traffic build them: at the rate a 20-s run kept p99 0.39 s on the Flask shop, ten minutes of
-# it were predicted 0.50 to 0.77 s (three seeds). The proposal's levels say both.
+# A proof's 20 s start from an idle server, without the queues minutes of the same traffic build:
+# where a 20-s run kept p99 0.39 s on the Flask shop, ten minutes were predicted 0.50-0.77 s.
 SUSTAINED_S = 600.0
 MOST_SUSTAINED = 40000  # simulated requests a run at most (0.35 s of CPU here): p99 at the knee to ~10 %
 
@@ -31,8 +31,8 @@ MOST_SUSTAINED = 40000  # simulated requests a run at most (0.35 s of CPU here):
 # proposal proved (`resized`): the CPU at the rates it serves, not the flows' 50 users.
 Role = Literal["proposed", "family", "fixed", "needed", "resized"]
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
-# A configuration whose predicted p99 misses the objective at every rate (its slowest requests'
-# CPU alone, as its family measured it, takes more): proved at the proposal's rates, side by side.
+# No rate's predicted p99 keeps the objective (its slowest requests' CPU alone takes more): proved
+# at the proposal's rates, side by side.
 NO_RATE = "no rate keeps the objective in the model"
 
 
@@ -107,19 +107,17 @@ class Level(BaseModel):
     measured_p99_s: float | None = None  # from each request's scheduled send
     requests: int = 0
     failed: int = 0
-    # What the rest of the machine (other processes, the load client) left the server during the
-    # run, and the model's figures on those cores: where they explain the measurement, the
-    # departure from the prediction is the machine's, not the model's.
+    # What the rest of the machine (other processes, the load client) left the server in the run, and
+    # the model's figures on those cores: where they explain it, a departure is the machine's.
     cores_free: float | None = None
-    # The CPU the run's requests used (their Server-Timing) over what the model drew for as many of
-    # each kind: the proof's own measure of its main input.
+    # The CPU the run's requests used (Server-Timing) over what the model drew for as many of each kind.
     cpu_used_ratio: float | None = None
-    # Per kind: the CPU its requests used beside another computing request in their process over
-    # alone in it (window.shared_cpu_ratio): what makes a kind's CPU move with how its requests met.
+    # Per kind: its CPU beside another computing request of its process over alone (window.py's).
     shared_cpu_ratio: dict[str, float] = {}
     explained_per_s: float | None = None
     explained_p99_s: float | None = None
     load_average: float | None = None  # the machine's 1-minute load average as the run ended
+    slowest: TailSplit | None = None  # where its slowest requests spent their time (one clock's)
     # The run's warm-up (not judged), and the window's prediction from the CPU the warm-up's requests
     # (and earlier runs') used (`warmup_cpu_ratio`: over the plan's), the cores it left the server.
     warmup_s: float = 0.0
@@ -168,6 +166,8 @@ class Level(BaseModel):
                 f"the machine left it {self.cores_free:.2f} cores{used}, on which the model predicts "
                 f"{self.explained_per_s:.1f}/s at p99 {p99}"
             )
+        if found and self.slowest is not None:
+            found.append(self.slowest.said())
         if found:
             found.extend(
                 f"a {kind} beside another in its process used {ratio:.2f}x the CPU of one alone in it"
