@@ -8,9 +8,9 @@ both are one machine's clock (the local lab; on a cluster the tester's and the s
 differ by more than the parts), and dropped where a stamp says otherwise (an app called before its
 request was sent, or its answer at the client before the app's headers).
 
-On the Flask shop's light path (`/products/7`, 2026-11-30) the model predicted p99 1.6-2.2 ms for
-the proposal and each family's best, and their proofs measured 14 ms to 0.43 s: their slowest
-requests spent 0.7-3.4 ms in the app and most of the rest before it, in the server. That is what
+On the Flask shop's light path (`/products/7`, 2026-11-30 13:35) the model predicted p99 1.6-2.3 ms
+for the proposal and each family's best, and their proofs measured 8.1 ms to 0.25 s: their slowest
+requests spent 0.4-3.2 ms in the app and most of the rest before it, in the server. That is what
 the split names: time in the server the model's CPU does not account for (README: what part of it
 is a queue and what a thread being handed its next request)."""
 
