@@ -65,25 +65,24 @@ def tail_split(samples: Sequence[Sample], origin_at: float | None) -> TailSplit 
     answered = [s for s in samples if s.status is not None]
     if origin_at is None or not answered:
         return None
-    parts = {
-        id(s): _around_app(s, origin_at) for s in answered if s.started_at is not None and s.app_s is not None
-    }
-    for side in (0, 1):  # before the app, after it
-        if not parts or percentile(sorted(p[side] for p in parts.values()), 1) < -CLOCKS_S:
-            return None
-    edge = percentile(sorted(s.from_schedule_s for s in answered), SLOWEST)
-    slowest = [s for s in answered if s.from_schedule_s >= edge]
-    stamped = [s for s in slowest if id(s) in parts]
-    if not stamped or len(stamped) < STAMPED * len(slowest):
+    stamped_all = [s for s in answered if s.started_at is not None and s.app_s is not None]
+    around = [_around_app(s, origin_at) for s in stamped_all]  # (before the app, after it) each
+    if not around or any(percentile(sorted(a[side] for a in around), 1) < -CLOCKS_S for side in (0, 1)):
         return None
+    edge = percentile(sorted(s.from_schedule_s for s in answered), SLOWEST)
+    slowest = sum(1 for s in answered if s.from_schedule_s >= edge)
+    split = [(s, a[0]) for s, a in zip(stamped_all, around, strict=True) if s.from_schedule_s >= edge]
+    if not split or len(split) < STAMPED * slowest:
+        return None
+    stamped = [s for s, _ in split]
     n = len(stamped)
     sending = sum(s.sent_s - s.scheduled_s for s in stamped) / n
-    before = sum(parts[id(s)][0] for s in stamped) / n
+    before = sum(b for _, b in split) / n
     in_app = sum(s.app_s or 0.0 for s in stamped) / n
     latency = sum(s.from_schedule_s for s in stamped) / n
     return TailSplit(
         requests=n,
-        slowest=len(slowest),
+        slowest=slowest,
         latency_s=latency,
         sending_s=sending,
         before_app_s=before,
