@@ -59,6 +59,8 @@ class _Exchange:
         if message["type"] == "http.response.start" and not self.sent:
             self.held, self.status = message, message["status"]
             return
+        if message["type"] == "http.response.body":
+            self.account.chunks += 1
         if not self.sent and self.held is not None:
             await self.flush()
         await self.send_server(message)

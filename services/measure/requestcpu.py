@@ -63,7 +63,10 @@ class RequestAccount:
     ended; what is charged after goes to the process's total only.
     """
 
-    __slots__ = ("added", "children", "closed", "control", "cpu_s", "queued_s", "running_since", "server_s")
+    __slots__ = (
+        *("added", "children", "chunks", "closed", "control"),
+        *("cpu_s", "queued_s", "running_since", "server_s"),
+    )
 
     def __init__(self, running_since: float | None = None) -> None:
         self.control = False  # a request of the lab's control paths: its total goes to `control_sink`
@@ -76,6 +79,9 @@ class RequestAccount:
         # The server's own CPU on the request's thread since the last request there ended (its
         # reading and parsing of this one among it): the server's, booked apart when it closes.
         self.server_s = 0.0
+        # The response body's parts the app handed the server (a streamed body's chunks): the server's
+        # cost of writing each, where no Python clock sees it (granian's Rust threads), is per part.
+        self.chunks = 0
 
     def total_s(self) -> float:
         """Everything counted so far, the threads it started up to now; called on the request's
@@ -118,6 +124,8 @@ class RequestAccount:
         self.book(total)
         if self.server_s:
             server_sink(self.server_s)
+        if self.chunks:
+            chunks_sink(self.chunks)
         return total
 
 
@@ -170,6 +178,7 @@ ACCOUNT: ContextVar[RequestAccount | None] = ContextVar("lab_request_account", d
 charged_sink: Callable[[float], None] = _discard
 control_sink: Callable[[float], None] = _discard
 server_sink: Callable[[float], None] = _discard
+chunks_sink: Callable[[int], None] = _discard
 control_paths: frozenset[str] = frozenset()
 
 
@@ -178,12 +187,14 @@ def set_charged_sinks(
     control: Callable[[float], None],
     server: Callable[[float], None],
     control_path_set: Iterable[str],
+    chunks: Callable[[int], None] = _discard,
 ) -> None:
     """Where closed accounts' CPU goes: `control` for a request to one of `control_path_set`;
-    `server`, the server's own work on their threads between requests (`RequestAccount.server_s`)."""
-    global charged_sink, control_sink, server_sink, control_paths
+    `server`, the server's own work on their threads between requests (`RequestAccount.server_s`);
+    `chunks`, their response bodies' parts (the lab's reads' among them)."""
+    global charged_sink, chunks_sink, control_sink, server_sink, control_paths
     charged_sink, control_sink, control_paths = requests, control, frozenset(control_path_set)
-    server_sink = server
+    server_sink, chunks_sink = server, chunks
 
 
 def is_control(path: str) -> bool:

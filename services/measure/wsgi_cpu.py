@@ -18,6 +18,7 @@ exception goes on.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import threading
@@ -204,8 +205,9 @@ class _Body:
         meter, account = self.request.meter, self.request.account
         meter.resume(account)
         try:
-            yield from self.first
-            yield from self.rest
+            for chunk in itertools.chain(self.first, self.rest):
+                account.chunks += 1
+                yield chunk
         finally:
             meter.pause(account)
 

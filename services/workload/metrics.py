@@ -67,6 +67,13 @@ BETWEEN_REQUESTS_CPU_TOTAL = Counter(
     "request's own, each request's cost to the server.",
     ["pid"],
 )
+RESPONSE_CHUNKS_TOTAL = Counter(
+    "lab_response_chunks",
+    "Response body parts this process's requests handed the server so far (a streamed body's chunks; "
+    "the lab's own reads among them): the server's cost of writing each, where no Python clock sees "
+    "it (granian's Rust threads), is per part.",
+    ["pid"],
+)
 KERNEL_ITERATIONS = Counter("lab_kernel_iterations_total", "CPU kernel iterations completed.")
 
 
@@ -116,6 +123,7 @@ set_charged_sinks(
     _ChargedInProcess(CONTROL_CPU_TOTAL),
     _ChargedInProcess(BETWEEN_REQUESTS_CPU_TOTAL),
     paths.CONTROL.values(),
+    _ChargedInProcess(RESPONSE_CHUNKS_TOTAL),
 )
 install_request_sink(_RequestSeries())
 

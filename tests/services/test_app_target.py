@@ -6,6 +6,7 @@ is a worker's, and a path that raises is a 500 that leaves the server serving.""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,31 @@ def test_a_path_that_raises_is_a_measured_500(served: tuple[RunningTarget, dict[
     assert httpx.get(f"{target.url}/cpu?ms=5", timeout=30).status_code == 200
     assert target.process.poll() is None
     assert "RuntimeError: the app failed" in target.log_path.read_text(errors="replace")
+
+
+def chunks_counted(url: str) -> float:
+    families = text_string_to_metric_families(httpx.get(f"{url}/metrics", timeout=30).text)
+    return sum(s.value for f in families if f.name == "lab_response_chunks" for s in f.samples)
+
+
+def test_an_empty_stream_is_its_parts_each_counted(served: tuple[RunningTarget, dict[str, Any]]) -> None:
+    # The lab measures the server's cost per body part on it (flow/accounting.py): every server
+    # writes the parts it is handed, and the processes count each request's.
+    target, _ = served
+    before = chunks_counted(target.url)
+    stream = f"{target.url}/healthz?chunks=7"
+    with httpx.Client(timeout=30) as client, client.stream("GET", stream) as response:
+        assert response.status_code == 200
+        assert "content-length" not in response.headers
+        assert b"".join(response.iter_bytes()) == b"ok\n" * 7
+    deadline = time.monotonic() + 5  # a request's parts are counted as it closes, after its last byte
+    while (counted := chunks_counted(target.url) - before) < 7 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert 7 <= counted <= 7 + 3, counted  # and a part or so of each /metrics read between
+    for bad in ("0", "1001", "x", "-1"):
+        response = httpx.get(f"{target.url}/healthz?chunks={bad}", timeout=30)
+        assert response.status_code == 422 and response.json()["detail"][0]["loc"] == ["query", "chunks"]
+    assert httpx.get(f"{target.url}/healthz", timeout=30).json() == {"status": "ok"}
 
 
 def test_paths_given_as_a_json_list_may_hold_commas(app_dir: Path) -> None:

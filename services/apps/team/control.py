@@ -6,7 +6,7 @@ goes to the app. One answer for both interfaces; the ASGI and WSGI adapters only
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
@@ -24,12 +24,16 @@ JSON = "application/json"
 _READ_METHODS = ("GET", "HEAD")
 
 
+MAX_CHUNKS = 1000  # /healthz?chunks=N: an empty streamed body, the server's cost per part measured on it
+
+
 @dataclass(frozen=True)
 class Answer:
     status: int
     reason: str
     content_type: str
     body: bytes
+    chunks: int = 1  # the body sent as this many parts, each `body` (a stream: no length)
 
 
 def _json(body: object, status: int = 200, reason: str = "OK") -> Answer:
@@ -43,7 +47,7 @@ class ControlPaths:
         self.info = info
         self.reload = reload
         self.handlers = {
-            paths.HEALTH: lambda query: _json({"status": "ok"}),
+            paths.HEALTH: self._health,
             paths.INFO: lambda query: _json(self.info),
             paths.CALIBRATE: self._calibrate,
             paths.CENSUS: lambda query: _json(take_census(self.reload).as_dict()),
@@ -57,6 +61,17 @@ class ControlPaths:
         if method not in _READ_METHODS:
             return _json({"detail": "Method Not Allowed"}, 405, "Method Not Allowed")
         return handler(query)
+
+    def _health(self, query: str) -> Answer:
+        """`ok`; with `chunks=N`, N parts of `ok` streamed (the server's cost of each part)."""
+        chunks = parse_qs(query).get("chunks")
+        if chunks is None:
+            return _json({"status": "ok"})
+        try:
+            count = bounded_int(chunks[-1], ["query", "chunks"], 1, MAX_CHUNKS)
+        except InvalidInput as error:
+            return _json(error.body, 422, "Unprocessable Entity")
+        return Answer(200, "OK", "text/plain", b"ok\n", count)
 
     def _metrics(self, query: str) -> Answer:
         body, content_type = exposition(self.reload)
@@ -87,12 +102,12 @@ class AsgiControl:
             await self.app(scope, receive, send)
             return
         scope[ROUTE_KEY] = scope["path"]
-        headers = [
-            (b"content-type", answer.content_type.encode()),
-            (b"content-length", b"%d" % len(answer.body)),
-        ]
+        headers = [(b"content-type", answer.content_type.encode())]
+        if answer.chunks == 1:
+            headers.append((b"content-length", b"%d" % len(answer.body)))
         await send({"type": "http.response.start", "status": answer.status, "headers": headers})
-        await send({"type": "http.response.body", "body": answer.body})
+        for part in range(answer.chunks, 0, -1):
+            await send({"type": "http.response.body", "body": answer.body, "more_body": part > 1})
 
 
 class WsgiControl:
@@ -108,6 +123,15 @@ class WsgiControl:
         if answer is None:
             return self.app(environ, start_response)
         environ[ROUTE_KEY] = path
-        headers = [("Content-Type", answer.content_type), ("Content-Length", str(len(answer.body)))]
+        headers = [("Content-Type", answer.content_type)]
+        if answer.chunks == 1:
+            headers.append(("Content-Length", str(len(answer.body))))
         start_response(f"{answer.status} {answer.reason}", headers)
-        return [answer.body]
+        return [answer.body] if answer.chunks == 1 else _streamed(answer)
+
+
+def _streamed(answer: Answer) -> Iterator[bytes]:
+    """A streamed body's parts, one at a time as an app's generator gives them (a list, a server
+    may join)."""
+    for _ in range(answer.chunks):
+        yield answer.body
