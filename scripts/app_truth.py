@@ -9,7 +9,9 @@ CPU). What one request used (`truth`) is the serving processes' CPU over them (e
 the tree but the metrics process, read with psutil before and after, so that no read of this
 script's is in it), less the idle rate over the same time, less the server's
 own part: the same figure on the lab's empty /healthz less what those requests were charged
-themselves (`lab_control_cpu_seconds_total`: /healthz is one of the lab's control paths). Beside
+themselves (`lab_control_cpu_seconds_total`: /healthz is one of the lab's control paths), and for
+each body part of the path's beyond an empty request's one, what a part of an empty stream
+(/healthz?chunks=50) cost the server more (granian-wsgi writes each from its Rust threads). Beside
 it, the lab's figure (`measured`): the mean of the requests' `lab-cpu` (Server-Timing) and what
 the processes charged to them beyond their headers, per request (their
 `lab_request_cpu_seconds_total`, which holds none of the lab's own reads), as the flow's model
@@ -34,6 +36,7 @@ import psutil
 
 from labtester import applab, launcher, scrape, servertiming, targets
 from labtester.info import TargetInfo
+from labtester.scenarios.flow.servingcost import STREAM_CHUNKS
 
 IDLE_S = 2.0  # the idle rate's window: CPU times tick in 10 ms per process
 MIN_REQUESTS, MAX_REQUESTS = 30, 5000
@@ -52,6 +55,7 @@ class Run:
     charged_s: float
     wall_s: float
     headers: list[float]
+    chunks: float = 0.0  # the body parts its requests handed the server
 
     def __add__(self, other: Run) -> Run:
         return Run(
@@ -60,7 +64,16 @@ class Run:
             self.charged_s + other.charged_s,
             self.wall_s + other.wall_s,
             self.headers + other.headers,
+            self.chunks + other.chunks,
         )
+
+    def server_s(self, idle_rate: float) -> float:
+        """Of the lab's own requests (charged to its reads), the processes' CPU per request that
+        none was charged: the server's own."""
+        return (self.cpu_s - idle_rate * self.wall_s - self.charged_s) / self.count
+
+    def chunks_each(self) -> float:
+        return self.chunks / self.count
 
     def late_s(self) -> float:
         """What the processes charged to the requests beyond their headers, per request (the lab's
@@ -85,15 +98,16 @@ class Serving:
     def cpu_s(self) -> float:
         return sum(times.user + times.system for times in (p.cpu_times() for p in self.processes))
 
-    def charged_s(self, control: bool) -> float:
-        """What the processes charged so far to the lab's control requests (`control`), or to requests."""
+    def charged(self, control: bool) -> tuple[float, float]:
+        """What the processes charged so far to the lab's control requests (`control`), or to
+        requests; and the body parts their requests handed the server so far."""
         found = scrape.parse(self.client.get(self.metrics_url).text)
-        return (found.control_cpu_s if control else found.charged_cpu_s) or 0.0
+        return (found.control_cpu_s if control else found.charged_cpu_s) or 0.0, found.response_chunks or 0.0
 
 
 def _sequential(client: httpx.Client, url: str, serving: Serving, control: bool, count: int) -> Run:
     """`count` requests of `url` in turn; `control`: the lab's empty ones, charged to its reads."""
-    charged, before, started = serving.charged_s(control), serving.cpu_s(), time.monotonic()
+    (charged, chunks), before, started = serving.charged(control), serving.cpu_s(), time.monotonic()
     headers = []
     for _ in range(count):
         response = client.get(url)
@@ -103,7 +117,8 @@ def _sequential(client: httpx.Client, url: str, serving: Serving, control: bool,
     wall = time.monotonic() - started
     time.sleep(scrape.SETTLE_POLL_S)  # a streamed body's end is charged just after its last byte
     cpu = serving.cpu_s() - before
-    return Run(count, cpu, serving.charged_s(control) - charged, wall, headers)
+    charged_after, chunks_after = serving.charged(control)
+    return Run(count, cpu, charged_after - charged, wall, headers, chunks_after - chunks)
 
 
 def _count(client: httpx.Client, url: str, serving: Serving) -> int:
@@ -122,23 +137,29 @@ def truth_of(
     model's), the mean charged,
     what a request used: the processes' CPU per request less the idle rate and the server's own
     part), in seconds."""
-    health = base + info.control.health
+    health, stream = base + info.control.health, f"{base}{info.control.health}?chunks={STREAM_CHUNKS}"
     found = []
     with httpx.Client(timeout=120) as client:
         serving = Serving(client, base, info, metrics_url)
-        counts = {path: _count(client, base + path, serving) for path in [*paths, info.control.health]}
+        counts = {url: _count(client, url, serving) for url in [*(base + p for p in paths), health, stream]}
         idle_before = serving.cpu_s()
         time.sleep(IDLE_S)
         idle_rate = (serving.cpu_s() - idle_before) / IDLE_S
         for path in paths:
             # Blocks of empty requests and of the path's in turn: the machine's drift (a busy
             # neighbour makes the same work cost more CPU) weighs on both alike.
-            empty, run = Run(0, 0.0, 0.0, 0.0, []), Run(0, 0.0, 0.0, 0.0, [])
+            empty, streamed, run = (Run(0, 0.0, 0.0, 0.0, []) for _ in range(3))
             for _ in range(BLOCKS):
-                empty += _sequential(client, health, serving, True, counts[info.control.health] // BLOCKS)
-                run += _sequential(client, base + path, serving, False, max(1, counts[path] // BLOCKS))
-            # The server's own part of a request: an empty one's CPU less what it was charged itself.
-            server_each = (empty.cpu_s - idle_rate * empty.wall_s - empty.charged_s) / empty.count
+                empty += _sequential(client, health, serving, True, counts[health] // BLOCKS)
+                streamed += _sequential(client, stream, serving, True, counts[stream] // BLOCKS)
+                run += _sequential(client, base + path, serving, False, max(1, counts[base + path] // BLOCKS))
+            # The server's own part of a request: an empty one's CPU less what it was charged itself,
+            # and for each body part beyond its one what a part of an empty stream cost it more.
+            server_each = empty.server_s(idle_rate)
+            more = streamed.chunks_each() - empty.chunks_each()
+            if more >= 1:
+                per_part = max(0.0, streamed.server_s(idle_rate) - server_each) / more
+                server_each += max(0.0, run.chunks_each() - empty.chunks_each()) * per_part
             truth = (run.cpu_s - idle_rate * run.wall_s) / run.count - server_each
             median = statistics.median(run.headers) if run.headers else math.nan
             mean = statistics.fmean(run.headers) if run.headers else math.nan

@@ -1,7 +1,8 @@
 """Prometheus /metrics scraped with prometheus_client's parser, and deltas between scrapes: the
 requests a server counted, the CPU it charged to requests (`charged_cpu_s`), to the lab's own
 control requests (`control_cpu_s`: the scrapes themselves, the census, health polls), and its own
-CPU on the threads that run requests, between them (`between_requests_cpu_s`)."""
+CPU on the threads that run requests, between them (`between_requests_cpu_s`), and the response
+body parts its requests handed it (`response_chunks`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ CHARGED = "lab_request_cpu_seconds_total"
 CONTROL_CHARGED = "lab_control_cpu_seconds_total"
 # The server's own CPU on the threads (greenlets) that run requests, between them (measure.wsgi_cpu).
 BETWEEN_REQUESTS = "lab_between_requests_cpu_seconds_total"
+# The response body parts the requests handed the server (a streamed body's chunks), by pid.
+RESPONSE_CHUNKS = "lab_response_chunks_total"
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class Scrape:
     charged_cpu_s: float | None = None  # CHARGED over every process; None: the server has none
     control_cpu_s: float | None = None  # CONTROL_CHARGED likewise
     between_requests_cpu_s: float | None = None  # BETWEEN_REQUESTS likewise
+    response_chunks: float | None = None  # RESPONSE_CHUNKS likewise
 
     def requests_for(self, route: str, others_than: frozenset[str] | None = None) -> dict[str, float]:
         """Counts by status of `route`; with `others_than`, of every route but those (a team's
@@ -59,6 +63,7 @@ def parse(text: str) -> Scrape:
     charged: float | None = None
     control: float | None = None
     server: float | None = None
+    chunks: float | None = None
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == REQUESTS:
@@ -71,7 +76,9 @@ def parse(text: str) -> Scrape:
                 control = (control or 0.0) + sample.value
             elif sample.name == BETWEEN_REQUESTS:
                 server = (server or 0.0) + sample.value
-    return Scrape(dict(requests), iterations, charged, control, server)
+            elif sample.name == RESPONSE_CHUNKS:
+                chunks = (chunks or 0.0) + sample.value
+    return Scrape(dict(requests), iterations, charged, control, server, chunks)
 
 
 def scrape(client: httpx.Client, metrics_url: str) -> Scrape:
@@ -88,12 +95,14 @@ class Charged:
     """What a server's processes charged so far: to requests (0 before the app's first request), to
     the lab's own control requests (None: a server without that counter, whose requests' total holds
     them), how many of those it answered, and its own CPU on the threads that run requests, between
-    them (None: a server that measures none there, as an event loop)."""
+    them (None: a server that measures none there, as an event loop), and the response body parts
+    its requests handed it (None: a server without that counter)."""
 
     requests_s: float
     control_s: float | None
     control_requests: float
     between_requests_s: float | None = None
+    chunks: float | None = None
 
 
 async def charged_settled(
@@ -129,7 +138,8 @@ async def _charged(
     # cost holding its empty requests' CPU after their headers (httpbin under sync: 0.43 ms, not 0.3).
     requests = found.charged_cpu_s or 0.0
     between = found.between_requests_cpu_s
-    return Charged(requests, found.control_cpu_s, found.requests_to(control_routes), between)
+    control = found.requests_to(control_routes)
+    return Charged(requests, found.control_cpu_s, control, between, found.response_chunks)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from labtester.info import EndpointInfo, TargetInfo
 from labtester.launcher import RunningTarget
 from labtester.load import Sample
 from labtester.scenarios.common import decode
-from labtester.scenarios.flow import SHAPE, accounting
+from labtester.scenarios.flow import SHAPE, accounting, servingcost
 from labtester.scenarios.flow.analyse import FlowSettings, PathFlow, path_flow
 from labtester.scenarios.flow.cost import ACCOUNTED_SHARE, PathAccount, ServingCost
 from labtester.scrape import charged_settled
@@ -39,6 +39,7 @@ UVICORN = next(c for c in CONFIGURATIONS if c["name"] == "uvicorn")
 GTHREAD = next(c for c in CONFIGURATIONS if c["name"] == "gthread")
 SYNC = next(c for c in CONFIGURATIONS if c["name"] == "sync-1x")
 GEVENT = next(c for c in CONFIGURATIONS if c["name"] == "gevent")
+GRANIAN_WSGI = next(c for c in CONFIGURATIONS if c["name"] == "granian-wsgi")
 USERS = 4  # a few at once: the CPU binds, and each request's work is far above the server's own
 FLOW = FlowSettings(users=USERS, spawn_rate=2 * USERS, duration_s=4, baseline=2)
 POOL = "/pool?ms=20&name=shared"  # run_in_executor on a pool the app made itself
@@ -70,7 +71,7 @@ def endpoint_of(info: TargetInfo, path: str) -> EndpointInfo:
 
 def cost_of(target: RunningTarget, info: TargetInfo) -> ServingCost:
     """The configuration's own cost per request, as the lab measures it before its flows."""
-    return accounting.serving_cost(asyncio.run(accounting.measure(target.url, info, USERS, 60)), info)
+    return servingcost.serving_cost(asyncio.run(servingcost.measure(target.url, info, USERS, 60)), info)
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ async def _around(
     assert None not in (charged_before, charged_after, cpu_before, cpu_after)
     return {
         "server_cpu_s": cpu_after - cpu_before,  # type: ignore[operator]
-        **accounting.charged_between(charged_before, charged_after),
+        **servingcost.charged_between(charged_before, charged_after),
         "wall_s": wall,
         "samples": samples,
     }
@@ -217,6 +218,29 @@ def test_a_wsgi_bodys_many_chunks_and_their_writes_are_accounted_for(wsgi_app: S
     assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
 
 
+@pytest.fixture(scope="module")
+def granian_wsgi_app() -> Iterator[Served]:
+    target = serve_app("tests.services.handover_app:wsgi", GRANIAN_WSGI, [MANY_CHUNKS], LAB_WORKERS="1")
+    yield served(target)
+    target.stop()
+
+
+def test_a_bodys_parts_written_off_the_python_threads_are_accounted_for(granian_wsgi_app: Served) -> None:
+    # granian-wsgi iterates the body on a Python thread and writes each part from its Rust threads,
+    # which no Python clock sees: their cost per part is measured on an empty stream, and a path's
+    # parts beyond an empty request's are charged to the server at it.
+    cost = granian_wsgi_app.cost
+    assert cost.server_cpu_per_chunk_s is not None and cost.server_cpu_per_chunk_s > 0, cost
+    assert cost.chunks_per_request is not None and round(cost.chunks_per_request) == 1, cost
+    account = flow_account(granian_wsgi_app, MANY_CHUNKS)
+    assert account.chunks_per_request is not None and account.chunks_per_request >= 300, account
+    assert account.chunks_cpu_per_request_s is not None and account.chunks_cpu_per_request_s > 0, account
+    assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
+    # Without the parts' cost, the path's CPU would be a lower bound here.
+    without = account.accounted_s - account.chunks_cpu_per_request_s
+    assert without / account.process_cpu_per_request_s < account.share, account
+
+
 @pytest.fixture(scope="module", params=[SYNC, GTHREAD, GEVENT, UVICORN], ids=lambda c: str(c["name"]))
 def heavy_head_app(request: pytest.FixtureRequest) -> Iterator[Served]:
     app = "tests.services.handover_app:" + ("asgi" if request.param is UVICORN else "wsgi")
@@ -261,7 +285,7 @@ def test_a_fresh_servers_own_cost_leaves_out_its_empty_requests_whole_cpu(
     # the rest, which a flow's requests are charged too (httpbin under sync: 0.39 to 0.43 ms a
     # request where it was 0.25, shares up to 119 %).
     target, info = fresh_sync
-    record = asyncio.run(accounting.measure(target.url, info, USERS, 60))
+    record = asyncio.run(servingcost.measure(target.url, info, USERS, 60))
     headers = sum(s.cpu_s or 0.0 for s in decode(record["empty"]))
     assert record["charged_cpu_s"] == 0.0, record["charged_cpu_s"]  # none of the app's requests
     # Their whole CPU, in the lab's reads' total, is what the cost leaves out: more than the headers'.
@@ -279,7 +303,7 @@ def idle_rate_at_rest(target: RunningTarget, info: TargetInfo) -> float:
         async with httpx.AsyncClient(timeout=60) as client:
             url = target.url + info.control.census
             before, at = await census.cpu_seconds(client, url), time.monotonic()
-            await asyncio.sleep(accounting.IDLE_S)
+            await asyncio.sleep(servingcost.IDLE_S)
             after, end = await census.cpu_seconds(client, url), time.monotonic()
         assert before is not None and after is not None
         return (after - before) / (end - at)
@@ -293,5 +317,5 @@ def test_the_idle_rate_is_the_processes_at_rest(handover_app: Served) -> None:
     # several times what the processes spend at rest, and conservation shares above 100 %.
     idle = handover_app.cost.idle_cpu_per_s
     at_rest = [idle_rate_at_rest(handover_app.target, handover_app.info) for _ in range(2)]
-    tick_per_s = 0.01 / accounting.IDLE_S  # CPU times tick in 10 ms per process
+    tick_per_s = 0.01 / servingcost.IDLE_S  # CPU times tick in 10 ms per process
     assert idle is not None and idle <= 2 * max(at_rest) + 2 * tick_per_s, (idle, at_rest)

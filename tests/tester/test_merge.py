@@ -11,7 +11,7 @@ from labtester.assembly import merged
 from labtester.info import KernelInfo, TargetInfo
 from labtester.load import Sample
 from labtester.scenarios.common import encode
-from labtester.scenarios.flow.accounting import COST_STEP, serving_cost
+from labtester.scenarios.flow.servingcost import COST_STEP, serving_cost
 from labtester.scenarios.flow.whole import slot_delay
 from tests.tester.test_flow_prediction import PATH, info
 

@@ -29,7 +29,7 @@ from labtester.proposal.sustained import sustained_after
 from labtester.proposal.warmup import Warmup
 from labtester.rawlog import Record, RecordSink
 from labtester.scenarios.common import encode
-from labtester.scenarios.flow.accounting import local
+from labtester.scenarios.flow.servingcost import local
 from labtester.sizing.arrivals import SEED, proof_arrivals, proof_kinds
 from labtester.sizing.document import PROOF_S, Level, SizedSummary
 from labtester.sizing.model import MixItem

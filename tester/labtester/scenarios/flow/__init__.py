@@ -20,7 +20,7 @@ from labtester.load import LoadClient, Sample
 from labtester.rawlog import Record
 from labtester.scenarios.base import ShapeContext
 from labtester.scenarios.common import SampleShape, always, encode, join_users, ramp_users
-from labtester.scenarios.flow import accounting, advice, answers, mix, report
+from labtester.scenarios.flow import accounting, advice, answers, mix, report, servingcost
 from labtester.scenarios.flow.analyse import (
     FlowSummary,
     flow_endpoints,
@@ -65,9 +65,9 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             # alone; the others wait for it at the first path's meeting).
             ctx.progress.step(f"{ctx.target.name}: flow serving cost (empty requests)")
             cost = asyncio.run(
-                accounting.measure(ctx.target.url, ctx.info, settings.users, ctx.settings.request_timeout_s)
+                servingcost.measure(ctx.target.url, ctx.info, settings.users, ctx.settings.request_timeout_s)
             )
-            ctx.record("cost", step=accounting.COST_STEP, **cost)
+            ctx.record("cost", step=servingcost.COST_STEP, **cost)
         for endpoint in endpoints:
             ctx.progress.step(f"{ctx.target.name}: flow on {endpoint.name}")
             step = f"flow {endpoint.name}"

@@ -1,16 +1,6 @@
-"""The cost accounting of a team's app, per configuration: what its serving processes spend per
-request besides the app, measured on empty requests before its flows, and per path where the
-processes' CPU over the flow went (conservation).
-
-Empty requests go to the lab's /healthz: the control layer answers it behind the server and the CPU
-middleware, so the serving processes' CPU per request there, less what the requests measured
-themselves, is the server's and the middleware's own cost (parsing, WSGI or ASGI, the headers),
-which no request's Server-Timing holds. A 404 of the app is not used: what an app does for a path
-it does not know is its own (Django logs it, a catch-all route may work). The processes' idle rate
-is read just before, once what ran before has settled, over a window with nothing of the lab's in
-it but the census's own two reads (README: scrapes polled inside it made it 20 to 35 ms/s where
-the processes spent 3), and is what the lab counts as belonging to no request. The empty requests'
-rate also fits a sync worker's delay before its close (whole.py, sync_cycle.py).
+"""Conservation of a team's app, per configuration and path: where the serving processes' CPU
+over a flow went, against what the lab accounts for (the requests' own, the server's own cost
+measured on empty requests before the flows (servingcost.py), no request's, the lab's own reads).
 
 The lab's own reads around a flow (its /metrics scrapes, the census) are requests the processes
 serve too: their CPU is charged to a total of its own (`lab_control_cpu_seconds_total`, not the
@@ -21,84 +11,26 @@ itself, the server's own work there between requests is measured over each flow,
 loop (uvicorn, granian's ASGI) the loop thread's CPU between any two request steps, and on a
 pool's threads the CPU between the calls they ran for requests
 (`lab_between_requests_cpu_seconds_total`): a path's server cost is that plus what empty requests
-cost the server elsewhere (gthread's poller, gevent's hub, granian's own threads). Empty requests
-alone fell short: httpbin's gthread threads spent 0.27 to 0.34 ms a request of their own on /json
-and /html, 0.21 to 0.26 on /healthz; empty requests held as long (a sleep) cost no more, spinning
-ones little more: the app's own code having run costs it, which only its requests carry.
+cost the server elsewhere (gthread's poller, gevent's hub, granian's own threads), and its body's
+parts beyond an empty request's at what a part of an empty stream cost the server there. Empty
+requests alone fell short: httpbin's gthread threads spent 0.27 to 0.34 ms a request of their own
+on /json and /html, 0.21 to 0.26 on /healthz; empty requests held as long (a sleep) cost no more,
+spinning ones little more: the app's own code having run costs it, which only its requests carry.
 """
 
 from __future__ import annotations
 
-import asyncio
 import statistics
-import time
-from ipaddress import ip_address
-from urllib.parse import urlsplit
 
 import httpx
 
 from labtester import census, machine, scrape
-from labtester.control import async_control_client
 from labtester.findings import Finding
 from labtester.info import TargetInfo
-from labtester.load import LoadClient, Sample
+from labtester.load import Sample
 from labtester.rawlog import Record
-from labtester.scenarios.common import decode, encode
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
-from labtester.scenarios.flow.whole import cores_free, empty_rate, slot_delay
-
-IDLE_S = 3.0  # the idle rate's window: CPU times tick in 10 ms per process, and idle is a few ms/s
-SETTLE_S = 1.0  # before it: the last request's work (a stability probe's, a start-up's) ends first
-EMPTY_S = 2.0  # how long the empty requests run: enough CPU that a census read's own cost is small
-COST_STEP = "flow serving cost"
-
-
-def local(url: str) -> bool:
-    """A target on this machine's loopback: its load client shares its cores."""
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> Record:
-    """The raw figures of ServingCost: the processes' CPU at idle, then under `users` clients sending
-    empty requests in a closed loop; the tester's own CPU beside (machine snapshots)."""
-    census_url, metrics_url = url + info.control.census, url + info.control.metrics
-    async with async_control_client(60) as control, LoadClient(url, timeout_s) as client:
-        await asyncio.sleep(SETTLE_S)
-        idle_before, idle_at = await census.cpu_seconds(control, census_url), time.time()
-        await asyncio.sleep(IDLE_S)
-        idle_after, idle_s = await census.cpu_seconds(control, census_url), time.time() - idle_at
-        routes = info.control.paths()
-        charged_before = await scrape.charged_settled(control, metrics_url, routes)
-        cpu_before, machine_before = await census.cpu_seconds(control, census_url), machine.snapshot()
-        samples: list[Sample] = []
-
-        async def user() -> None:
-            while client.now() < EMPTY_S:
-                samples.append(await client.get(info.control.health))
-
-        client.restart_clock()
-        await asyncio.gather(*(user() for _ in range(users)))
-        machine_after = machine.snapshot()
-        charged_after = await scrape.charged_settled(control, metrics_url, routes)
-        cpu_after = await census.cpu_seconds(control, census_url)
-    return {
-        "idle": {"cpu_before_s": idle_before, "cpu_after_s": idle_after, "wall_s": idle_s},
-        "cpu_before_s": cpu_before,
-        "cpu_after_s": cpu_after,
-        # The empty requests are the lab's /healthz: charged to its reads, not to requests.
-        **charged_between(charged_before, charged_after),
-        "machine": machine.recorded(machine_before, machine_after),
-        "local": local(url),
-        "empty_users": users,  # not "users": a flow record's spawns go by that name
-        # Not `samples`: these are the lab's own requests, kept out of the run's request tables.
-        "empty": encode(samples),
-    }
+from labtester.scenarios.flow.servingcost import charged_between, cpu_delta
 
 
 class Around:
@@ -131,66 +63,8 @@ class Around:
         return {
             "machine": recorded,
             **charged_between(self.charged, charged),
-            "server_cpu_s": _delta(self.cpu, cpu),
+            "server_cpu_s": cpu_delta(self.cpu, cpu),
         }
-
-
-def charged_between(before: scrape.Charged | None, after: scrape.Charged | None) -> Record:
-    """What the processes charged between two reads: to requests (`charged_cpu_s`), to the lab's
-    own control requests (`lab_reads_cpu_s`), and how many of those they answered (`lab_reads`);
-    None where unread, or where the server has no total of the lab's reads (its requests' holds them).
-    `server_thread_cpu_s`: the server's own CPU on the threads that ran requests, between them (its
-    series appears at its first second: from 0 then); None where the server measures none there."""
-    if before is None or after is None:
-        return dict.fromkeys(("charged_cpu_s", "lab_reads_cpu_s", "lab_reads", "server_thread_cpu_s"))
-    apart = before.control_s is not None and after.control_s is not None
-    return {
-        "charged_cpu_s": max(0.0, after.requests_s - before.requests_s),
-        "lab_reads_cpu_s": _delta(before.control_s, after.control_s) if apart else None,
-        "lab_reads": max(0.0, after.control_requests - before.control_requests) if apart else None,
-        "server_thread_cpu_s": _delta(before.between_requests_s or 0.0, after.between_requests_s),
-    }
-
-
-def _delta(before: float | None, after: float | None) -> float | None:
-    return None if before is None or after is None else max(0.0, after - before)
-
-
-def serving_cost(record: Record, info: TargetInfo, flows_users: int = 0) -> ServingCost:
-    """ServingCost from the raw record `measure` made, with a sync worker's delay fitted to it.
-    `flows_users`: the flows' own, for records from before the empty requests' users were kept."""
-    idle = record["idle"]
-    idle_cpu = _delta(idle["cpu_before_s"], idle["cpu_after_s"])
-    idle_rate = idle_cpu / idle["wall_s"] if idle_cpu is not None and idle["wall_s"] > 0 else None
-    samples, use = decode(record["empty"]), machine.use_recorded(record["machine"])
-    busy = _delta(record["cpu_before_s"], record["cpu_after_s"])
-    server, thread, on_core = None, record.get("server_thread_cpu_s"), None
-    if busy is not None and samples:
-        on_core = max(0.0, busy - (idle_rate or 0.0) * use.wall_s) / len(samples)
-        # What the processes charged to the requests, their work after the header included (else
-        # the server's cost would hold it, and a flow's requests, charged the same, count it twice):
-        # the lab's reads' total, which holds these /healthz requests, and the requests' beside.
-        charged = record.get("charged_cpu_s")
-        own = sum(s.cpu_s or 0.0 for s in samples) if charged is None else charged
-        own += record.get("lab_reads_cpu_s") or 0.0
-        server = max(0.0, on_core - own / len(samples))
-    cost = ServingCost(
-        requests=len(samples),
-        server_cpu_per_request_s=server,
-        server_thread_cpu_per_request_s=thread / len(samples) if thread is not None and samples else None,
-        client_cpu_per_request_s=use.tester_s / len(samples) if record["local"] and samples else None,
-        idle_cpu_per_s=idle_rate,
-        processes=info.workers,
-        users=record.get("empty_users"),
-        empty_per_s=empty_rate(samples),
-        process_cpu_per_request_s=on_core,
-        cores_free_of_others=cores_free(record, busy, tester=False),
-    )
-    # A sync worker's endpoints all run on its workers, with the same slots: one delay per target.
-    workers = next((e for e in info.endpoints.values() if e.execution == "workers"), None)
-    users = cost.users or flows_users
-    delay = slot_delay(cost, workers, users, info.effective_cores) if workers else None
-    return cost.model_copy(update={"slot_delay_s": delay})
 
 
 def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]) -> PathAccount | None:
@@ -212,7 +86,10 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
     # The lab's own reads in the window: what they were charged, and the server's own cost of each.
     reads_each = ((record.get("lab_reads_cpu_s") or 0.0) + reads * cost.server_cpu_per_request_s) / requests
     measured = server_measured(record, cost, reads, requests)
-    server_each = cost.server_cpu_per_request_s if measured is None else measured[0]
+    chunks = record.get("chunks")
+    chunks_each = None if chunks is None else max(0.0, chunks - reads) / requests
+    chunks_cpu = _chunks_cpu(cost, chunks_each)
+    server_each = (cost.server_cpu_per_request_s if measured is None else measured[0]) + (chunks_cpu or 0.0)
     accounted = request_each + server_each + no_request_each + reads_each
     return PathAccount(
         requests=requests,
@@ -222,11 +99,20 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
         charged_by="server-timing" if charged is None else "counter",
         server_cpu_per_request_s=server_each,
         server_measured_cpu_per_request_s=None if measured is None else measured[1],
+        chunks_per_request=chunks_each,
+        chunks_cpu_per_request_s=chunks_cpu,
         no_request_cpu_per_request_s=no_request_each,
         lab_reads_cpu_per_request_s=reads_each,
         share=accounted / process_each if process_each > 0 else 1.0,
         cores_per_process=process / wall / max(1, cost.processes) if wall > 0 else 0.0,
     )
+
+
+def _chunks_cpu(cost: ServingCost, chunks_each: float | None) -> float | None:
+    """The server's CPU per request for its body parts beyond an empty request's; None unmeasured."""
+    if chunks_each is None or cost.server_cpu_per_chunk_s is None or cost.chunks_per_request is None:
+        return None
+    return max(0.0, chunks_each - cost.chunks_per_request) * cost.server_cpu_per_chunk_s
 
 
 def server_measured(

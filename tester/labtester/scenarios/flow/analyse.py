@@ -10,7 +10,7 @@ allowed); a sync worker's slot, held until the client closed, is simulated besid
 (sync_cycle.py). The prediction is the smaller of the two, and of what the CPU allows, named by
 which one binds. The CPU a request costs is the whole of it: its own (each request's Server-Timing
 header and what the processes charged to it after, else the server's whole CPU over the run), the
-server's own cost per request (measured on empty requests in the same configuration, accounting.py)
+server's own cost per request (measured on empty requests in the same configuration, servingcost.py)
 and, where the load client runs on the same machine, the client's (its own CPU over the flow, per
 request). The target's processes use one core each where Python runs on one thread per process, or
 more where they measured more over the flow (work that releases the GIL: SQLite, compression,
@@ -34,16 +34,12 @@ from labtester.load import Sample, elsewhere_share
 from labtester.model import capacity
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode, failures_by_type, latency_table
-from labtester.scenarios.flow.accounting import (
-    alone_figures,
-    late_cpu,
-    path_account,
-    serving_cost,
-)
+from labtester.scenarios.flow.accounting import alone_figures, late_cpu, path_account
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
 from labtester.scenarios.flow.mix import MixFlow, mix_flow
 from labtester.scenarios.flow.prediction import Binding, CpuSource, Prediction, cycle_is_cpu
 from labtester.scenarios.flow.series import FlowSecond, flow_seconds
+from labtester.scenarios.flow.servingcost import serving_cost
 from labtester.scenarios.flow.settings import FAN_OUT, FlowSettings
 from labtester.scenarios.flow.whole import (
     WholeCost,

@@ -1,8 +1,8 @@
 """The whole cost of a team's request, as the results document holds it: what the serving processes
 spend per request besides the app (ServingCost, per configuration) and, per configuration and path,
-where the processes' CPU over a flow went (PathAccount). Models only: accounting.py fills them, the
-prediction (analyse.py) and the answers (conclude.py, advice.py) read them, and the sizing reads
-them from results.json."""
+where the processes' CPU over a flow went (PathAccount). Models only: servingcost.py and
+accounting.py fill them, the prediction (analyse.py) and the answers (conclude.py, advice.py) read
+them, and the sizing reads them from results.json."""
 
 from __future__ import annotations
 
@@ -68,6 +68,19 @@ class ServingCost(BaseModel):
         "flows' predictions and the sizing's close take it from here. None where it does not apply (not "
         "a sync worker's, fewer users than slots, no core left to fit on) or on records before it.",
     )
+    chunks_per_request: float | None = Field(
+        default=None,
+        description="The response body parts an empty request handed the server (its "
+        "`lab_response_chunks_total`, per request: one); None where the server has no such counter.",
+    )
+    server_cpu_per_chunk_s: float | None = Field(
+        default=None,
+        description="The server's own CPU per response body part beyond an empty request's, off the "
+        "threads that ran the requests: what an empty streamed body (/healthz?chunks=50) cost it there "
+        "per request over what an empty request did, per part more (granian-wsgi writes each part from "
+        "its Rust threads, which no Python clock sees). None where not measured (no counter, a /healthz "
+        "that does not stream).",
+    )
 
 
 class PathAccount(BaseModel):
@@ -98,7 +111,18 @@ class PathAccount(BaseModel):
         description="The server's own cost per request of this path: where the server measured its own "
         "CPU on the threads that ran the flow's requests, between them, that per request (less its "
         "lab's reads', as on empty requests) plus what empty requests cost it elsewhere; otherwise the "
-        "configuration's cost on empty requests (ServingCost.server_cpu_per_request_s)."
+        "configuration's cost on empty requests (ServingCost.server_cpu_per_request_s); and its body "
+        "parts beyond an empty request's (chunks_cpu_per_request_s)."
+    )
+    chunks_per_request: float | None = Field(
+        default=None,
+        description="The response body parts the flow's requests handed the server, per request (the "
+        "lab's reads' left out); None where the server has no such counter.",
+    )
+    chunks_cpu_per_request_s: float | None = Field(
+        default=None,
+        description="Of server_cpu_per_request_s, the part for the body parts beyond an empty request's "
+        "(ServingCost.server_cpu_per_chunk_s each); None where that cost was not measured.",
     )
     server_measured_cpu_per_request_s: float | None = Field(
         default=None,
