@@ -6,14 +6,13 @@ measure.handover), wall time and pid in its Server-Timing header, and the same f
 The app's start_response is held until the app has returned (or yielded its first body chunk),
 so the header holds everything the request did up to then; /metrics gets the same figures at that
 moment, before the client can have the response. The body's sending (the app's steps producing
-its later chunks, and the server's writes of every chunk: work the request causes, in proportion to
-its body) and its close are counted into the process's total of CPU charged to requests (a lab
-control request's into the lab's own, measure.requestcpu). A file
-the app answers with `wsgi.file_wrapper` stays the server's file wrapper, so gunicorn still sends
-it with sendfile. An app that raises before its headers went out gets a 500 here, with the header,
-counted like any response; the error is logged, the worker goes on. One that raises a
-BaseException (GreenletExit, gevent.Timeout, SystemExit) ends its request here too, and the
-exception goes on.
+its later chunks, and the server's writes of every chunk on this thread) and its close are counted
+into the process's total of CPU charged to requests (a lab control request's into the lab's own,
+measure.requestcpu), and its parts into the process's count of them. A file the app answers with
+`wsgi.file_wrapper` stays the server's file wrapper, so gunicorn still sends it with sendfile. An
+app that raises before its headers went out gets a 500 here, with the header, counted like any
+response; the error is logged, the worker goes on. One that raises a BaseException (GreenletExit,
+gevent.Timeout, SystemExit) ends its request here too, and the exception goes on.
 """
 
 from __future__ import annotations
@@ -57,9 +56,8 @@ class ThreadMeter:
     of them the thread runs the server's own code only (finishing the last response, reading and
     parsing the next request): its CPU meanwhile is the server's cost of the next request
     (`RequestAccount.server_s`). A request that costs the server more than an empty one (a longer
-    body, more headers, caches the app's code evicted) shows it there: read on empty requests only,
-    httpbin's /json and /html under gthread cost the server 0.27 to 0.34 ms a request against 0.21 to 0.26
-    on /healthz (worker threads, psutil, alternate blocks, load 4 to 10)."""
+    body, more headers, caches the app's code evicted) shows it there: httpbin's /json and /html
+    under gthread cost it 0.27 to 0.34 ms a request, /healthz 0.21 to 0.26 (psutil, load 4 to 10)."""
 
     def __init__(self) -> None:
         self._thread = threading.local()  # `ended`: the thread's CPU clock as its last request ended
@@ -208,6 +206,10 @@ class _Body:
             for chunk in itertools.chain(self.first, self.rest):
                 account.chunks += 1
                 yield chunk
+        except GeneratorExit:  # as `yield from` would: the app's iterator is closed with this one
+            if (close := getattr(self.rest, "close", None)) is not None:
+                close()
+            raise
         finally:
             meter.pause(account)
 

@@ -235,6 +235,38 @@ def test_a_generator_apps_headers_hold_its_work_up_to_the_first_chunk() -> None:
     assert wsgi_timing(headers).cpu_s >= float(body.split(b" ")[0])
 
 
+def test_a_body_closed_mid_way_closes_the_apps_iterator_and_counts_the_parts_sent() -> None:
+    # A server that stops iterating (the client went away) closes the body: the app's own iterator,
+    # apart from the object the app returned, is closed with it, as `yield from` closed it.
+    closed: list[bool] = []
+
+    class Body:
+        def __iter__(self) -> Iterator[bytes]:
+            try:
+                yield from (b"a", b"b", b"c")
+            finally:
+                closed.append(True)
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return Body()
+
+    counted: list[int] = []
+    sink = requestcpu.chunks_sink
+    requestcpu.chunks_sink = counted.append
+    try:
+        environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "QUERY_STRING": ""}
+        body = WsgiCpuMiddleware(app)(environ, lambda status, headers, exc_info=None: lambda data: None)
+        parts = iter(body)
+        assert next(parts) == b"a" and next(parts) == b"b"
+        parts.close()  # type: ignore[attr-defined]
+        assert closed == [True]
+        body.close()  # type: ignore[attr-defined]
+    finally:
+        requestcpu.chunks_sink = sink
+    assert counted == [2]
+
+
 def test_the_legacy_write_sends_the_headers_first() -> None:
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         write = start_response("200 OK", [])

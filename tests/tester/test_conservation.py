@@ -235,10 +235,11 @@ def test_a_bodys_parts_written_off_the_python_threads_are_accounted_for(granian_
     account = flow_account(granian_wsgi_app, MANY_CHUNKS)
     assert account.chunks_per_request is not None and account.chunks_per_request >= 300, account
     assert account.chunks_cpu_per_request_s is not None and account.chunks_cpu_per_request_s > 0, account
-    assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
-    # Without the parts' cost, the path's CPU would be a lower bound here.
+    # Counted twice, the parts' cost would put it near 1.2 here.
+    assert ACCOUNTED_SHARE <= account.share <= 1.15, account
+    # Without the parts' cost, the path's CPU would be a lower bound here (0.68 without it).
     without = account.accounted_s - account.chunks_cpu_per_request_s
-    assert without / account.process_cpu_per_request_s < account.share, account
+    assert without / account.process_cpu_per_request_s < ACCOUNTED_SHARE, account
 
 
 @pytest.fixture(scope="module", params=[SYNC, GTHREAD, GEVENT, UVICORN], ids=lambda c: str(c["name"]))

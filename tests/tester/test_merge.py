@@ -44,7 +44,7 @@ def test_records_of_other_kinds_pass_through_in_order() -> None:
 
 
 def test_a_flows_cost_record_keeps_its_empty_requests_through_the_merge() -> None:
-    # As accounting.measure writes it: the flow's records carry their spawns as "users", which the
+    # As servingcost.measure writes it: the flow's records carry their spawns as "users", which the
     # merge recounts, so the empty requests' own count goes by another name.
     answers = [Sample("/healthz", i / 1000, i / 1000, 0.001, 200, None, cpu_s=0.0001) for i in range(100)]
     at = {"busy_s": 0.0, "steal_s": 0.0, "cpus": 2, "tester_s": 0.0}

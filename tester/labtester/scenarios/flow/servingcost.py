@@ -87,7 +87,10 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
             }, samples
 
         empty, samples = await closed_loop(info.control.health)
-        stream, streamed = await closed_loop(f"{info.control.health}?chunks={STREAM_CHUNKS}")
+        stream: Record | None = None  # a server without the parts' counter: nothing to read it on
+        if empty.get("chunks") is not None:
+            stream, streamed = await closed_loop(f"{info.control.health}?chunks={STREAM_CHUNKS}")
+            stream["requests"] = sum(1 for s in streamed if s.ok)
     return {
         "idle": {"cpu_before_s": idle_before, "cpu_after_s": idle_after, "wall_s": idle_s},
         **empty,
@@ -95,7 +98,7 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
         "empty_users": users,  # not "users": a flow record's spawns go by that name
         # Not `samples`: these are the lab's own requests, kept out of the run's request tables.
         "empty": encode(samples),
-        "stream": {**stream, "requests": sum(1 for s in streamed if s.ok)},
+        "stream": stream,
     }
 
 
