@@ -28,11 +28,12 @@ from labtester.scenarios.common import decode, encode
 from labtester.scenarios.sizing import SHAPE, window_of
 from labtester.settings import LabSettings
 from labtester.sizing import window
+from labtester.sizing.caveat import RATE_KINDS, Caveat
 from labtester.sizing.document import KindCost, Level, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import families
 from labtester.sizing.pod import Memory, Pod
 from labtester.sizing.search import Found, search
-from labtester.sizing.serving import NOT_HELD, is_rate_caveat, rate_caveats
+from labtester.sizing.serving import NOT_HELD, rate_caveats
 from labtester.targets import DEFAULT_VALUES
 from tests.services.apps import CONFIGURATIONS, serve_app
 
@@ -201,9 +202,10 @@ def test_a_proposal_whose_requests_used_other_cpu_than_planned_is_sized_again_on
     # With a target rate, what the first search said of the rate gives way to what this one says.
     first_said = rate_caveats(Found(None, {}, 0.0, 0, serves_rate=True, held=False, tried=3), 10, 1.0)
     objective = first.objective.model_copy(update={"rate_per_s": 10.0})
-    rated = first.model_copy(update={"objective": objective, "caveats": [*first_said, "assumed"]})
+    assumed = Caveat(text="assumed")
+    rated = first.model_copy(update={"objective": objective, "caveats": [*first_said, assumed]})
     assert (targeted := again_of(rated)) is not None and targeted.summary.sustainable_per_s == 10.0
-    assert targeted.summary.caveats == ["assumed"]  # the new search kept the rate sustained: nothing to say
+    assert targeted.summary.caveats == [assumed]  # the new search kept the rate sustained: nothing to say
     # A target rate's re-sizing is not held to what the first proof served (it serves the rate).
     assert again_of(rated, 10.0) is not None
 
@@ -229,7 +231,7 @@ def test_a_target_rate_sized_again_that_no_configuration_keeps_over_minutes_says
     )
     again = resized([Planned(one, sync, Memory(0, 64 << 20))], runs, DURATION_S, kept_per_s=80.0)
     assert again is not None and again.summary.label == "gunicorn sync, 2 workers"
-    (caveat,) = [c for c in again.summary.caveats if is_rate_caveat(c)]
+    (caveat,) = [c.text for c in again.summary.caveats if c.kind in RATE_KINDS]
     assert NOT_HELD in caveat and "likely needs a bigger pod or a lower rate" in caveat  # every count walked
     # At 98/s nothing on two cores serves it in a proof's run on that CPU: the pod it would need.
     beyond = one.model_copy(update={"objective": target.model_copy(update={"rate_per_s": 98.0})})

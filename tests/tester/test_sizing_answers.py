@@ -13,6 +13,7 @@ from labtester.proposal.lab import resized_note
 from labtester.proposal.values import proved_proposal, write_proposal
 from labtester.report.console import answer_lines
 from labtester.sizing.answers import answer, decided, table
+from labtester.sizing.caveat import Caveat
 from labtester.sizing.document import (
     NO_RATE,
     KindCost,
@@ -472,11 +473,13 @@ def test_each_configuration_proved_is_a_line_of_evidence_and_a_caveat_several_sh
         proposed=first,
         families=[other, plain],
         caveats=[
-            f"{first.label}: {queue}.",
-            f"{other.label}: {queue}.",
-            f"{first.label}: {queue}",  # the same, said again: named once
-            "the client shares the cores.",
-            f"{plain.label}: the client shares the cores.",  # said of all already: not of one
+            Caveat(kind="model", about=first.label, text=f"{queue}."),
+            Caveat(kind="model", about=other.label, text=f"{queue}."),
+            Caveat(kind="model", about=first.label, text=queue),  # the same, said again: named once
+            Caveat(text="the client shares the cores."),
+            Caveat(about=plain.label, text="the client shares the cores."),  # said of all already
+            # A plain sentence (a results.json from before caveats had fields): said of the whole sizing.
+            "the proof runs here, on 2",
         ],
     )
     said = answer(decided(found))
@@ -487,10 +490,11 @@ def test_each_configuration_proved_is_a_line_of_evidence_and_a_caveat_several_sh
     assert said.caveat.splitlines() == [
         f"{first.label}; {other.label}: {queue}.",
         "the client shares the cores.",
+        "the proof runs here, on 2.",
     ]
     # Printed so: each caveat, and each configuration's evidence, starts a line of its own.
     printed = answer_lines([said], width=100)
-    assert sum(line.startswith("  ! ") for line in printed) == 2
+    assert sum(line.startswith("  ! ") for line in printed) == 3
     assert [line for line in printed if line.startswith(f"  {plain.label} (")], printed
 
 

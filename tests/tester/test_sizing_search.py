@@ -7,7 +7,7 @@ from functools import cache
 
 import pytest
 
-from labtester.proposal.plan import _caveats, _least_p99, _planned
+from labtester.proposal.plan import _least_p99, _planned
 from labtester.scenarios.sizing import conclusion_of
 from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.document import MOST_PREDICTED, Objective, PodSize, SizedSummary, warmup_of
@@ -24,7 +24,7 @@ from labtester.sizing.search import (
     Sized,
     search,
 )
-from labtester.sizing.serving import sized_for
+from labtester.sizing.serving import model_caveats, sized_for
 from labtester.targets import DEFAULT_VALUES
 
 # The shared note's mixed app: a CPU path, a waiting path, a path that does both.
@@ -191,8 +191,10 @@ def test_an_event_loops_caveat_names_only_paths_whose_cpu_runs_on_the_loop() -> 
     light = RequestKind("/light", 1, 0.002, 0.0)
     on_loop = [RequestKind("/report", 1, 0.2, 0.0), light]
     in_threads = [RequestKind("/report", 1, 0.2, 0.0, elsewhere_share=0.98), light]
-    assert any("/report holds every other request" in c for c in _caveats(sized, on_loop, 1.0))
-    assert not any("holds every other request" in c for c in _caveats(sized, in_threads, 1.0))
+    said = model_caveats(sized, on_loop, 1.0)
+    assert any("/report holds every other request" in c.text for c in said)
+    assert all(c.about == sized.candidate.label and c.kind == "model" for c in said)
+    assert not any("holds every other request" in c.text for c in model_caveats(sized, in_threads, 1.0))
 
 
 def test_a_family_no_rate_of_which_keeps_the_objective_is_offered_the_proposals_rates() -> None:
@@ -245,8 +247,9 @@ def test_where_no_rate_keeps_the_objective_the_least_p99_the_model_reaches_is_sa
     kinds = {"gthread": slow, "uvicorn": [RequestKind("/report", 1, 0.6, 0.0)]}
     found = search([gthread, uvicorn], kinds, MEMORY, POD, objective_s=0.4, duration_s=20)
     said = _least_p99(found, Search(kinds, POD, 0.4, 20))
-    assert said.startswith("no rate keeps the objective in the model (the requests' CPU")
-    assert "makes p99 about 0.50 s even with next to no load, on gunicorn gthread" in said, said
+    assert said.kind == "no-rate" and said.about is None
+    assert said.text.startswith("no rate keeps the objective in the model (the requests' CPU")
+    assert "makes p99 about 0.50 s even with next to no load, on gunicorn gthread" in said.text, said
     # With no fixed pick beside it either, each family's best is still planned (with no rate, not
     # proved), so the answer says so instead of nothing.
     pod = PodSize(cores=POD.cores, memory_bytes=POD.memory_bytes, source="CORES=")
@@ -264,7 +267,8 @@ def test_where_no_rate_keeps_the_objective_the_least_p99_the_model_reaches_is_sa
         again = SizedSummary.model_validate_json(summary.model_dump_json())
         assert again.predicted_p99_s == summary.predicted_p99_s
     # The headline says why, from what was said of the rate alone (not each configuration's caveats).
-    assert any(c.startswith("gunicorn gthread") for s in planned for c in s.caveats)
+    assert any((c.about or "").startswith("gunicorn gthread") for s in planned for c in s.caveats)
     assert (
-        conclusion_of(planned).headline == f"No configuration on 2 cores and 2 GiB meets p99 0.40 s: {said}."
+        conclusion_of(planned).headline
+        == f"No configuration on 2 cores and 2 GiB meets p99 0.40 s: {said.text}."
     )

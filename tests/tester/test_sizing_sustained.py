@@ -12,6 +12,7 @@ from labtester.scenarios.sizing import conclusion_of
 from labtester.sizing import held, serving
 from labtester.sizing.answers import answer, table
 from labtester.sizing.candidates import Candidate, candidates
+from labtester.sizing.caveat import RATE_KINDS, Caveat
 from labtester.sizing.document import (
     MOST_SUSTAINED,
     SUSTAINED_S,
@@ -26,16 +27,12 @@ from labtester.sizing.held import CONFIRMS, SCREENS, footprint, size
 from labtester.sizing.model import SUSTAINED_SEEDS, RequestKind, sustained_p99
 from labtester.sizing.pod import Pod
 from labtester.sizing.search import Found, Search, Sized, search
-from labtester.sizing.serving import (
-    _first_serving,
-    is_rate_caveat,
-    rate_caveats,
-    sized_for,
-)
+from labtester.sizing.serving import _first_serving, rate_caveats, sized_for
 from tests.tester.test_sizing_answers import conclusion, headline, sized
 from tests.tester.test_sizing_search import MEMORY, POD, SEARCHED
 
 OBJECTIVE_S = 0.4
+ASSUMED = Caveat(text="assumed")  # what the sizing assumed: kept by every re-sizing
 # A report whose CPU spreads 5x, beside a wait: its slowest reports queue behind each other.
 SPREAD = [
     RequestKind("/report", 1, 0.05, 0.0, 0.001, cpu_spread_s=(0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1)),
@@ -256,7 +253,7 @@ def test_where_nothing_in_the_pod_keeps_a_target_rate_sustained_the_answer_says_
     # the answer says the pod cannot keep it, and of the proposal's family that is so on the
     # plan's own figure (its largest with the same threads per process).
     assert found.tried_all and found.tried < SCREENS
-    (said,) = rate_caveats(found, knee, OBJECTIVE_S)
+    (said,) = (c.text for c in rate_caveats(found, knee, OBJECTIVE_S))
     assert said.endswith("traffic that stays at the rate likely needs a bigger pod or a lower rate")
     c = smallest.candidate
     largest = [
@@ -273,7 +270,7 @@ def test_where_nothing_in_the_pod_keeps_a_target_rate_sustained_the_answer_says_
     monkeypatch.setattr(held, "SCREENS", 3)
     cut = sized_for(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, knee)
     assert cut.held is False and not cut.tried_all and cut.tried == 3
-    (said,) = rate_caveats(cut, knee, OBJECTIVE_S)
+    (said,) = (c.text for c in rate_caveats(cut, knee, OBJECTIVE_S))
     assert said.startswith(
         f"none of the 3 configurations screened that serve {knee:g}/s at p99 0.40 s in a proof's run"
     )
@@ -283,14 +280,16 @@ def test_where_nothing_in_the_pod_keeps_a_target_rate_sustained_the_answer_says_
 def test_a_target_rates_caveats_say_what_the_walk_found() -> None:
     proposed = Sized(candidates(SEARCHED[0], SPREAD, POD, MEMORY["sync"])[0], 10, 0.3)
     walked_all = Found(proposed, {}, 0.1, 9, serves_rate=True, held=False, tried=3, tried_all=True)
-    (said,) = rate_caveats(walked_all, 10, 0.4)
+    (caveat,) = rate_caveats(walked_all, 10, 0.4)
+    said = caveat.text
+    assert caveat.kind == "not-held" and caveat.about is None
     assert said.startswith("none of the configurations that serve 10/s at p99 0.40 s in a proof's run (each")
     assert said.endswith("traffic that stays at the rate likely needs a bigger pod or a lower rate")
     assert rate_caveats(Found(None, {}, 0.1, 9, serves_rate=False), 10, 0.4) == [
-        "no configuration within the pod serves 10/s at p99 0.40 s"
+        Caveat(kind="not-served", text="no configuration within the pod serves 10/s at p99 0.40 s")
     ]
     light = rate_caveats(Found(None, {}, 0.1, 9, serves_rate=False), 3000, 0.0012)  # words.goal's
-    assert light == ["no configuration within the pod serves 3000/s at p99 1.2 ms"]
+    assert [c.text for c in light] == ["no configuration within the pod serves 3000/s at p99 1.2 ms"]
     kept = Found(proposed, {}, 0.1, 9, serves_rate=True, held=True, tried=1)
     too_fast = Found(proposed, {}, 0.1, 9, serves_rate=True, held=None)  # minutes of it not simulated
     assert rate_caveats(kept, 10, 0.4) == rate_caveats(too_fast, 10, 0.4) == []
@@ -298,8 +297,9 @@ def test_a_target_rates_caveats_say_what_the_walk_found() -> None:
     unserved = Found(None, {}, 0.1, 9, serves_rate=False)
     budget = Found(proposed, {}, 0.1, 9, serves_rate=True, held=False, tried=12)
     said = [c for f in (walked_all, unserved, budget) for c in rate_caveats(f, 10, 0.4)]
-    assert len(said) == 3 and all(is_rate_caveat(c) for c in said)
-    assert not is_rate_caveat("the pod has 2 cores and this machine 4: the proof runs here, on 4")
+    assert len(said) == 3 and all(c.kind in RATE_KINDS for c in said)
+    pod = Caveat(text="the pod has 2 cores and this machine 4: the proof runs here, on 4")
+    assert pod.kind not in RATE_KINDS
 
 
 def test_a_rate_kept_sustained_on_the_cpu_its_proof_used_drops_the_plans_caveat_of_it() -> None:
@@ -312,13 +312,13 @@ def test_a_rate_kept_sustained_on_the_cpu_its_proof_used_drops_the_plans_caveat_
         low, high = levels_held(0.45, 0.3)
         high = high.model_copy(update={"sustained_used_p99_s": used_p99_s, "sustained_cpu_ratio": 0.6})
         proposed = sized("proposed", "uvicorn, 3 workers", 10, 10).model_copy(
-            update={"levels": [low, high], "objective": objective, "caveats": [*stale, "assumed"]}
+            update={"levels": [low, high], "objective": objective, "caveats": [*stale, ASSUMED]}
         )
         return conclusion_of([proposed]) or conclusion()
 
-    assert proved_with(0.15).caveats == ["assumed"]
+    assert proved_with(0.15).caveats == [ASSUMED]
     assert "holds for traffic that stays at 10.0/s" in proved_with(0.15).headline
-    assert proved_with(0.6).caveats == [*stale, "assumed"]  # missed on what it used too: said
+    assert proved_with(0.6).caveats == [*stale, ASSUMED]  # missed on what it used too: said
 
 
 @pytest.mark.parametrize(("rate", "walked_up_on_four"), [(120.0, True), (140.0, False)])

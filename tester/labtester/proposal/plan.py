@@ -16,6 +16,7 @@ from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.sizing.candidates import Candidate, candidate_of
+from labtester.sizing.caveat import Caveat
 from labtester.sizing.document import (
     MOST_PREDICTED,
     NO_RATE,
@@ -27,18 +28,17 @@ from labtester.sizing.document import (
     sustained_length,
     warmup_of,
 )
-from labtester.sizing.families import Family, families, never_yielding
+from labtester.sizing.families import Family, families
 from labtester.sizing.model import BAND_DRAWS, RequestKind, proof_run, sustained_p99
 from labtester.sizing.pod import CONNECTION_BYTES, THREAD_BYTES, Memory, Pod
 from labtester.sizing.search import Found, Search, Sized
-from labtester.sizing.serving import rate_caveats, sized_for
+from labtester.sizing.serving import model_caveats, rate_caveats, sized_for
 from labtester.targets import DEPLOYED_APP_PREFIX
 
 if TYPE_CHECKING:
     from labtester.results import Results
 
 LEVELS = (0.8, 1.0)  # the proof offers 80 % of the predicted sustainable rate, then all of it
-MANY_THREADS = 16  # beyond this many threads per process, CPU-bound threads convoy on the GIL
 QUIET = 0.01  # of a configuration's ceiling: next to no queue, its requests' own time sets its p99
 
 
@@ -47,42 +47,6 @@ class Planned:
     summary: SizedSummary
     family: Family
     memory: Memory  # what the family's configurations hold: to size it again (resize.py)
-
-
-def _caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) -> list[str]:
-    c, family = sized.candidate, sized.candidate.family
-    found = []
-    # On an event loop, what a request ran in threads runs beside the loop (the model says so): only
-    # its CPU on the loop holds the others.
-    beside = family.rule.threads_beside
-    cpu_heavy = [k.name for k in kinds if k.cpu_s * (1 - k.elsewhere_share * beside) > 0.1 * objective_s]
-    if not family.holds(kinds, objective_s):
-        found.append(
-            f"{c.label}: greenlets never preempt, so {', '.join(never_yielding(kinds, objective_s))} "
-            "(CPU, next to no wait) holds every other request of its worker, their answers after a wait "
-            "included, for its whole CPU: its p99 cannot be predicted (the Flask shop's gevent, predicted "
-            "0.59 s, measured 6.10 s), so it is proposed only where no other family is; its proof decides."
-        )
-    elif not family.rule.preemptive and cpu_heavy and len(kinds) > 1:
-        runner = "greenlets never preempt" if family.rule.greenlets else "an event loop never preempts"
-        held = "its CPU on the loop (what it ran in threads runs beside it)" if beside else "its whole CPU"
-        found.append(
-            f"{c.label}: {runner}, so {', '.join(cpu_heavy)} holds every other request of its worker for "
-            f"{held}; the model runs each worker's CPU first come, first served, which holds only if those "
-            "paths yield nowhere else."
-        )
-    if family.rule.accept == "per_worker" and c.processes > 1 and family.rule.preemptive:
-        found.append(
-            f"{c.label}: each worker accepts connections into its own queue (the model deals each request "
-            "to a worker at random); kept-alive connections stay with one worker, so one may queue while "
-            "another idles."
-        )
-    if family.rule.preemptive and (c.per_process or 1) > MANY_THREADS and any(k.cpu_s > 0 for k in kinds):
-        found.append(
-            f"{c.label}: {c.per_process} threads per process contend for the GIL (its convoy, bpo-7946: "
-            "2 x 32 threads served 9 % less than 2 x 8 on a mixed app here); the model does not count it."
-        )
-    return found
 
 
 def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustained: bool) -> list[Level]:
@@ -148,7 +112,7 @@ def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: S
             "predicted_p99_s": predicted,
             "levels": levels,
             "kinds": costs.kind_costs(state.kinds[c.family.name]),
-            "caveats": context.caveats + _caveats(sized, state.kinds[c.family.name], state.objective_s),
+            "caveats": context.caveats + model_caveats(sized, state.kinds[c.family.name], state.objective_s),
             "search_cpu_s": found.cpu_s,
             "simulations": found.simulations,
             "error": context.error or unproved,
@@ -186,8 +150,10 @@ def plan(
     found = sized_for(searched, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s, fixed)
     if conclusion.cores is not None and pod.cores != conclusion.cores:
         assumed.append(
-            f"the pod has {pod.cores:g} cores and this machine {conclusion.cores}: the proof runs here, on "
-            f"{conclusion.cores}"
+            Caveat(
+                text=f"the pod has {pod.cores:g} cores and this machine {conclusion.cores}: the proof runs "
+                f"here, on {conclusion.cores}"
+            )
         )
     if found.proposed is None and goal.rate_per_s is None and found.best_by_family:
         assumed.append(_least_p99(found, state))
@@ -200,17 +166,18 @@ def plan(
     return needed(found, state, context, memory) + _planned(found, found.fixed, state, context, memory)
 
 
-def _least_p99(found: Found, state: Search) -> str:
+def _least_p99(found: Found, state: Search) -> Caveat:
     """Where no rate keeps the objective: the least p99 the model gives any family's best, one
     request at a time (a hundredth of its ceiling): the objective a proposal needs at the least."""
     best = [s.candidate for s in found.best_by_family.values() if s.candidate.ceiling_per_s > 0]
     if not best:
-        return NO_RATE
+        return Caveat(kind="no-rate", text=NO_RATE)
     p99, least = min(((_quiet_p99(state, c), c) for c in best), key=lambda pair: pair[0])
-    return (
-        f"{NO_RATE} (the requests' CPU as the flows measured it, at the company each meets, makes p99 about "
-        f"{seconds(p99)} even with next to no load, on {least.label}: an objective above it may get a "
-        "proposal)"
+    return Caveat(
+        kind="no-rate",
+        text=f"{NO_RATE} (the requests' CPU as the flows measured it, at the company each meets, makes p99 "
+        f"about {seconds(p99)} even with next to no load, on {least.label}: an objective above it may get "
+        "a proposal)",
     )
 
 
@@ -269,15 +236,15 @@ def _inputs(
     values: Path,
     records: Sequence[Record],
     prefix: str,
-) -> tuple[list[Family], dict[str, list[RequestKind]], dict[str, Memory], list[str]]:
+) -> tuple[list[Family], dict[str, list[RequestKind]], dict[str, Memory], list[Caveat]]:
     """The families of the values with measured costs, each one's mix and memory, what was assumed."""
     searched, unknown = families(interface, values, prefix)
     kinds: dict[str, list[RequestKind]] = {}
     memory: dict[str, Memory] = {}
-    assumed: list[str] = list(unknown)
+    assumed = [Caveat(text=said) for said in unknown]
     for family in searched:
         kinds[family.name], said = costs.kinds_of(results, conclusion, family, records)
-        assumed += said
+        assumed += [Caveat(text=text) for text in said]
         slot = CONNECTION_BYTES if family.rule.unit == "connections" else THREAD_BYTES
         memory[family.name] = costs.memory_of(results, family, slot)
     searched = [f for f in searched if kinds[f.name]]

@@ -29,11 +29,12 @@ from labtester.proposal.prove import target_name
 from labtester.rawlog import Record
 from labtester.scenarios.sizing import window_of
 from labtester.sizing import window
+from labtester.sizing.caveat import RATE_KINDS
 from labtester.sizing.document import DEPARTS
 from labtester.sizing.model import RequestKind
 from labtester.sizing.pod import Pod
 from labtester.sizing.search import Search, Sized
-from labtester.sizing.serving import is_rate_caveat, rate_caveats, sized_for
+from labtester.sizing.serving import rate_caveats, sized_for
 
 
 def resized(
@@ -74,7 +75,7 @@ def resized(
     state = Search(kinds, pod, goal.p99_s, duration_s)
     # What the first plan assumed, not what it said of its own configuration (`label: ...`) nor what
     # its search said of the target rate: this search says its own.
-    assumed = [c for c in first.caveats if not c.startswith(f"{first.label}: ") and not is_rate_caveat(c)]
+    assumed = [c for c in first.caveats if c.about != first.label and c.kind not in RATE_KINDS]
     new = found.proposed
     if new is None and found.needed is not None:  # RATE= beyond the pod on what the proofs measured
         ratio = ratios.get(found.needed.candidate.family.name)

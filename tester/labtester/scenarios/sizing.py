@@ -18,7 +18,6 @@ from labtester.scenarios.common import decode
 from labtester.scenarios.flow.whole import cores_free  # the flow's reading of the same fields
 from labtester.sizing import answers, window
 from labtester.sizing.document import PROOF_S, Level, SizedSummary, SizingConclusion
-from labtester.sizing.serving import NOT_HELD
 from labtester.sizing.tail import tail_split
 from labtester.stats import percentiles
 from labtester.views import Answer
@@ -130,7 +129,7 @@ def _superseded(conclusion: SizingConclusion) -> SizingConclusion:
         return conclusion
     if top.sustained_used_p99_s > goal:
         return conclusion
-    return conclusion.model_copy(update={"caveats": [c for c in conclusion.caveats if NOT_HELD not in c]})
+    return conclusion.model_copy(update={"caveats": [c for c in conclusion.caveats if c.kind != "not-held"]})
 
 
 def window_of(run: Record) -> tuple[list[Sample], list[Sample]]:

@@ -7,8 +7,8 @@ from rich import box
 from rich.table import Table
 
 from labtester.findings.wording import seconds
+from labtester.sizing.caveat import Caveat
 from labtester.sizing.document import DEPARTS, NO_RATE, Level, Objective, SizedSummary, SizingConclusion
-from labtester.sizing.serving import NOT_SERVED
 from labtester.sizing.words import (
     band,
     from_warmup,
@@ -44,7 +44,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
         needs = _needs(needed, conclusion.objective)
         return f"No configuration on {pod} serves {rate:g}/s at {aim}; {needs}."
     if proposed is None:
-        said = [c.rstrip(".") for c in conclusion.caveats if c.startswith((NO_RATE, NOT_SERVED))]
+        said = [c.text.rstrip(".") for c in conclusion.caveats if c.kind in ("no-rate", "not-served")]
         return f"No configuration on {pod} meets {aim}: {'; '.join(said) or NO_RATE}."
     level = proposed.at_sustainable()
     serves = (
@@ -220,21 +220,20 @@ def answer(conclusion: SizingConclusion) -> Answer:
         answer=conclusion.headline,
         evidence=f"{evidence}\nCosts per request: {costs}. The search took "
         f"{conclusion.search_cpu_s:.2f} s of CPU ({conclusion.simulations} simulations{resizing}).",
-        caveat="\n".join(_grouped(conclusion.caveats, [s.label for s in proved])) or None,
+        caveat="\n".join(_grouped(conclusion.caveats)) or None,
         chart=_chart(proved),
     )
 
 
-def _grouped(caveats: list[str], labels: list[str]) -> list[str]:
+def _grouped(caveats: list[Caveat]) -> list[str]:
     """Each caveat once: `A; B: each worker accepts ...` where A's and B's said the same."""
-    said: dict[str, list[str]] = {}
+    said: dict[str, list[str | None]] = {}
     for caveat in caveats:
-        label = next((lb for lb in labels if caveat.startswith(f"{lb}: ")), "")
-        owners = said.setdefault(caveat.removeprefix(f"{label}: ").rstrip("."), [])
-        owners += [] if label in owners else [label]
+        owners = said.setdefault(caveat.text.rstrip("."), [])
+        owners += [] if caveat.about in owners else [caveat.about]
     lines = []
     for text, owners in said.items():  # said of no configuration in particular: of all of them
-        named = "" if "" in owners else "; ".join(owners)
+        named = "" if None in owners else "; ".join(o for o in owners if o)
         lines.append(f"{named}: {text}." if named else f"{text}.")
     return lines
 

@@ -1,7 +1,6 @@
 """The sizing's part of results.json: what was proposed for which pod and objective, each proof
-run's prediction beside its measurement, and where the prediction cannot hold (caveats).
-
-A configuration proved is a target of the run (measured by sizing alone): its plan and its runs
+run's prediction beside its measurement, and where the prediction cannot hold (caveats). A
+configuration proved is a target of the run (measured by sizing alone): its plan and its runs
 are its raw records, its summary is `SizedSummary`, and `SizingConclusion` sets them together."""
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from labtester.findings.wording import seconds, seconds_between
+from labtester.sizing.caveat import Caveat
 from labtester.sizing.tail import TailSplit
 
 SHARED_CPU_NOTABLE = 1.2  # a kind's CPU beside another request of its process over alone: said from here
@@ -215,7 +215,7 @@ class SizedSummary(BaseModel):
     pod: PodSize
     objective: Objective
     kinds: list[KindCost] = []
-    caveats: list[str] = []
+    caveats: list[Caveat] = []
     search_cpu_s: float = 0.0
     simulations: int = 0
     error: str | None = None  # why it was not proved (it did not start)
@@ -251,7 +251,7 @@ class SizingConclusion(BaseModel):
     fixed_best: FixedBest | None = None
     needed: SizedSummary | None = None  # RATE= beyond the pod: the smallest on the pod it would need
     resized: SizedSummary | None = None  # the proposal searched again on the proofs' CPU
-    caveats: list[str] = []
+    caveats: list[Caveat] = []
     search_cpu_s: float = 0.0
     simulations: int = 0
     headline: str  # the answer, first: "Serve X with ..."
