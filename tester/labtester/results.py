@@ -31,7 +31,8 @@ from labtester.stability import Stability
 #    app conclusion's `failed` paths with their counts.
 # 6: sizing: `conclusions.sizing` (the pod, the objective, the proposal and each family's best,
 #    predicted beside measured), the configurations it proved as targets of their own.
-SCHEMA_VERSION = 6
+# 7: sizing's caveats are objects (text, kind, about), not sentences led by a label.
+SCHEMA_VERSION = 7
 
 M = TypeVar("M", bound=BaseModel)
 

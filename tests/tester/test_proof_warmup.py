@@ -28,12 +28,12 @@ from labtester.scenarios.common import decode, encode
 from labtester.scenarios.sizing import SHAPE, window_of
 from labtester.settings import LabSettings
 from labtester.sizing import window
-from labtester.sizing.caveat import RATE_KINDS, Caveat
+from labtester.sizing.caveat import NOT_HELD, RATE_KINDS, Caveat
 from labtester.sizing.document import KindCost, Level, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import families
 from labtester.sizing.pod import Memory, Pod
 from labtester.sizing.search import Found, search
-from labtester.sizing.serving import NOT_HELD, rate_caveats
+from labtester.sizing.serving import rate_caveats
 from labtester.targets import DEFAULT_VALUES
 from tests.services.apps import CONFIGURATIONS, serve_app
 

@@ -13,9 +13,8 @@ from labtester.proposal.lab import resized_note
 from labtester.proposal.values import proved_proposal, write_proposal
 from labtester.report.console import answer_lines
 from labtester.sizing.answers import answer, decided, table
-from labtester.sizing.caveat import Caveat
+from labtester.sizing.caveat import NO_RATE, Caveat
 from labtester.sizing.document import (
-    NO_RATE,
     KindCost,
     Level,
     Objective,
@@ -496,6 +495,27 @@ def test_each_configuration_proved_is_a_line_of_evidence_and_a_caveat_several_sh
     printed = answer_lines([said], width=100)
     assert sum(line.startswith("  ! ") for line in printed) == 3
     assert [line for line in printed if line.startswith(f"  {plain.label} (")], printed
+
+
+def test_caveats_written_as_sentences_are_read_back_with_their_kind_and_configuration() -> None:
+    # Schema 6 wrote each caveat as a sentence led by its configuration's label: a run's raw plan,
+    # a proposal file or a results.json of then, read again, says them as it did.
+    label = "gunicorn gevent, 4 workers x 100 connections"
+    old = [
+        f"{label}: each worker accepts connections into its own queue.",
+        "no configuration within the pod serves 10/s at p99 0.40 s",
+        "none of the 3 configurations screened that serve 10/s at p99 0.40 s in a proof's run keeps it "
+        "over minutes of that rate in the model: the proposal is the smallest for a proof's run",
+        "no rate keeps the objective in the model (its p99 about 0.50 s even with next to no load)",
+        "the pod has 2 cores and this machine 4: the proof runs here, on 4",
+        "sync: its own CPU per request not measured, taken as 0",
+    ]
+    summary = sized("proposed", "gunicorn sync, 1 worker", 10, 10).model_dump(mode="json")
+    read = SizedSummary.model_validate({**summary, "caveats": old}).caveats
+    assert [c.kind for c in read] == ["model", "not-served", "not-held", "no-rate", "assumed", "assumed"]
+    assert read[0].about == label and read[0].text.startswith("each worker accepts")
+    assert all(c.about is None for c in read[1:])
+    assert [c.said() for c in read] == old
 
 
 def test_a_departure_says_where_the_runs_slowest_requests_spent_their_time() -> None:

@@ -16,10 +16,9 @@ from labtester.proposal import costs
 from labtester.rawlog import Record
 from labtester.scenarios.flow.conclude import AppConclusion, app_conclusion
 from labtester.sizing.candidates import Candidate, candidate_of
-from labtester.sizing.caveat import Caveat
+from labtester.sizing.caveat import NO_RATE, Caveat
 from labtester.sizing.document import (
     MOST_PREDICTED,
-    NO_RATE,
     PROOF_S,
     Level,
     PodSize,

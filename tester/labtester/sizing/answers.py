@@ -7,8 +7,8 @@ from rich import box
 from rich.table import Table
 
 from labtester.findings.wording import seconds
-from labtester.sizing.caveat import Caveat
-from labtester.sizing.document import DEPARTS, NO_RATE, Level, Objective, SizedSummary, SizingConclusion
+from labtester.sizing.caveat import NO_RATE, Caveat
+from labtester.sizing.document import DEPARTS, Level, Objective, SizedSummary, SizingConclusion
 from labtester.sizing.words import (
     band,
     from_warmup,

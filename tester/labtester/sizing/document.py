@@ -31,9 +31,6 @@ MOST_SUSTAINED = 40000  # simulated requests a run at most (0.35 s of CPU here):
 # proposal proved (`resized`): the CPU at the rates it serves, not the flows' 50 users.
 Role = Literal["proposed", "family", "fixed", "needed", "resized"]
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
-# No rate's predicted p99 keeps the objective (its slowest requests' CPU alone takes more): proved
-# at the proposal's rates, side by side.
-NO_RATE = "no rate keeps the objective in the model"
 
 
 def warmup_of(duration_s: float) -> float:

@@ -9,7 +9,7 @@ import dataclasses
 import time
 
 from labtester.sizing.candidates import Candidate, candidates
-from labtester.sizing.caveat import Caveat
+from labtester.sizing.caveat import NOT_HELD, NOT_SERVED, Caveat
 from labtester.sizing.families import Family, never_yielding
 from labtester.sizing.held import held, size
 from labtester.sizing.model import RequestKind
@@ -53,8 +53,6 @@ def sized_for(
 
 
 MANY_THREADS = 16  # beyond this many threads per process, CPU-bound threads convoy on the GIL
-NOT_SERVED = "no configuration within the pod serves"
-NOT_HELD = "keeps it over minutes of that rate in the model"
 
 
 def rate_caveats(found: Found, rate: float, objective_s: float) -> list[Caveat]:
