@@ -36,7 +36,7 @@ import psutil
 
 from labtester import applab, launcher, scrape, servertiming, targets
 from labtester.info import TargetInfo
-from labtester.scenarios.flow.servingcost import STREAM_CHUNKS
+from labtester.scenarios.flow.servingcost import STREAM_CHUNKS, parts_cost, per_part
 
 IDLE_S = 2.0  # the idle rate's window: CPU times tick in 10 ms per process
 MIN_REQUESTS, MAX_REQUESTS = 30, 5000
@@ -156,10 +156,10 @@ def truth_of(
             # The server's own part of a request: an empty one's CPU less what it was charged itself,
             # and for each body part beyond its one what a part of an empty stream cost it more.
             server_each = empty.server_s(idle_rate)
-            more = streamed.chunks_each() - empty.chunks_each()
-            if more >= 1:
-                per_part = max(0.0, streamed.server_s(idle_rate) - server_each) / more
-                server_each += max(0.0, run.chunks_each() - empty.chunks_each()) * per_part
+            stream_each = streamed.server_s(idle_rate)
+            each = per_part(server_each, empty.chunks_each(), stream_each, streamed.chunks_each())
+            if each is not None:
+                server_each += parts_cost(run.chunks_each(), empty.chunks_each(), each)
             truth = (run.cpu_s - idle_rate * run.wall_s) / run.count - server_each
             median = statistics.median(run.headers) if run.headers else math.nan
             mean = statistics.fmean(run.headers) if run.headers else math.nan

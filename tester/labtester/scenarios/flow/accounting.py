@@ -30,7 +30,7 @@ from labtester.info import TargetInfo
 from labtester.load import Sample
 from labtester.rawlog import Record
 from labtester.scenarios.flow.cost import PathAccount, ServingCost
-from labtester.scenarios.flow.servingcost import charged_between, cpu_delta
+from labtester.scenarios.flow.servingcost import charged_between, cpu_delta, parts_cost
 
 
 class Around:
@@ -112,7 +112,7 @@ def _chunks_cpu(cost: ServingCost, chunks_each: float | None) -> float | None:
     """The server's CPU per request for its body parts beyond an empty request's; None unmeasured."""
     if chunks_each is None or cost.server_cpu_per_chunk_s is None or cost.chunks_per_request is None:
         return None
-    return max(0.0, chunks_each - cost.chunks_per_request) * cost.server_cpu_per_chunk_s
+    return parts_cost(chunks_each, cost.chunks_per_request, cost.server_cpu_per_chunk_s)
 
 
 def server_measured(

@@ -186,11 +186,22 @@ def _per_chunk(stream: Record | None, cost: ServingCost, idle_rate: float | None
         return None
     requests = int(stream["requests"])
     spent, chunks = _not_charged(stream, requests, idle_rate, 0.0), stream.get("chunks")
-    more = None if chunks is None else float(chunks) / requests - empty_chunks
-    if spent is None or more is None or more < 1:
+    if spent is None or chunks is None:
         return None
     elsewhere, empty_elsewhere = spent[1], empty_server
     thread, empty_thread = stream.get("server_thread_cpu_s"), cost.server_thread_cpu_per_request_s
     if thread is not None and empty_thread is not None:  # the flows measure the threads' part again
         elsewhere, empty_elsewhere = elsewhere - float(thread) / requests, empty_server - empty_thread
-    return max(0.0, elsewhere - empty_elsewhere) / more
+    return per_part(empty_elsewhere, empty_chunks, elsewhere, float(chunks) / requests)
+
+
+def per_part(empty_s: float, empty_parts: float, stream_s: float, stream_parts: float) -> float | None:
+    """The server's CPU per body part beyond an empty request's: a streamed request's (`stream_s`,
+    of `stream_parts` each) over an empty one's, per part more; None where it had no more parts."""
+    more = stream_parts - empty_parts
+    return max(0.0, stream_s - empty_s) / more if more >= 1 else None
+
+
+def parts_cost(parts: float, empty_parts: float, per_part_s: float) -> float:
+    """What a request's body parts beyond an empty request's cost the server, at `per_part_s` each."""
+    return max(0.0, parts - empty_parts) * per_part_s
