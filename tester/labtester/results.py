@@ -32,7 +32,9 @@ from labtester.stability import Stability
 # 6: sizing: `conclusions.sizing` (the pod, the objective, the proposal and each family's best,
 #    predicted beside measured), the configurations it proved as targets of their own.
 # 7: sizing's caveats are objects (text, kind, about), not sentences led by a label.
-SCHEMA_VERSION = 7
+# 8: a sized configuration's floor (requests alone, beyond the model) and each proof's load client
+#    as a thread on the cores (`warmup_client_cpu_s`; `warmup_cores_free` no longer takes its CPU off).
+SCHEMA_VERSION = 8
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from labtester.proposal.prove import offer
+from labtester.proposal.openloop import offer
 from labtester.sizing.arrivals import SEED, proof_arrivals, proof_kinds
 from labtester.sizing.configuration import Configuration
-from labtester.sizing.model import RequestKind, simulate
+from labtester.sizing.kinds import RequestKind
+from labtester.sizing.model import simulate
 from tests.conftest import Configured
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import httpx
 
 from labtester.load import Sample
-from labtester.proposal.prove import offer
+from labtester.proposal.openloop import offer
 from labtester.sizing.quantiles import percentile
 from labtester.sizing.tail import TailSplit, tail_split
 from tests.conftest import Configured

@@ -16,7 +16,8 @@ import pytest
 from labtester.launcher import RunningTarget
 from labtester.load import LoadClient, Sample
 from labtester.sizing.configuration import Configuration
-from labtester.sizing.model import RequestKind, simulate
+from labtester.sizing.kinds import RequestKind
+from labtester.sizing.model import simulate
 from tests.services.apps import CONFIGURATIONS, serve_app
 
 UVICORN = next(c for c in CONFIGURATIONS if c["name"] == "uvicorn")

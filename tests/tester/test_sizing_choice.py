@@ -180,7 +180,8 @@ def test_the_teams_configuration_is_rated_as_the_search_rates_its_own(
     # and the team's sync x 6 started its bisection above what its cores allow); a family with no
     # knob runs what its rule fixes, whatever slots its server reports (granian's ASGI says 1,024,
     # its backpressure: taken as 512 threads a process, 511 MiB more than it holds).
-    pod = dataclasses.replace(POD, client_cpu_s=0.01)
+    pod = POD
+    with_client = [dataclasses.replace(k, client_s=0.01) for k in MIX]
     rules = {
         **{f.name: f for f in SEARCHED},
         "granian-asgi": Family("granian-asgi", "granian", "asgi", RULES[("granian", "asgi")]),
@@ -190,11 +191,11 @@ def test_the_teams_configuration_is_rated_as_the_search_rates_its_own(
     results = SimpleNamespace(
         targets=[SimpleNamespace(name="team", info=SimpleNamespace(workers=workers, endpoints={"/cpu": app}))]
     )
-    kinds = {team_family.name: MIX}
+    kinds = {team_family.name: with_client}
     team = _fixed(
         results, "team", [team_family], {family: MEMORY["sync"]}, Search(kinds, pod, OBJECTIVE_S, 20)
     )  # type: ignore[arg-type]
-    found = candidates(team_family, MIX, pod, MEMORY["sync"])
+    found = candidates(team_family, with_client, pod, MEMORY["sync"])
     searched = next(c for c in found if (c.processes, c.per_process) == knobs)
     assert team == searched
     alone = candidate_of(team_family, MIX, POD, MEMORY["sync"], *knobs)  # no client on the cores

@@ -14,7 +14,8 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import encode
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import KindCost
-from labtester.sizing.model import FEWEST, RequestKind, ceiling_per_s, simulate
+from labtester.sizing.kinds import FEWEST, RequestKind
+from labtester.sizing.model import ceiling_per_s, simulate
 from labtester.sizing.overlap import FEWEST_AT, Company, at, curve_of
 from labtester.sizing.window import measured_kinds, measured_ratios, scaled_kinds, used_ratio
 

@@ -3,12 +3,15 @@ burst model (labtester.model) on a common release, and the orderings its knobs m
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from labtester.model import Capacity, Job, predicted_makespan
 from labtester.sizing import events
 from labtester.sizing.configuration import Configuration
-from labtester.sizing.model import RequestKind, ceiling_per_s, simulate
+from labtester.sizing.kinds import RequestKind
+from labtester.sizing.model import ceiling_per_s, simulate
 
 CPU = RequestKind("/cpu", 1, cpu_s=0.02, wait_s=0.0)
 WAIT = RequestKind("/wait", 1, cpu_s=0.0, wait_s=0.05)
@@ -172,8 +175,9 @@ def test_the_cores_each_process_gets_are_kept_only_while_they_stay_the_same(
 
     def checked(run: events.Run) -> None:
         if run.speeds is not None:
-            fresh = events._speeds(run.processes, run.cores, run.parallel, run.config.preemptive)
-            assert run.speeds == fresh
+            client = bool(run.client)
+            fresh = events._speeds(run.processes, run.cores, run.parallel, run.config.preemptive, client)
+            assert (run.speeds, run.client_speed) == fresh
             kept_steps.append(run.now)
         step(run)
 
@@ -188,7 +192,9 @@ def test_the_cores_each_process_gets_are_kept_only_while_they_stay_the_same(
     ]
     for config in configurations:
         simulate([CPU, WAIT, both, handed], config, 2.0, 60.0, 400)
-    assert len(kept_steps) > 400  # a fair share of the steps ran on what was kept
+        with_client = [dataclasses.replace(k, client_s=0.004) for k in (CPU, WAIT, both, handed)]
+        simulate(with_client, config, 2.0, 60.0, 400)  # and a local client among the processes
+    assert len(kept_steps) > 800  # a fair share of the steps ran on what was kept
 
 
 def test_a_sync_workers_close_holds_its_slot_off_every_core_after_the_answer() -> None:

@@ -12,7 +12,8 @@ from labtester.scenarios.sizing import conclusion_of
 from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.document import MOST_PREDICTED, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import RULES, Family, families
-from labtester.sizing.model import RequestKind, proof_run
+from labtester.sizing.kinds import RequestKind
+from labtester.sizing.model import proof_run
 from labtester.sizing.pod import MIB, Memory, Pod
 from labtester.sizing.search import (
     BISECTIONS,

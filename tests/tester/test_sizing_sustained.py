@@ -24,7 +24,8 @@ from labtester.sizing.document import (
     sustained_length,
 )
 from labtester.sizing.held import CONFIRMS, SCREENS, footprint, size
-from labtester.sizing.model import SUSTAINED_SEEDS, RequestKind, sustained_p99
+from labtester.sizing.kinds import RequestKind
+from labtester.sizing.model import SUSTAINED_SEEDS, sustained_p99
 from labtester.sizing.pod import Pod
 from labtester.sizing.search import Found, Search, Sized, search
 from labtester.sizing.serving import _first_serving, rate_caveats, sized_for
@@ -336,22 +337,19 @@ def test_a_target_rate_beyond_the_pod_names_a_pod_that_keeps_it_over_minutes(
     needed, pod = found.needed.candidate, found.needed_pod
     length = sustained_length(rate)
     assert length is not None
-    assert sustained_p99(SPREAD, needed.configuration, pod.cores_left(rate), rate, length) <= OBJECTIVE_S
-    four = Pod(2 * POD.cores, 2 * POD.memory_bytes, POD.client_cpu_s)
+    assert sustained_p99(SPREAD, needed.configuration, pod.cores, rate, length) <= OBJECTIVE_S
+    four = Pod(2 * POD.cores, 2 * POD.memory_bytes)
     assert smallest_on(POD, rate) is None  # beyond the pod: the case this test is about
     first = smallest_on(four, rate)
     assert first is not None
-    assert (
-        sustained_p99(SPREAD, first.candidate.configuration, four.cores_left(rate), rate, length)
-        > OBJECTIVE_S
-    )
+    assert sustained_p99(SPREAD, first.candidate.configuration, four.cores, rate, length) > OBJECTIVE_S
     if walked_up_on_four:
         assert pod.cores == four.cores
         assert footprint(needed) > size(first)
         # The smallest that keeps it on its family's walk: a process fewer does not.
         below = one_process_fewer(needed, four)
         assert below is not None
-        assert sustained_p99(SPREAD, below.configuration, four.cores_left(rate), rate, length) > OBJECTIVE_S
+        assert sustained_p99(SPREAD, below.configuration, four.cores, rate, length) > OBJECTIVE_S
     else:  # on 4 cores the walk keeps it on none, every family walked: the pod doubled once more
         assert pod.cores == 2 * four.cores
         on_four = sized_for(SEARCHED, kinds, MEMORY, four, OBJECTIVE_S, 20, rate)
@@ -373,7 +371,7 @@ def test_where_no_pod_walked_keeps_a_target_rate_the_first_is_named_and_said_to_
     monkeypatch.setattr(serving, "WALKED_PODS", 1)
     kinds, rate = {f.name: SPREAD for f in SEARCHED}, 140.0
     found = sized_for(SEARCHED, kinds, MEMORY, POD, OBJECTIVE_S, 20, rate)
-    four = Pod(2 * POD.cores, 2 * POD.memory_bytes, POD.client_cpu_s)
+    four = Pod(2 * POD.cores, 2 * POD.memory_bytes)
     first = smallest_on(four, rate)
     assert found.needed is not None and found.needed_pod == four and first is not None
     assert found.needed.candidate.label == first.candidate.label and found.held is False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from labtester.load import Sample
 from labtester.sizing.document import KindCost
-from labtester.sizing.model import FEWEST
+from labtester.sizing.kinds import FEWEST
 from labtester.sizing.window import shared_cpu_ratio
 
 REPORT = KindCost(name="/report", weight=1, cpu_s=0.14, wait_s=0.0, overhead_s=0.0005, cores_per_process=1.0)

@@ -37,7 +37,7 @@ from labtester.results import Results
 from labtester.scenarios.bursts.analyse import BurstRun, BurstsSummary
 from labtester.scenarios.sweep import level
 from labtester.sizing.families import RULES, Family, family_name
-from labtester.sizing.model import RequestKind
+from labtester.sizing.kinds import RequestKind
 from labtester.sizing.pod import MIB, Memory, Pod
 from labtester.sizing.search import search
 from labtester.target_group import running_targets

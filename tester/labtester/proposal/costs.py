@@ -34,7 +34,7 @@ from labtester.scenarios.flow.settings import FAN_OUT
 from labtester.scenarios.flow.sync_cycle import BEFORE_CLOSE
 from labtester.sizing.document import FixedBest, KindCost, Objective, PodSize
 from labtester.sizing.families import Family
-from labtester.sizing.model import RequestKind
+from labtester.sizing.kinds import RequestKind
 from labtester.sizing.pod import MIB, Memory
 
 if TYPE_CHECKING:
@@ -57,12 +57,12 @@ def machine_memory() -> tuple[int, str]:
     return int(psutil.virtual_memory().total), "this machine"
 
 
-def pod_size(settings: LabSettings, conclusion: AppConclusion, client_cpu_s: float) -> PodSize:
+def pod_size(settings: LabSettings, conclusion: AppConclusion) -> PodSize:
     cores = settings.cores or conclusion.cores or len(os.sched_getaffinity(0))
     memory, source = (settings.memory, "") if settings.memory else machine_memory()
     given = [name for name, value in (("CORES=", settings.cores), ("MEMORY=", settings.memory)) if value]
     where = " and ".join(given + ([source] if source else []))
-    return PodSize(cores=cores, memory_bytes=memory, source=where, client_cpu_s=client_cpu_s)
+    return PodSize(cores=cores, memory_bytes=memory, source=where)
 
 
 def objective(settings: LabSettings, kinds: list[RequestKind]) -> Objective:
@@ -120,7 +120,8 @@ def kinds_of(
     results: Results, conclusion: AppConclusion, family: Family, records: Sequence[Record] = ()
 ) -> tuple[list[RequestKind], list[str]]:
     """The mix in the traffic's weights (PATHS: equal), each request with this family's own
-    overhead and, from the raw `records`, its measured spread; and what was assumed."""
+    overhead and local client's CPU and, from the raw `records`, its measured spread; and what was
+    assumed."""
     family_flows = _flows_of(results, set(family.fixed_targets))
     traffic = results.lab_settings().app_traffic()
     assumed = []
@@ -140,6 +141,7 @@ def kinds_of(
             continue
         on_path = [(t, f) for t, f in family_flows if f.endpoint == path.path]
         overheads = [o for _, f in on_path if (o := _overhead(f)) is not None]
+        clients = [c for _, f in on_path if (c := f.prediction.client_cpu_per_request_s) is not None]
         served = _flows_of(results, {c.target for c in path.configurations})
         parallel = [
             c for t, f in served if f.endpoint == path.path and (c := _cores_per_process(t, f)) is not None
@@ -158,6 +160,7 @@ def kinds_of(
                 elsewhere_share=measured.elsewhere_share,
                 cpu_by_company=measured.cpu_by_company,
                 close_s=close_s or 0.0,
+                client_s=statistics.median(clients) if clients else client_cpu(results),
             )
         )
         if not overheads:
@@ -196,6 +199,7 @@ def kind_costs(kinds: list[RequestKind]) -> list[KindCost]:
             elsewhere_share=k.elsewhere_share,
             cpu_by_company=[list(point) for point in k.cpu_by_company],
             close_s=k.close_s,
+            client_s=k.client_s,
         )
         for k in kinds
     ]
@@ -220,7 +224,8 @@ def memory_of(results: Results, family: Family, slot_bytes: int) -> Memory:
 
 
 def client_cpu(results: Results) -> float:
-    """The load client's CPU per request over the flows (it shares the cores locally)."""
+    """The load client's CPU per request over every flow (it shares the cores locally): a family's
+    requests where none of its flows measured theirs."""
     used = [
         u.cpu_per_request_s
         for t in results.targets

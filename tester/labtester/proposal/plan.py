@@ -28,7 +28,8 @@ from labtester.sizing.document import (
     warmup_of,
 )
 from labtester.sizing.families import Family, families
-from labtester.sizing.model import BAND_DRAWS, RequestKind, proof_run, sustained_p99
+from labtester.sizing.kinds import RequestKind
+from labtester.sizing.model import BAND_DRAWS, proof_run, sustained_p99
 from labtester.sizing.pod import CONNECTION_BYTES, THREAD_BYTES, Memory, Pod
 from labtester.sizing.search import Found, Search, Sized
 from labtester.sizing.serving import model_caveats, rate_caveats, sized_for
@@ -54,7 +55,7 @@ def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustain
     that rate, the search's own figure where it worked it out: the same run, not made twice)."""
     candidate = sized.candidate
     levels = []
-    kinds, cores_left = search_state.kinds[candidate.family.name], search_state.pod.cores_left
+    kinds, pod = search_state.kinds[candidate.family.name], search_state.pod
     config, duration_s = candidate.configuration, search_state.duration_s
     held_s = sustained_length(sustainable) if with_sustained else None  # as long at each level
     for share in LEVELS:
@@ -62,11 +63,9 @@ def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustain
         if rate <= 0:
             continue
         warmup_s = warmup_of(duration_s)  # the window the proof judges: after its warm-up
-        run = proof_run(
-            kinds, config, cores_left(rate), rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS
-        )
+        run = proof_run(kinds, config, pod.cores, rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS)
         known = sized.sustained_p99_s if rate == sized.rate_per_s else None
-        held = None if not held_s else known or sustained_p99(kinds, config, cores_left(rate), rate, held_s)
+        held = None if not held_s else known or sustained_p99(kinds, config, pod.cores, rate, held_s)
         levels.append(
             Level(
                 offered_per_s=rate,
@@ -140,7 +139,7 @@ def plan(
     if not searched:
         return []
     mix = kinds[searched[0].name]
-    pod_size = deployed or costs.pod_size(settings, conclusion, costs.client_cpu(results))
+    pod_size = deployed or costs.pod_size(settings, conclusion)
     goal = costs.objective(settings, mix)
     pod = Pod.of(pod_size)
     state = Search(kinds, pod, goal.p99_s, duration_s)

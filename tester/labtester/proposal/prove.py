@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -22,7 +22,8 @@ import psutil
 
 from labtester import machine
 from labtester.launcher import RunningTarget
-from labtester.load import LoadClient, Sample
+from labtester.proposal.alone import ALONE, alone
+from labtester.proposal.openloop import Kind, offer
 from labtester.proposal.plan import Planned
 from labtester.proposal.starting import memory_for_starting, started_together
 from labtester.proposal.sustained import sustained_after
@@ -30,16 +31,12 @@ from labtester.proposal.warmup import Warmup
 from labtester.rawlog import Record, RecordSink
 from labtester.scenarios.common import encode
 from labtester.scenarios.flow.servingcost import local
-from labtester.sizing.arrivals import SEED, proof_arrivals, proof_kinds
 from labtester.sizing.document import PROOF_S, Level, SizedSummary
-from labtester.sizing.model import MixItem
+from labtester.sizing.floor import Floor
 from labtester.target_group import running_targets
 from labtester.traffic import Outgoing
 
 SHAPE = "sizing"
-# Sends beyond this many unanswered are counted as failed, not sent: a server that far behind has
-# failed the objective already, and a backlog of given-up requests would load the next run.
-MOST_OUTSTANDING = 500
 
 
 def target_name(summary: SizedSummary) -> str:
@@ -49,53 +46,6 @@ def target_name(summary: SizedSummary) -> str:
         "family": f"sized-{summary.family}",
         "needed": "sized-needed",
     }.get(summary.role, f"sized-fixed-{summary.family}")
-
-
-async def offer(
-    url: str,
-    mix: Sequence[MixItem],
-    rate_per_s: float,
-    duration_s: float,
-    timeout_s: float,
-    seed: int = SEED,
-    requests: dict[str, Outgoing] | None = None,
-    warmup: Warmup | None = None,
-) -> tuple[list[Sample], float, float]:
-    """Poisson arrivals of the mix's kinds in their weights, exactly rate x duration of them
-    (`proof_arrivals`: the rate a proof offers is the rate it was asked for; `proof_kinds`: the
-    kinds its prediction serves); each latency from its scheduled send. `requests`: each kind's
-    request as the team's traffic writes it (method, headers, body); a kind without one is a GET of
-    its name. `warmup`: the cores it left, read at its end (its prediction comes after the run:
-    its simulation beside the sends stalled them). Returns the samples, the run's wall time and the
-    epoch its clock started at (`tail.py` sets the server's stamps against it)."""
-    times = proof_arrivals(rate_per_s, duration_s, seed)
-    kinds = proof_kinds([item.weight for item in mix], len(times), seed)
-    samples: list[Sample] = []
-    outstanding = 0
-    async with LoadClient(url, timeout_s) as client:
-
-        async def send(path: str, scheduled_s: float) -> None:
-            nonlocal outstanding
-            request = (requests or {}).get(path)
-            sent = client.send(request, scheduled_s) if request else client.get(path, scheduled_s)
-            samples.append(await sent)
-            outstanding -= 1
-
-        tasks: list[asyncio.Task[None]] = []
-        for scheduled_s, kind in zip(times, kinds, strict=True):
-            path = mix[kind].name
-            delay = scheduled_s - client.now()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            if warmup is not None and scheduled_s >= warmup.ends_s:
-                warmup.end(client.now)
-            if outstanding >= MOST_OUTSTANDING:
-                samples.append(Sample(path, scheduled_s, client.now(), 0.0, None, "dropped"))
-            else:
-                outstanding += 1
-                tasks.append(asyncio.create_task(send(path, scheduled_s)))
-        await asyncio.gather(*tasks)
-        return samples, client.now(), client.origin_at
 
 
 def prove(
@@ -189,10 +139,15 @@ def offer_levels(
     recorded: the proof, wherever the configuration runs (started here, or deployed).
     `server_cpu`: its processes' CPU seconds where they can be read from here, else None."""
     log.write("scenario", **_plan(name, summary))
+    _drained(url, times[1])
+    floor = alone(url, summary, times[1], requests)
+    if floor is not None:
+        log.write("scenario", target=name, scenario=SHAPE, kind=ALONE, client=0, **floor)
+    floor_s = tuple(Floor.model_validate(floor["floor"]).quantiles_s) if floor else ()
     runs: list[Record] = []  # each level's record: the next one's warm-up adds what it measured
     for level in summary.levels:
         _drained(url, times[1])
-        runs.append(_run(url, server_cpu, summary, level, times, requests, runs))
+        runs.append(_run(url, server_cpu, summary, level, times, requests, runs, floor_s))
         log.write("scenario", target=name, scenario=SHAPE, kind="run", client=0, **runs[-1])
 
 
@@ -204,13 +159,15 @@ def _run(
     times: tuple[float, float],
     requests: dict[str, Outgoing],
     earlier: list[Record],
+    floor_s: tuple[float, ...] = (),
 ) -> dict[str, object]:
     """One proof run, with the machine's and the server's CPU around it: what the rest of the
     machine left the server; then, with the run over and before the next starts, its level's
-    sustained p99 on what it measured. `earlier`: the configuration's runs before it, for its warm-up."""
-    duration_s, mix = times[0], [_Kind(k.name, k.weight) for k in summary.kinds]
+    sustained p99 on what it measured. `earlier`: the configuration's runs before it, for its
+    warm-up; `floor_s`: what its requests alone took beyond the model (alone.py)."""
+    duration_s, mix = times[0], [Kind(k.name, k.weight) for k in summary.kinds]
     rate_per_s = level.offered_per_s
-    warmup = Warmup(summary, rate_per_s, duration_s, server_cpu, earlier)
+    warmup = Warmup(summary, rate_per_s, duration_s, server_cpu, earlier, floor_s)
     machine_before, cpu_before = machine.snapshot(), server_cpu()
     samples, wall_s, origin_at = asyncio.run(
         offer(url, mix, rate_per_s, *times, requests=requests, warmup=warmup)
@@ -264,10 +221,3 @@ def _server_cpu(target: RunningTarget) -> float | None:
             times = process.cpu_times()
             total += times.user + times.system
     return total or None
-
-
-class _Kind:
-    """A mix item by name and weight (the traffic file's request replaces it)."""
-
-    def __init__(self, name: str, weight: float) -> None:
-        self.name, self.weight = name, weight

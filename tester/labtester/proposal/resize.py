@@ -31,7 +31,7 @@ from labtester.scenarios.sizing import window_of
 from labtester.sizing import window
 from labtester.sizing.caveat import RATE_KINDS
 from labtester.sizing.document import DEPARTS
-from labtester.sizing.model import RequestKind
+from labtester.sizing.kinds import RequestKind
 from labtester.sizing.pod import Pod
 from labtester.sizing.search import Search, Sized
 from labtester.sizing.serving import rate_caveats, sized_for

@@ -30,7 +30,7 @@ from labtester.load import Sample, elsewhere_parts, share_of
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.accounting import late_cpu
-from labtester.sizing.model import FEWEST
+from labtester.sizing.kinds import FEWEST
 from labtester.sizing.overlap import Company, Curve, curve_of
 from labtester.sizing.quantiles import spread
 

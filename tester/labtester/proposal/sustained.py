@@ -19,8 +19,7 @@ from labtester.proposal.warmup import overhead_per_request
 from labtester.rawlog import Record
 from labtester.sizing import window
 from labtester.sizing.document import Level, SizedSummary
-from labtester.sizing.model import FEWEST
-from labtester.sizing.pod import Pod
+from labtester.sizing.kinds import FEWEST
 
 
 def sustained_after(
@@ -36,8 +35,9 @@ def sustained_after(
     used = {name: cpu for name, cpu in window.cpu_used(summary.kinds, samples).items() if len(cpu) >= FEWEST}
     if not used:
         return None
-    cores = Pod.of(summary.pod).cores_left(level.offered_per_s)
     overhead = overhead_per_request([run])
-    p99 = window.sustained_on(summary, level.offered_per_s, cores, level.sustained_s, used, overhead)
+    p99 = window.sustained_on(
+        summary, level.offered_per_s, summary.pod.cores, level.sustained_s, used, overhead
+    )
     ratio = window.used_ratio(summary.kinds, [s for s in samples if s.path in used], samples)
     return {"p99_s": p99, "cpu_ratio": ratio, "overhead_s": overhead}

@@ -4,8 +4,10 @@ The proof offers its rate from an idle server; its first seconds (`warmup_of` th
 and measured but not judged. What moves between the flows the plan drew from and the proof, the
 warm-up measures in the very configuration proved: the CPU each kind's requests used (the Flask
 shop's proofs used 0.77 to 1.19 times what the plan drew from the flows minutes before, and each
-p99 followed its own) and the cores the rest of the machine left the server (other processes, the
-load client, steal). Once the run is over and measured, the model predicts the window from the
+p99 followed its own), the cores the rest of the machine left the server and the load client (other
+processes, steal), and the client's CPU per request as the open loop spends it (0.12-0.33 ms on
+the Flask shop's light path, where the flows' closed loops spent 0.05-0.11: a thread on those
+cores in the model, events.py). Once the run is over and measured, the model predicts the window from the
 warm-up's requests (and earlier runs') and the cores read at its end: nothing the window measured.
 (Made beside the sends, in a thread, its simulation held the sender's GIL: at thousands a second,
 seconds of CPU that stalled every light proof's sends by 0.6-4 s as its window began, with up to
@@ -28,14 +30,14 @@ from labtester.scenarios.common import decode
 from labtester.scenarios.flow.whole import cores_free  # the flow's reading of the same fields
 from labtester.sizing import window
 from labtester.sizing.document import SizedSummary, warmup_of
-from labtester.sizing.pod import Pod
 
 
 class Warmup:
     """One proof run's warm-up: when it ends, what it measured, and what it predicted after it.
     `server_cpu`: the serving processes' CPU seconds where they can be read from here, else None
     (a cluster's pod: the cores are then the pod's, as the plan had them). `earlier`: the
-    configuration's runs before this one (their records)."""
+    configuration's runs before this one (their records). `floor_s`: what the configuration's
+    requests alone took beyond the model (sizing/floor.py), added to each."""
 
     def __init__(
         self,
@@ -44,6 +46,7 @@ class Warmup:
         duration_s: float,
         server_cpu: Callable[[], float | None],
         earlier: Sequence[Record] = (),
+        floor_s: tuple[float, ...] = (),
     ) -> None:
         self.summary, self.rate_per_s, self.duration_s = summary, rate_per_s, duration_s
         self.ends_s = warmup_of(duration_s)
@@ -51,7 +54,9 @@ class Warmup:
         self.earlier = [s for run in earlier for s in decode(run["samples"]) if s.ok]
         self.overhead_s = overhead_per_request(earlier)
         self.began = (machine.snapshot(), server_cpu())
-        self.free: float | None = None  # the cores the warm-up left the server, read at its end
+        self.floor_s = floor_s
+        self.free: float | None = None  # the cores the warm-up left the server and client, at its end
+        self.client_cpu_s = 0.0  # the load client's CPU over the warm-up (where the server's was read)
         self.now: Callable[[], float] | None = None  # the run's clock, from the warm-up's end
         self.read_at_s = 0.0
         self.made: dict[str, Any] = {}
@@ -62,29 +67,33 @@ class Warmup:
             self.now, self.free, self.read_at_s = now, self._cores(), now()
 
     def _cores(self) -> float | None:
-        """The cores the machine left the server over the warm-up (its CPUs less every other use)."""
+        """The cores the machine left the server and the client over the warm-up (its CPUs less
+        every other use); the client's CPU meanwhile kept."""
         (before, cpu_before), after, cpu_after = self.began, machine.snapshot(), self.server_cpu()
         if cpu_before is None or cpu_after is None:
             return None
-        return cores_free({"machine": machine.recorded(before, after)}, cpu_after - cpu_before)
+        self.client_cpu_s = machine.between(before, after).tester_s
+        return cores_free({"machine": machine.recorded(before, after)}, cpu_after - cpu_before, tester=False)
 
     def after(self, samples: Sequence[Sample]) -> None:
         """With the run over and measured: the prediction from the warm-up's `samples` (where it ended)."""
         if self.now is not None:
-            self.predict(
-                self.earlier + [s for s in samples if s.scheduled_s < self.ends_s], self.now, self.free
-            )
+            warm = [s for s in samples if s.scheduled_s < self.ends_s]
+            client = self.client_cpu_s / len(warm) if warm and self.free else None
+            self.predict(self.earlier + warm, self.now, self.free, client)
 
-    def predict(self, answered: Sequence[Sample], now: Callable[[], float], free: float | None) -> None:
+    def predict(
+        self, answered: Sequence[Sample], now: Callable[[], float], free: float | None, client_s: float | None
+    ) -> None:
         """The window predicted from the `answered` requests' CPU (the earlier runs' and the warm-up's),
-        the server's own CPU per request the earlier runs measured (else the plan's), and the cores
-        the warm-up left the server (`free`; None: the pod's less the client's share, as planned)."""
+        the server's own CPU per request the earlier runs measured (else the plan's), the cores the
+        warm-up left the server and the client (`free`; None: the pod's, as planned), the client's
+        CPU per request there (`client_s`; None: the plan's) and the configuration's floor."""
         kinds, pod = self.summary.kinds, self.summary.pod
         used = window.cpu_used(kinds, answered)
-        planned = Pod.of(pod).cores_left(self.rate_per_s)
-        cores = planned if not free else min(free, pod.cores)
+        cores = pod.cores if not free else min(free, pod.cores)
         args = (self.summary, self.rate_per_s, cores, self.duration_s, self.ends_s, used, self.overhead_s)
-        run = window.predicted_window(*args)
+        run = window.predicted_window(*args, client_s, self.floor_s)
         finite = math.isfinite(run.p99_s)  # not: no send after the warm-up
         self.made = {
             "predicted_per_s": run.per_s,
@@ -95,6 +104,7 @@ class Warmup:
             "requests": sum(len(cpu) for cpu in used.values()),
             "cores": cores,
             "cores_free": free,
+            "client_cpu_s": client_s,
             "cores_read_at_s": self.read_at_s,  # on the run's clock: at the warm-up's end
             "overhead_s": self.overhead_s,
             "made_at_s": now(),  # on the run's clock: after the sends

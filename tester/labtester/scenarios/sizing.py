@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 from rich.table import Table
 
+from labtester import machine
 from labtester.info import TargetInfo
 from labtester.load import Sample
 from labtester.rawlog import Record
@@ -18,6 +19,7 @@ from labtester.scenarios.common import decode
 from labtester.scenarios.flow.whole import cores_free  # the flow's reading of the same fields
 from labtester.sizing import answers, window
 from labtester.sizing.document import PROOF_S, Level, SizedSummary, SizingConclusion
+from labtester.sizing.floor import Floor
 from labtester.sizing.tail import tail_split
 from labtester.stats import percentiles
 from labtester.views import Answer
@@ -59,6 +61,8 @@ class Sizing(LoadShape[SizingSettings, SizedSummary]):
     def analyse(self, records: list[Record], info: TargetInfo | None, settings: LabSettings) -> SizedSummary:
         plan = next(r["plan"] for r in records if r.get("kind") == "plan")
         summary = SizedSummary.model_validate(plan)
+        floor = next((r["floor"] for r in records if r.get("kind") == "alone"), None)
+        summary.floor = Floor.model_validate(floor) if floor else None
         runs = {round(r["offered_per_s"], 3): r for r in records if r.get("kind") == "run"}
         levels = []
         for level in summary.levels:
@@ -155,13 +159,13 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
     free = cores_free(run, run.get("server_cpu_s"))
     duration_s = run.get("duration_s", PROOF_S)
     used = window.cpu_used(summary.kinds, done)
-    explained = (
-        window.predicted_window(
-            summary, level.offered_per_s, min(free, summary.pod.cores), duration_s, warmup_s, used
-        )
-        if free
-        else None
-    )
+    explained = None
+    if free:  # the cores the others left the server and its client, the client's CPU a request there
+        cores = min(summary.pod.cores, cores_free(run, run.get("server_cpu_s"), tester=False) or free)
+        client = machine.use_recorded(run["machine"]).tester_s / len(everything) if everything else 0.0
+        floor = tuple(summary.floor.quantiles_s) if summary.floor else ()
+        args = (summary, level.offered_per_s, cores, duration_s, warmup_s, used)
+        explained = window.predicted_window(*args, client_s=client, floor_s=floor)
     warm, held = run.get("warmup") or {}, run.get("sustained") or {}
     return level.model_copy(
         update={
@@ -178,6 +182,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
             "warmup_s": warmup_s,
             "warmup_cpu_ratio": warm.get("cpu_ratio"),
             "warmup_cores_free": warm.get("cores_free"),
+            "warmup_client_cpu_s": warm.get("client_cpu_s"),
             "warmup_predicted_per_s": warm.get("predicted_per_s"),
             "warmup_predicted_p99_s": warm.get("predicted_p99_s"),
             "warmup_p99_band_s": warm.get("p99_band_s") or [],

@@ -19,6 +19,14 @@ def draws_of(requests: int, seed: int) -> tuple[tuple[float, ...], ...]:
     return (gaps, *(tuple(rng.random() for _ in range(requests)) for _ in range(4)))
 
 
+@lru_cache(maxsize=16)
+def floor_draws(requests: int, seed: int) -> tuple[float, ...]:
+    """A draw for each request's floor (sizing/outside.py), from a stream apart from `draws_of`'s:
+    measuring a floor moves no other draw."""
+    rng = random.Random(seed + 7919)
+    return tuple(rng.random() for _ in range(requests))
+
+
 def poisson_arrivals(rate_per_s: float, requests: int, seed: int = SEED) -> list[float]:
     gaps = draws_of(requests, seed)[0]
     times, now = [], 0.0

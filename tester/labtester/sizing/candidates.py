@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.families import Family
-from labtester.sizing.model import RequestKind, ceiling_per_s, mean_of
+from labtester.sizing.kinds import RequestKind
+from labtester.sizing.model import ceiling_per_s, mean_of
 from labtester.sizing.pod import Memory, Pod
 
 
@@ -41,7 +42,7 @@ def candidate_of(
     """The configuration with these knobs: its memory, and its ceiling on the cores the pod leaves
     the server once the client's CPU per request is counted beside the requests'."""
     config = family.configuration(processes, per_process)
-    ceiling = ceiling_per_s(kinds, config, pod.cores_left(0) / _cpu_share(kinds, pod))
+    ceiling = ceiling_per_s(kinds, config, pod.cores / _cpu_share(kinds, pod))
     return Candidate(family, processes, per_process, memory.of(processes, per_process), ceiling)
 
 
@@ -60,4 +61,4 @@ def candidates(family: Family, kinds: Sequence[RequestKind], pod: Pod, memory: M
 def _cpu_share(kinds: Sequence[RequestKind], pod: Pod) -> float:
     """How much more CPU a request costs on the pod's cores once the client's share is counted."""
     demand = mean_of(kinds, "demand_s")
-    return (demand + pod.client_cpu_s) / demand if demand > 0 else 1.0
+    return (demand + mean_of(kinds, "client_s")) / demand if demand > 0 else 1.0

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from labtester.findings.wording import seconds, seconds_between
 from labtester.sizing.caveat import Caveat
+from labtester.sizing.floor import Floor
 from labtester.sizing.tail import TailSplit
 
 SHARED_CPU_NOTABLE = 1.2  # a kind's CPU beside another request of its process over alone: said from here
@@ -49,7 +50,6 @@ class PodSize(BaseModel):
     cores: float
     memory_bytes: int
     source: str  # "CORES= and MEMORY=", "this machine's cgroup", ...
-    client_cpu_s: float = 0.0  # the load client's CPU per request on the same cores (local runs)
 
 
 class Objective(BaseModel):
@@ -75,6 +75,7 @@ class KindCost(BaseModel):
     elsewhere_share: float = 0.0
     cpu_by_company: list[list[float]] = []  # [company, mean CPU s] by company (sizing/overlap.py)
     close_s: float = 0.0  # after its answer, its slot held until the client closed (a sync worker's)
+    client_s: float = 0.0  # the local load client's CPU per request of it, on the same cores
 
     @property
     def mean_cpu_s(self) -> float:
@@ -119,7 +120,8 @@ class Level(BaseModel):
     # (and earlier runs') used (`warmup_cpu_ratio`: over the plan's), the cores it left the server.
     warmup_s: float = 0.0
     warmup_cpu_ratio: float | None = None
-    warmup_cores_free: float | None = None
+    warmup_cores_free: float | None = None  # its CPUs less the others' (the load client's not)
+    warmup_client_cpu_s: float | None = None  # the load client's CPU per request in it, on those cores
     warmup_predicted_per_s: float | None = None
     warmup_predicted_p99_s: float | None = None
     warmup_p99_band_s: list[float] = []
@@ -220,6 +222,7 @@ class SizedSummary(BaseModel):
     needs_pod: PodSize | None = None  # role "needed": the pod that serves the target rate
     # Sized again ("resized", "needed"): the CPU its family's requests used in the proofs over the plan's.
     resized_on: float | None = None
+    floor: Floor | None = None  # what its requests alone took beyond the model, before its proof
 
     def at_sustainable(self) -> Level | None:
         return max(self.levels, key=lambda level: level.offered_per_s, default=None)

@@ -12,7 +12,13 @@ in up to 6.1 s on gevent beside /report, where the model said 0.59 s).
 On an event loop whose requests hand work to threads (`Configuration.threads_beside`), a request's
 CPU is two phases: its part on the loop (one request's at a time, in turn), then its part in
 threads (`beside`: shared with the loop and the process's other such threads, as threads share
-it), then its wait and its answer on the loop."""
+it), then its wait and its answer on the loop.
+
+Where the load client runs on the same cores (`client_s`, by request), it is one more thread
+among them, an event loop: a request reaches the server once the client sent it (BEFORE_SEND of
+its CPU) and is answered once the client read the answer (the rest), so the client's CPU is in the
+latency and competes for the cores as the machine shares them, not a share taken off the server's
+(README, "the light path's p99"; the flows' sync cycle, scenarios/flow/sync_cycle.py, has it so)."""
 
 from __future__ import annotations
 
@@ -24,8 +30,9 @@ from collections.abc import Callable, Sequence
 from labtester.sizing.configuration import Accept, Configuration
 
 # Run.step's events beside a process's index: an arrival, a wait's end, a slot's close after its
-# answer, and a phase in threads beside process p's loop ending (_BESIDE - p).
-_ARRIVAL, _WAIT, _CLOSE, _BESIDE = -1, -2, -3, -4
+# answer, the client's job ending, and a phase in threads beside process p's loop ending (_BESIDE - p).
+_ARRIVAL, _WAIT, _CLOSE, _CLIENT, _BESIDE = -1, -2, -3, -4, -5
+BEFORE_SEND = 0.5  # of the client's CPU per request, what it spends to send it (the rest: to read it)
 
 
 class _Process:
@@ -45,8 +52,20 @@ class _Process:
 class Run:
     """One simulated run's state: its processes, the shared queue, the waits and the clock."""
 
-    def __init__(self, config: Configuration, cores: float, parallel: float, times: list[float]) -> None:
+    def __init__(
+        self,
+        config: Configuration,
+        cores: float,
+        parallel: float,
+        times: list[float],
+        client_s: Sequence[float] = (),
+    ) -> None:
         self.config, self.cores, self.parallel, self.times = config, cores, parallel, times
+        self.client_s = client_s  # by request (empty: no client on these cores)
+        # The client's jobs in turn (a request to send, or its answer to read: `reading`), and the
+        # CPU left of the first.
+        self.client: deque[tuple[int, bool]] = deque()
+        self.client_left = 0.0
         self.processes = [_Process() for _ in range(config.processes)]
         self.per_process = math.inf if config.per_process is None else config.per_process
         self.shared: deque[int] = deque()
@@ -67,16 +86,21 @@ class Run:
         self.latencies: list[float] = []
         self.answered: list[int] = []  # each request as it was answered, in the latencies' order
         self.now, self.arrived = 0.0, 0
-        # The cores each computing process's requests get: they change only as a CPU phase starts
-        # or ends, so they are kept between the events that do neither (a fifth of the bench's).
+        # The cores each computing process's requests get, and the client: they change only as a
+        # CPU phase starts or ends, so they are kept between the events that do neither (a fifth of
+        # the bench's).
         self.speeds: list[tuple[int, float]] | None = None
+        self.client_speed = 0.0
 
     def step(self) -> None:
         """To the next event (an arrival, a wait's end, a slot's close, a CPU phase's end); handle it."""
         preemptive = self.config.preemptive
         speeds = self.speeds
         if speeds is None:
-            speeds = self.speeds = _speeds(self.processes, self.cores, self.parallel, preemptive)
+            speeds, self.client_speed = _speeds(
+                self.processes, self.cores, self.parallel, preemptive, bool(self.client)
+            )
+            self.speeds = speeds
         next_at, event = math.inf, _ARRIVAL
         if self.arrived < len(self.times):
             next_at = self.times[self.arrived]
@@ -85,6 +109,10 @@ class Run:
         if self.closes and self.closes[0][0] < next_at:
             next_at, event = self.closes[0][0], _CLOSE
         now, processes = self.now, self.processes
+        if self.client:
+            at = now + self.client_left / self.client_speed if self.client_left > 0 else now
+            if at < next_at:
+                next_at, event = at, _CLIENT
         for p, each in speeds:
             process = processes[p]
             if process.computing:
@@ -102,12 +130,22 @@ class Run:
                     next_at, event = at, _BESIDE - p
         self.advance(speeds, next_at - self.now)
         self.now = next_at
+        self.handle(event)
+
+    def handle(self, event: int) -> None:
+        """One event, now: an arrival, the client's job, a wait, a close, a phase's end (`step`)."""
         if event == _ARRIVAL:
-            self.arrive()
+            self.arrived += 1
+            if self.client_s:
+                self.to_client(self.arrived - 1, reading=False)
+            else:
+                self.arrive(self.arrived - 1)
+        elif event == _CLIENT:
+            self.client_done()
         elif event == _WAIT:
             _, request, p = heapq.heappop(self.waits)
             self.waited[request] = True
-            if preemptive:
+            if self.config.preemptive:
                 self.finish(request, p)  # its answer's CPU was counted with the rest (model.py)
             else:
                 self.compute(request, p, self.resume[request])
@@ -134,10 +172,32 @@ class Run:
                     self.remaining[process.computing[0][1]] -= elapsed * each
             if process.beside:
                 process.beside_virtual += elapsed * each
+        if self.client:
+            self.client_left -= elapsed * self.client_speed
 
-    def arrive(self) -> None:
-        request = self.arrived
-        self.arrived += 1
+    def to_client(self, request: int, reading: bool) -> None:  # after the jobs it has
+        if not self.client:
+            self.client_left = self.client_part(request, reading)
+            self.speeds = None
+        self.client.append((request, reading))
+
+    def client_part(self, request: int, reading: bool) -> float:
+        """The client's CPU to send a request (BEFORE_SEND of its CPU for it), or to read its answer."""
+        return self.client_s[request] * ((1 - BEFORE_SEND) if reading else BEFORE_SEND)
+
+    def client_done(self) -> None:
+        """The client sent a request (it reaches the server) or read its answer (answered)."""
+        request, reading = self.client.popleft()
+        if self.client:
+            self.client_left = self.client_part(*self.client[0])
+        else:
+            self.speeds = None
+        if reading:
+            self.answer(request)
+        else:
+            self.arrive(request)
+
+    def arrive(self, request: int) -> None:
         chosen = _choose(self.processes, self.per_process, self.config.accept, self.draws[request])
         if chosen is None:
             self.shared.append(request)
@@ -190,13 +250,20 @@ class Run:
             self.finish(request, p)
 
     def finish(self, request: int, p: int) -> None:
-        """Answered: its latency ends here; its slot is free now, or once the client closed."""
-        self.latencies.append(self.now - self.times[request])
-        self.answered.append(request)
+        """Its answer sent: the client reads it (its latency ends then); its slot is free now, or
+        once the client closed."""
+        if self.client_s:
+            self.to_client(request, reading=True)
+        else:
+            self.answer(request)
         if self.close and self.close[request] > 0:
             heapq.heappush(self.closes, (self.now + self.close[request], request, p))
         else:
             self.release(p)
+
+    def answer(self, request: int) -> None:
+        self.latencies.append(self.now - self.times[request])
+        self.answered.append(request)
 
     def release(self, p: int) -> None:
         process = self.processes[p]
@@ -207,12 +274,13 @@ class Run:
 
 
 def _speeds(
-    processes: list[_Process], cores: float, parallel: float, preemptive: bool
-) -> list[tuple[int, float]]:
+    processes: list[_Process], cores: float, parallel: float, preemptive: bool, client: bool
+) -> tuple[list[tuple[int, float]], float]:
     """The cores each request computing in a process gets, by process: the process gets as many
     as it can use (one request uses at most one, a process at most `parallel`), all scaled down
-    alike when they ask for more than `cores`, and shares them evenly among its requests."""
-    running, asked = [], 0.0
+    alike when they ask for more than `cores`, and shares them evenly among its requests; and the
+    client's (one thread: at most one core), where it has a job."""
+    running, asked = [], 1.0 if client else 0.0
     for p, process in enumerate(processes):  # one loop, no calls: a third of a search's CPU was here
         # Its threads, or its loop's one request at a time, and the threads beside its loop.
         n = (len(process.computing) if preemptive else min(1, len(process.computing))) + len(process.beside)
@@ -221,7 +289,7 @@ def _speeds(
             running.append((p, n, demand))
             asked += demand
     scale = cores / asked if asked > cores else 1.0
-    return [(p, demand * scale / n) for p, n, demand in running]
+    return [(p, demand * scale / n) for p, n, demand in running], scale if client else 0.0
 
 
 def _choose(processes: list[_Process], per_process: float, accept: Accept, draw: float) -> int | None:

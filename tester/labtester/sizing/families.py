@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labtester.sizing.configuration import Accept, Configuration
-from labtester.sizing.model import RequestKind
+from labtester.sizing.kinds import RequestKind
 from labtester.targets import DEFAULT_VALUES, TEAM_APP, TargetDefinition, load_app_configurations
 
 # The env knobs sizing sets itself; an entry's own values of them are dropped.

@@ -155,7 +155,7 @@ def _sustained_p99(state: Search, candidate: Candidate, rate: float, screen: boo
     kinds, config, cores = (
         state.kinds[candidate.family.name],
         candidate.configuration,
-        state.pod.cores_left(rate),
+        state.pod.cores,
     )
     if not screen:
         state.simulations += SUSTAINED_SEEDS
@@ -163,5 +163,11 @@ def _sustained_p99(state: Search, candidate: Candidate, rate: float, screen: boo
     state.simulations += 1
     length = min(SCREEN_S, length, SCREEN_REQUESTS / rate)
     return simulate(
-        kinds, config, cores, rate, round(rate * length), SEED, judged_from_s=warmup_of(length)
+        kinds,
+        config,
+        cores,
+        rate,
+        round(rate * length),
+        SEED,
+        judged_from_s=warmup_of(length),
     ).p99_s

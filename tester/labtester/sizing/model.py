@@ -31,11 +31,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from labtester.sizing.arrivals import (
     SEED,
     draws_of,
+    floor_draws,
     pick,
     poisson_arrivals,
     proof_arrivals,
@@ -45,100 +45,12 @@ from labtester.sizing.arrivals import (
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import warmup_of
 from labtester.sizing.events import Run
-from labtester.sizing.overlap import Curve, at
+from labtester.sizing.kinds import RequestKind
 from labtester.sizing.quantiles import percentile, quantile
 
 SUSTAINED_SEEDS = 3  # simulated runs behind a sustained p99 (their median)
 REPLICATIONS = 5  # simulated runs behind a proof run's prediction
 BAND_DRAWS = 9  # behind a proof level's: the least and the most of 9 cover 8 in 10 runs' p99
-FEWEST = 5  # fewer measured requests than this are no spread: the typical figure stands alone
-
-
-class MixItem(Protocol):
-    """One kind of request in the mix (a path today; a traffic file's request later)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def weight(self) -> float: ...
-
-
-@dataclass(frozen=True)
-class RequestKind:
-    """One kind of request and what it costs where it runs, as measured. With measured spreads
-    (`cpu_spread_s`, `wait_spread_s`: evenly spaced quantiles of what requests used), each
-    simulated request draws its CPU and its wait from them, and the means stand for the typical
-    figures; without, every request costs `cpu_s` and waits `wait_s`."""
-
-    name: str
-    weight: float  # its share of the mix (any positive scale)
-    cpu_s: float  # the app's CPU per request, the mean alone (a rate follows the mean demand)
-    wait_s: float  # what it waits (needs no core)
-    overhead_s: float = 0.0  # the server's and framework's own CPU per request
-    cores_per_process: float = 1.0  # cores one process's CPU can use (> 1: work that releases the GIL)
-    cpu_spread_s: tuple[float, ...] = ()  # the app's CPU per request, quantiles (under load)
-    wait_spread_s: tuple[float, ...] = ()  # its wait, quantiles (alone, net of the run queue)
-    # Of the app's CPU, the share that ran off the request's own thread (handed to threads or
-    # other processes, Server-Timing's `lab-elsewhere`): beside an event loop, not on it.
-    elsewhere_share: float = 0.0
-    # The app's mean CPU per request by the company it kept in its process (overlap.py): each
-    # request draws from the spread scaled to the curve at the company it meets.
-    cpu_by_company: Curve = ()
-    close_s: float = 0.0  # after its answer, its slot held off every core until the client closed
-
-    @property
-    def mean_cpu_s(self) -> float:
-        return sum(self.cpu_spread_s) / len(self.cpu_spread_s) if self.cpu_spread_s else self.cpu_s
-
-    @property
-    def mean_wait_s(self) -> float:
-        return sum(self.wait_spread_s) / len(self.wait_spread_s) if self.wait_spread_s else self.wait_s
-
-    @property
-    def demand_s(self) -> float:
-        """The CPU a request costs its process, on average."""
-        return self.mean_cpu_s + self.overhead_s
-
-    @property
-    def least_demand_s(self) -> float:
-        """The least CPU a request costs its process at any company measured (a ceiling's)."""
-        least = min((cpu for _, cpu in self.cpu_by_company), default=self.mean_cpu_s)
-        return min(least, self.mean_cpu_s) + self.overhead_s
-
-    @property
-    def alone_s(self) -> float:
-        return self.demand_s + self.mean_wait_s
-
-    @property
-    def least_alone_s(self) -> float:
-        """The least time a request holds its slot at any company measured (a ceiling's)."""
-        return self.least_demand_s + self.mean_wait_s
-
-    def cpu_scale(self, company: int) -> float:
-        """The CPU of a request beside `company` others of its process, over the spread's mean."""
-        if not self.cpu_by_company or self.mean_cpu_s <= 0:
-            return 1.0
-        return at(self.cpu_by_company, company) / self.mean_cpu_s
-
-    def phases(
-        self, cpu_draw: float, wait_draw: float, config: Configuration, scale: float = 1.0
-    ) -> tuple[float, float, float, float]:
-        """One request's phases in `config`, from draws in [0, 1): its CPU on its process's thread
-        (or loop), its CPU in threads beside an event loop, its wait, and its CPU after them (the
-        answer's). Threads answer within their share of the core: all their CPU is one phase. On a
-        loop or greenlets the server's own CPU is the answer's, after the wait and the work in
-        threads (with the app's, where there is neither); the work in threads is a phase of its own
-        only beside an event loop (a greenlet's pool runs on its hub, in its turn). `scale`: of
-        the app's CPU, at the company it meets (`cpu_scale`)."""
-        cpu = scale * (quantile(self.cpu_spread_s, cpu_draw) if self.cpu_spread_s else self.cpu_s)
-        wait = quantile(self.wait_spread_s, wait_draw) if self.wait_spread_s else self.wait_s
-        if config.preemptive:
-            return cpu + self.overhead_s, 0.0, wait, 0.0
-        elsewhere = cpu * self.elsewhere_share if config.threads_beside else 0.0
-        if wait > 0 or elsewhere > 0:
-            return cpu - elsewhere, elsewhere, wait, self.overhead_s
-        return cpu + self.overhead_s, 0.0, 0.0, 0.0
 
 
 @dataclass(frozen=True)
@@ -190,16 +102,20 @@ def simulate(
     arrivals: Sequence[float] | None = None,
     picked: Sequence[int] | None = None,
     judged_from_s: float = 0.0,
+    floor_s: tuple[float, ...] = (),
 ) -> Simulated:
     """Serve `requests` Poisson arrivals at `rate_per_s` (or the given arrival times, and kinds by
     index: `picked`) and return the latency of each that arrived from `judged_from_s` on. `cores`:
-    the pod's cores left to the server."""
+    the pod's cores left to the server and the local client (each kind's `client_s` a request:
+    events.py, a thread among the server's); `floor_s`: quantiles of what a request alone took
+    beyond the model (floor.py), each latency takes a draw of them on top (a stream of its own)."""
     _, kind_draws, worker_draws, cpu_draws, wait_draws = draws_of(requests, seed)
     times = list(arrivals) if arrivals is not None else poisson_arrivals(rate_per_s, requests, seed)
     total = sum(k.weight for k in kinds)
     bounds = shares_bounds([k.weight / total for k in kinds])
     kind_of = list(picked) if picked is not None else [pick(bounds, d) for d in kind_draws[: len(times)]]
-    run = Run(config, cores, mean_of(kinds, "cores_per_process"), times)
+    client = [kinds[k].client_s for k in kind_of] if any(k.client_s for k in kinds) else []
+    run = Run(config, cores, mean_of(kinds, "cores_per_process"), times, client)
     run.draws = worker_draws
     run.close = [kinds[k].close_s for k in kind_of] if any(k.close_s for k in kinds) else []
     if any(k.cpu_by_company for k in kinds):
@@ -222,7 +138,11 @@ def simulate(
         run.resume = [resume for _, _, _, resume in costs]
     while len(run.latencies) < len(times):
         run.step()
-    judged = [s for s, r in zip(run.latencies, run.answered, strict=True) if times[r] >= judged_from_s]
+    latencies = run.latencies
+    if floor_s:
+        floor = floor_draws(len(times), seed)
+        latencies = [s + quantile(floor_s, floor[r]) for s, r in zip(latencies, run.answered, strict=True)]
+    judged = [s for s, r in zip(latencies, run.answered, strict=True) if times[r] >= judged_from_s]
     last = times[-1] if times else 0.0
     return Simulated(rate_per_s, tuple(sorted(judged)), last, run.now, judged_from_s)
 
@@ -245,6 +165,7 @@ def replicated(
     picked: Sequence[int],
     judged_from_s: float = 0.0,
     draws: int = REPLICATIONS,
+    floor_s: tuple[float, ...] = (),
 ) -> Predicted:
     """What one run of these sends (`times`, each request's kind `picked`) is predicted to serve
     (the mean over `draws` runs, each drawing only the requests' CPU, wait and worker with its own
@@ -253,7 +174,9 @@ def replicated(
     not the prediction; their least and most are the band one run's p99 falls in, from the very
     spread of the requests' CPU and wait (x1.14 to x1.74 wide on the Flask shop's proofs)."""
     runs = [
-        simulate(kinds, config, cores, rate_per_s, len(times), SEED + i, times, picked, judged_from_s)
+        simulate(
+            kinds, config, cores, rate_per_s, len(times), SEED + i, times, picked, judged_from_s, floor_s
+        )
         for i in range(draws)
     ]
     p99s = [r.p99_s for r in runs]
@@ -270,6 +193,7 @@ def proof_run(
     most: int,
     warmup_s: float = 0.0,
     draws: int = REPLICATIONS,
+    floor_s: tuple[float, ...] = (),
 ) -> Predicted:
     """A proof run predicted on the very requests it sends (`proof_arrivals`, `proof_kinds`: the
     same times, kinds and count, from an idle server, as it measures them), to its first `most`;
@@ -283,18 +207,23 @@ def proof_run(
     if times and len(times) < len(every):  # else past most / warm-up (2,000/s) none is judged
         warmup_s *= times[-1] / duration_s
     picked = proof_kinds([k.weight for k in kinds], len(times))
-    return replicated(kinds, config, cores, rate_per_s, times, picked, warmup_s, draws)
+    return replicated(kinds, config, cores, rate_per_s, times, picked, warmup_s, draws, floor_s)
 
 
 def sustained_p99(
-    kinds: Sequence[RequestKind], config: Configuration, cores: float, rate_per_s: float, duration_s: float
+    kinds: Sequence[RequestKind],
+    config: Configuration,
+    cores: float,
+    rate_per_s: float,
+    duration_s: float,
+    floor_s: tuple[float, ...] = (),
 ) -> float:
     """The p99 of `duration_s` of traffic at this rate, minutes of it (its first fifth not judged:
     it starts from an idle server, which a proof's 20 s never leave far behind): the median of
     SUSTAINED_SEEDS runs, as one run's p99 at the knee is one draw (0.50 to 0.77 s on the Flask shop)."""
     requests, after_s = max(1, round(rate_per_s * duration_s)), warmup_of(duration_s)
     runs = (
-        simulate(kinds, config, cores, rate_per_s, requests, SEED + i, judged_from_s=after_s)
+        simulate(kinds, config, cores, rate_per_s, requests, SEED + i, judged_from_s=after_s, floor_s=floor_s)
         for i in range(SUSTAINED_SEEDS)
     )
     return statistics.median(run.p99_s for run in runs)

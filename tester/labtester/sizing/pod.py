@@ -17,16 +17,11 @@ CONNECTION_BYTES = MIB // 8  # a greenlet and its connection's buffers
 class Pod:
     cores: float
     memory_bytes: int
-    client_cpu_s: float = 0.0  # the load client's CPU per request where it shares the cores (locally)
 
     @classmethod
     def of(cls, size: PodSize) -> Pod:
         """The pod a plan's `PodSize` (results.json's) describes."""
-        return cls(size.cores, size.memory_bytes, size.client_cpu_s)
-
-    def cores_left(self, rate_per_s: float) -> float:
-        """The cores the server has at this rate, once the client took its share."""
-        return max(0.05 * self.cores, self.cores - rate_per_s * self.client_cpu_s)
+        return cls(size.cores, size.memory_bytes)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.document import MOST_PREDICTED, warmup_of
 from labtester.sizing.families import Family
-from labtester.sizing.model import REPLICATIONS, RequestKind, proof_run, simulate
+from labtester.sizing.kinds import RequestKind
+from labtester.sizing.model import REPLICATIONS, proof_run, simulate
 from labtester.sizing.pod import Memory, Pod
 
 # The most of its ceiling a configuration is sized to: the ceiling rests on measured costs, good to
@@ -66,7 +67,7 @@ class Search:
         run = simulate(
             kinds,
             candidate.configuration,
-            self.pod.cores_left(rate_per_s),
+            self.pod.cores,
             rate_per_s,
             requests or self.requests(rate_per_s),
         )
@@ -100,9 +101,8 @@ class Search:
         """The p99 a proof's run at this rate is predicted to have, over CHECKS draws."""
         self.simulations += CHECKS
         kinds, config = self.kinds[candidate.family.name], candidate.configuration
-        cores = self.pod.cores_left(rate_per_s)
         return proof_run(
-            kinds, config, cores, rate_per_s, self.duration_s, MOST_PREDICTED, self.warmup_s
+            kinds, config, self.pod.cores, rate_per_s, self.duration_s, MOST_PREDICTED, self.warmup_s
         ).p99_s
 
     def sustainable(self, candidate: Candidate, above: float = 0.0) -> Sized | None:

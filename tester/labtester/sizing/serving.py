@@ -12,7 +12,7 @@ from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.caveat import NOT_HELD, NOT_SERVED, Caveat
 from labtester.sizing.families import Family, never_yielding
 from labtester.sizing.held import held, size
-from labtester.sizing.model import RequestKind
+from labtester.sizing.kinds import RequestKind
 from labtester.sizing.pod import Memory, Pod
 from labtester.sizing.search import Found, Search, Sized, search, size_fixed
 from labtester.sizing.words import goal
@@ -152,7 +152,7 @@ def _needed(
     answer: that it misses). Not proved: this machine is not that pod."""
     pod, serving, walks = state.pod, None, 0
     for _ in range(MOST_DOUBLINGS):
-        pod = Pod(2 * pod.cores, 2 * pod.memory_bytes, pod.client_cpu_s)
+        pod = Pod(2 * pod.cores, 2 * pod.memory_bytes)
         bigger = Search(state.kinds, pod, state.objective_s, state.duration_s, state.simulations)
         found = {f.name: candidates(f, state.kinds[f.name], pod, memory[f.name]) for f in families}
         best = _smallest_for_a_proof(bigger, found, rate)

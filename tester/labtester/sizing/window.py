@@ -17,7 +17,9 @@ from dataclasses import replace
 from labtester.load import Sample
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import MOST_PREDICTED, KindCost, SizedSummary
-from labtester.sizing.model import BAND_DRAWS, FEWEST, Predicted, RequestKind, proof_run, sustained_p99
+from labtester.sizing.floor import floor_of
+from labtester.sizing.kinds import FEWEST, RequestKind
+from labtester.sizing.model import BAND_DRAWS, Predicted, proof_run, simulate, sustained_p99
 from labtester.sizing.overlap import Company, at
 from labtester.sizing.quantiles import spread
 
@@ -106,12 +108,25 @@ def shared_cpu_ratio(
 
 
 def measured_kinds(
-    kinds: Sequence[KindCost], used: Mapping[str, Sequence[float]], overhead_s: float | None = None
+    kinds: Sequence[KindCost],
+    used: Mapping[str, Sequence[float]],
+    overhead_s: float | None = None,
+    client_s: float | None = None,
 ) -> list[RequestKind]:
     """The plan's kinds, each drawing its CPU from what its requests used here where enough were
     answered (FEWEST: at the company they met here, so not moved by company), else from the plan's
     spread and its CPU by company; with the server's own CPU per request measured here
-    (`overhead_s`), else the plan's."""
+    (`overhead_s`), else the plan's; and the load client's (`client_s`, over the whole mix: each
+    kind's the plan's times what it measured over the plan's mean, alike where the plan had none),
+    else the plan's."""
+    total = sum(k.weight for k in kinds)
+    planned_client = sum(k.weight * k.client_s for k in kinds) / total if total > 0 else 0.0
+
+    def client_of(k: KindCost) -> float:
+        if client_s is None:
+            return k.client_s
+        return client_s if planned_client <= 0 else k.client_s * client_s / planned_client
+
     return [
         RequestKind(
             k.name,
@@ -127,6 +142,7 @@ def measured_kinds(
             k.elsewhere_share,
             () if measured else tuple((company, cpu) for company, cpu in k.cpu_by_company),
             k.close_s,
+            client_of(k),
         )
         for k in kinds
     ]
@@ -169,12 +185,41 @@ def predicted_window(
     warmup_s: float,
     used: Mapping[str, Sequence[float]],
     overhead_s: float | None = None,
+    client_s: float | None = None,
+    floor_s: tuple[float, ...] = (),
 ) -> Predicted:
-    """The run's window predicted on `used` (each kind's CPU, measured), `cores` and the server's own
-    CPU per request (`overhead_s`; None: the plan's): its rate, its p99 and its band."""
-    kinds = measured_kinds(summary.kinds, used, overhead_s)
+    """The run's window predicted on `used` (each kind's CPU, measured), `cores`, the server's own
+    CPU per request (`overhead_s`; None: the plan's), the load client's on those cores (`client_s`;
+    None: the plan's) and the floor added to each request: its rate, its p99 and its band."""
+    kinds = measured_kinds(summary.kinds, used, overhead_s, client_s)
     config = configuration_of(summary)
-    return proof_run(kinds, config, cores, rate_per_s, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS)
+    args = (kinds, config, cores, rate_per_s, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS, floor_s)
+    return proof_run(*args)
+
+
+def floor_from(
+    summary: SizedSummary,
+    times: Sequence[float],
+    picked: Sequence[int],
+    samples: Sequence[Sample],
+    client_s: float,
+) -> tuple[float, ...]:
+    """The floor (floor.py) of a run of requests alone: the latencies of its answered
+    `samples` (sent at `times`, of the kinds `picked`) against the model's of the same sends, on the
+    CPU they used, the pod's cores and the client's `client_s` a request."""
+    done = [s for s in samples if s.ok]
+    kinds = measured_kinds(summary.kinds, cpu_used(summary.kinds, done), client_s=client_s)
+    rate = len(times) / times[-1] if times and times[-1] > 0 else 0.0
+    run = simulate(
+        kinds,
+        configuration_of(summary),
+        summary.pod.cores,
+        rate,
+        len(times),
+        arrivals=times,
+        picked=picked,
+    )
+    return floor_of([s.from_schedule_s for s in done], run.latencies_s)
 
 
 def sustained_on(
@@ -186,6 +231,7 @@ def sustained_on(
     overhead_s: float | None = None,
 ) -> float:
     """The p99 of `duration_s` of traffic at this rate (`sustained_p99`) on `used` (each kind's CPU,
-    measured) and the server's own CPU per request (`overhead_s`; None: the plan's)."""
+    measured) and the server's own CPU per request (`overhead_s`; None: the plan's), beside the
+    plan's client."""
     kinds = measured_kinds(summary.kinds, used, overhead_s)
     return sustained_p99(kinds, configuration_of(summary), cores, rate_per_s, duration_s)

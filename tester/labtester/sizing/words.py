@@ -102,8 +102,10 @@ def from_warmup(level: Level | None) -> str:
     if level is None or level.warmup_predicted_p99_s is None:
         return ""
     ratio = f", {level.warmup_cpu_ratio:.2f}x the plan's" if level.warmup_cpu_ratio is not None else ""
-    free = level.warmup_cores_free
+    free, client = level.warmup_cores_free, level.warmup_client_cpu_s
     left = f", and the {free:.2f} cores its first {level.warmup_s:g} s left it" if free is not None else ""
+    if left and client:
+        left += f" and its client ({client * 1000:.2f} ms a request)"
     return (
         f" (p99 {seconds(level.warmup_predicted_p99_s)} on the CPU measured before its window{ratio}{left})"
     )

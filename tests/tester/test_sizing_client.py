@@ -1,0 +1,77 @@
+"""What a request meets outside the server's processes, in the sizing's simulation: the load client
+as one thread on the same cores (each kind's CPU for it in each latency, and one core at most,
+however many the pod has), and the floor measured alone, added to each latency from a draw of its own."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from labtester.sizing.configuration import Configuration
+from labtester.sizing.floor import FEWEST, POINTS, floor_of
+from labtester.sizing.kinds import RequestKind
+from labtester.sizing.model import simulate
+
+
+def sync(workers: int) -> Configuration:
+    return Configuration("sync", workers, 1, "shared", True)
+
+
+LIGHT = RequestKind("/light", 1, cpu_s=0.001, wait_s=0.0)
+
+
+def with_client(client_s: float, kind: RequestKind = LIGHT) -> list[RequestKind]:
+    return [dataclasses.replace(kind, client_s=client_s)]
+
+
+def test_a_request_alone_takes_the_clients_cpu_and_the_servers() -> None:
+    # Half the client's CPU to send it, the server's, then half to read the answer: 1 + 1 + 1 ms.
+    alone = simulate(with_client(0.002), sync(1), cores=2, rate_per_s=1, requests=1, arrivals=[0.0])
+    assert alone.latencies_s == pytest.approx((0.003,))
+    assert simulate([LIGHT], sync(1), 2, 1, 1, arrivals=[0.0]).latencies_s == pytest.approx((0.001,))
+
+
+def test_the_client_is_one_thread_however_many_cores_the_pod_has() -> None:
+    # 4 workers on 4 cores, 1 ms each a request: 4,000/s alone. A client spending 2 ms a request is
+    # one thread: it sends and reads 500 a second at most, whatever the cores. (A share of the cores
+    # taken off the server, 4 less 2 ms x the rate, would leave it 1,333/s.)
+    offered = 1500.0
+    client = simulate(with_client(0.002), sync(4), 4, offered, 6000)
+    assert client.served_per_s == pytest.approx(500, rel=0.05)
+    alone = simulate([LIGHT], sync(4), 4, offered, 6000)
+    assert alone.served_per_s == pytest.approx(offered, rel=0.05)
+    # On one core it shares it with the server: 1 / (1 + 2 ms), a third of a core for the server.
+    one_core = simulate(with_client(0.002), sync(4), 1, offered, 6000)
+    assert one_core.served_per_s == pytest.approx(1 / 0.003, rel=0.05)
+
+
+def test_the_clients_cpu_lengthens_the_tail_where_its_share_of_the_cores_did_not() -> None:
+    # The same CPU a second, taken as a thread in the path or as cores off the server: at 60 % of
+    # what the cores serve, the thread's requests wait behind the client's work too.
+    client_s, rate = 0.0008, 1000.0
+    thread = simulate(with_client(client_s), sync(6), 2, rate, 20000)
+    share = simulate([LIGHT], sync(6), 2 - rate * client_s, rate, 20000)
+    assert thread.p99_s > share.p99_s + client_s
+
+
+def test_the_floor_is_added_to_each_latency_and_moves_no_other_draw() -> None:
+    spread = RequestKind("/spread", 1, 0.001, 0.0, cpu_spread_s=(0.0005, 0.001, 0.0015))
+    floor = tuple(0.001 * i for i in range(10))  # 0 to 9 ms, evenly
+    bare = simulate(with_client(0.0002, spread), sync(2), 2, 200, 2000)
+    floored = simulate(with_client(0.0002, spread), sync(2), 2, 200, 2000, floor_s=floor)
+    # Each request's latency grew by one of the floor's values, the same requests otherwise.
+    assert len(bare.latencies_s) == len(floored.latencies_s)
+    added = sorted(f - b for f, b in zip(floored.latencies_s, bare.latencies_s, strict=True))
+    assert sum(added) / len(added) == pytest.approx(0.0045, rel=0.1)  # the floor's mean
+    assert floored.p99_s == pytest.approx(bare.p99_s + 0.009, abs=0.002)  # its top
+
+
+def test_the_floor_is_the_measured_beyond_the_modelled_quantile_by_quantile() -> None:
+    modelled = [0.001 * (1 + i / 1000) for i in range(1000)]
+    measured = [m + 0.002 for m in modelled]
+    floor = floor_of(measured, modelled)
+    assert len(floor) == POINTS and floor == pytest.approx([0.002] * POINTS)
+    # Never below none; fewer than FEWEST measured are no floor.
+    assert set(floor_of(modelled, measured)) == {0.0}
+    assert floor_of(measured[: FEWEST - 1], modelled) == ()
