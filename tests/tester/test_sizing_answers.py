@@ -178,8 +178,8 @@ def test_a_departure_names_the_cpu_the_proofs_requests_used_against_what_the_mod
     said = level.departures()
     assert said[0] == "p99 10.34x predicted"
     assert said[1] == (
-        "the machine left it 1.96 cores and its requests used 1.32x the CPU the model drew, on which "
-        "the model predicts 17.4/s at p99 1.88 s"
+        "the machine and its load client left it 1.96 cores and its requests used 1.32x the CPU the model "
+        "drew; with the client beside it, the model predicts 17.4/s at p99 1.88 s"
     )
 
 
@@ -217,7 +217,7 @@ def test_a_proof_run_is_judged_against_the_prediction_it_made_from_its_warm_up()
     # departure is the machine's, not the model's.
     starved = banded.model_copy(update={"cores_free": 1.2})
     said = headline(conclusion(proposed=proposed.model_copy(update={"levels": [starved]})))
-    assert "1.83x the plan's, the machine left it 1.20 of the pod's 2 cores);" in said
+    assert "1.83x the plan's, the machine and its load client left it 1.20 of the pod's 2 cores);" in said
     assert "the machine left it" not in departed  # (it left that run all of them)
 
 

@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from labtester.sizing.configuration import Configuration
+from labtester.sizing.document import PodSize
 from labtester.sizing.floor import FEWEST, POINTS, floor_of
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.model import simulate
@@ -55,16 +56,28 @@ def test_the_clients_cpu_lengthens_the_tail_where_its_share_of_the_cores_did_not
     assert thread.p99_s > share.p99_s + client_s
 
 
-def test_the_floor_is_added_to_each_latency_and_moves_no_other_draw() -> None:
+def test_the_floor_is_added_to_each_latency() -> None:
     spread = RequestKind("/spread", 1, 0.001, 0.0, cpu_spread_s=(0.0005, 0.001, 0.0015))
-    floor = tuple(0.001 * i for i in range(10))  # 0 to 9 ms, evenly
     bare = simulate(with_client(0.0002, spread), sync(2), 2, 200, 2000)
+    # A floor of 5 ms alone: every latency 5 ms longer, the run itself the same.
+    constant = simulate(with_client(0.0002, spread), sync(2), 2, 200, 2000, floor_s=(0.005,) * 10)
+    assert constant.latencies_s == pytest.approx([b + 0.005 for b in bare.latencies_s])
+    # A floor of 0 to 9 ms: a draw of it for each request, so its mean on average, its top at the tail.
+    floor = tuple(0.001 * i for i in range(10))
     floored = simulate(with_client(0.0002, spread), sync(2), 2, 200, 2000, floor_s=floor)
-    # Each request's latency grew by one of the floor's values, the same requests otherwise.
-    assert len(bare.latencies_s) == len(floored.latencies_s)
-    added = sorted(f - b for f, b in zip(floored.latencies_s, bare.latencies_s, strict=True))
-    assert sum(added) / len(added) == pytest.approx(0.0045, rel=0.1)  # the floor's mean
-    assert floored.p99_s == pytest.approx(bare.p99_s + 0.009, abs=0.002)  # its top
+    added = sum(floored.latencies_s) - sum(bare.latencies_s)
+    assert added / len(bare.latencies_s) == pytest.approx(0.0045, rel=0.1)
+    assert floored.p99_s == pytest.approx(bare.p99_s + 0.009, abs=0.002)
+
+
+def test_a_kind_the_client_spends_nothing_on_takes_none_of_its_cpu() -> None:
+    # Two kinds at once on two workers: one the client spends 2 ms on, one it spends nothing on.
+    kinds = [
+        dataclasses.replace(LIGHT, name="/client", client_s=0.002),
+        dataclasses.replace(LIGHT, name="/none"),
+    ]
+    both = simulate(kinds, sync(2), 2, 1, 2, arrivals=[0.0, 0.5], picked=[0, 1])
+    assert both.latencies_s == pytest.approx((0.001, 0.003))
 
 
 def test_the_floor_is_the_measured_beyond_the_modelled_quantile_by_quantile() -> None:
@@ -75,3 +88,11 @@ def test_the_floor_is_the_measured_beyond_the_modelled_quantile_by_quantile() ->
     # Never below none; fewer than FEWEST measured are no floor.
     assert set(floor_of(modelled, measured)) == {0.0}
     assert floor_of(measured[: FEWEST - 1], modelled) == ()
+
+
+def test_a_pod_written_before_the_client_moved_to_its_kinds_still_reads() -> None:
+    # Schema 7 kept the client's CPU on the pod (`client_cpu_s`); a report rebuilt from it reads it.
+    pod = PodSize.model_validate(
+        {"cores": 2, "memory_bytes": 1 << 30, "source": "test", "client_cpu_s": 0.0001}
+    )
+    assert pod.cores == 2 and not hasattr(pod, "client_cpu_s")

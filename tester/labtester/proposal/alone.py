@@ -39,12 +39,17 @@ def alone(
     client_s = machine.between(before, machine.snapshot()).tester_s / len(samples) if local(url) else 0.0
     times = proof_arrivals(rate, duration_s)
     picked = proof_kinds([k.weight for k in summary.kinds], len(times))
+    error = None
+    try:  # a model's failure costs the proof its floor, never the proof
+        quantiles = list(window.floor_from(summary, times, picked, samples, client_s))
+    except (ArithmeticError, ValueError) as failed:
+        quantiles, error = [], f"{type(failed).__name__}: {failed}"
     floor = Floor(
         offered_per_s=rate,
         duration_s=duration_s,
         requests=len(samples),
         client_cpu_s=client_s,
-        quantiles_s=list(window.floor_from(summary, times, picked, samples, client_s)),
+        quantiles_s=quantiles,
     )
     return {
         "step": f"alone {rate:.3f}",
@@ -53,4 +58,5 @@ def alone(
         "wall_s": wall_s,
         "samples": encode(samples),
         "floor": floor.model_dump(mode="json"),
+        "error": error,
     }

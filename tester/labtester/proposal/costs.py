@@ -131,6 +131,7 @@ def kinds_of(
             f"{family.name}: its workers hold a connection until the client closes it, and no delay was "
             "fitted to its empty requests (they never kept every worker busy): taken as none"
         )
+    local_client = client_cpu(results)
     kinds = []
     for path in conclusion.paths:
         # The mean alone: a rate follows the mean demand (a skewed path's median is below it);
@@ -160,7 +161,7 @@ def kinds_of(
                 elsewhere_share=measured.elsewhere_share,
                 cpu_by_company=measured.cpu_by_company,
                 close_s=close_s or 0.0,
-                client_s=statistics.median(clients) if clients else client_cpu(results),
+                client_s=statistics.median(clients) if clients else local_client,
             )
         )
         if not overheads:
@@ -224,14 +225,10 @@ def memory_of(results: Results, family: Family, slot_bytes: int) -> Memory:
 
 
 def client_cpu(results: Results) -> float:
-    """The load client's CPU per request over every flow (it shares the cores locally): a family's
-    requests where none of its flows measured theirs."""
-    used = [
-        u.cpu_per_request_s
-        for t in results.targets
-        for u in t.clients
-        if u.shape == "flow" and u.cpu_per_request_s
-    ]
+    """The local load client's CPU per request over every flow that measured one (it shares the
+    cores): a family's requests where none of its own flows did; 0 where the client runs elsewhere
+    (a cluster's tester pod: its CPU is no server pod's)."""
+    used = [c for _, f in flows(results) if (c := f.prediction.client_cpu_per_request_s) is not None]
     return statistics.median(used) if used else 0.0
 
 

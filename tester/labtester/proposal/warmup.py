@@ -5,9 +5,10 @@ and measured but not judged. What moves between the flows the plan drew from and
 warm-up measures in the very configuration proved: the CPU each kind's requests used (the Flask
 shop's proofs used 0.77 to 1.19 times what the plan drew from the flows minutes before, and each
 p99 followed its own), the cores the rest of the machine left the server and the load client (other
-processes, steal), and the client's CPU per request as the open loop spends it (0.12-0.33 ms on
-the Flask shop's light path, where the flows' closed loops spent 0.05-0.11: a thread on those
-cores in the model, events.py). Once the run is over and measured, the model predicts the window from the
+processes, steal), and the client's CPU per request as the open loop spends it (the Flask shop's
+light path, 2026-11-30: 0.13-0.18 ms on kept connections, 0.47-0.49 on sync's, 1.2-1.9x what the
+flows' closed loops spent: a thread on those cores in the model, events.py). Once the run is over
+and measured, the model predicts the window from the
 warm-up's requests (and earlier runs') and the cores read at its end: nothing the window measured.
 (Made beside the sends, in a thread, its simulation held the sender's GIL: at thousands a second,
 seconds of CPU that stalled every light proof's sends by 0.6-4 s as its window began, with up to
@@ -56,7 +57,7 @@ class Warmup:
         self.began = (machine.snapshot(), server_cpu())
         self.floor_s = floor_s
         self.free: float | None = None  # the cores the warm-up left the server and client, at its end
-        self.client_cpu_s = 0.0  # the load client's CPU over the warm-up (where the server's was read)
+        self.client_cpu_total_s = 0.0  # the load client's CPU over the warm-up (where the server's was read)
         self.now: Callable[[], float] | None = None  # the run's clock, from the warm-up's end
         self.read_at_s = 0.0
         self.made: dict[str, Any] = {}
@@ -72,14 +73,14 @@ class Warmup:
         (before, cpu_before), after, cpu_after = self.began, machine.snapshot(), self.server_cpu()
         if cpu_before is None or cpu_after is None:
             return None
-        self.client_cpu_s = machine.between(before, after).tester_s
+        self.client_cpu_total_s = machine.between(before, after).tester_s
         return cores_free({"machine": machine.recorded(before, after)}, cpu_after - cpu_before, tester=False)
 
     def after(self, samples: Sequence[Sample]) -> None:
         """With the run over and measured: the prediction from the warm-up's `samples` (where it ended)."""
         if self.now is not None:
             warm = [s for s in samples if s.scheduled_s < self.ends_s]
-            client = self.client_cpu_s / len(warm) if warm and self.free else None
+            client = self.client_cpu_total_s / len(warm) if warm and self.free else None
             self.predict(self.earlier + warm, self.now, self.free, client)
 
     def predict(

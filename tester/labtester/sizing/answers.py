@@ -112,7 +112,7 @@ def _departed(level: Level | None, cores: float) -> list[str]:
         return []
     free = level.cores_free
     if free is not None and free < (1 - DEPARTS) * cores:
-        said.append(f"the machine left it {free:.2f} of the pod's {cores:g} cores")
+        said.append(f"the machine and its load client left it {free:.2f} of the pod's {cores:g} cores")
     return said
 
 

@@ -21,7 +21,7 @@ def draws_of(requests: int, seed: int) -> tuple[tuple[float, ...], ...]:
 
 @lru_cache(maxsize=16)
 def floor_draws(requests: int, seed: int) -> tuple[float, ...]:
-    """A draw for each request's floor (sizing/outside.py), from a stream apart from `draws_of`'s:
+    """A draw for each request's floor (sizing/floor.py), from a stream apart from `draws_of`'s:
     measuring a floor moves no other draw."""
     rng = random.Random(seed + 7919)
     return tuple(rng.random() for _ in range(requests))

@@ -162,8 +162,8 @@ class Level(BaseModel):
             ratio = self.cpu_used_ratio
             used = f" and its requests used {ratio:.2f}x the CPU the model drew" if ratio is not None else ""
             found.append(
-                f"the machine left it {self.cores_free:.2f} cores{used}, on which the model predicts "
-                f"{self.explained_per_s:.1f}/s at p99 {p99}"
+                f"the machine and its load client left it {self.cores_free:.2f} cores{used}; with the "
+                f"client beside it, the model predicts {self.explained_per_s:.1f}/s at p99 {p99}"
             )
         if found and self.slowest is not None:
             found.append(self.slowest.said())

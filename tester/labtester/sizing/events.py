@@ -93,7 +93,7 @@ class Run:
         self.client_speed = 0.0
 
     def step(self) -> None:
-        """To the next event (an arrival, a wait's end, a slot's close, a CPU phase's end); handle it."""
+        """To the next event (an arrival, the client's job, a wait, a close, a phase's end); handle it."""
         preemptive = self.config.preemptive
         speeds = self.speeds
         if speeds is None:

@@ -9,7 +9,10 @@ added to the model's latencies (the client as a thread, events.py), the median a
 4.6 and 7.1, where the model alone said 1.0 and 1.3 (and five runs of one rate measured 6.3 to 11.6:
 one run's p99 at thousands a second moves by 1.8x on two shared cores).
 It is measured per configuration, alone: a short run of the mix at a low rate before its proof
-(proposal/prove.py), its latencies against the model's of the same sends, quantile by quantile."""
+(proposal/alone.py), its latencies against the model's of the same sends, quantile by quantile:
+alone, the model's latencies barely spread (the requests seldom meet), so each quantile's
+difference is the floor's, which the model then adds to each request as a draw of its own. One
+floor for every kind of the mix (a heavy kind's own error is in it too: its time dwarfs it)."""
 
 from __future__ import annotations
 

@@ -47,8 +47,8 @@ class RequestKind:
     close_s: float = 0.0  # after its answer, its slot held off every core until the client closed
     # The local load client's CPU per request of this kind, on the same cores (0: it runs elsewhere):
     # a thread among the server's in the simulation (events.py). Per family, as its flows measured
-    # it: a sync worker's closed connections cost the client 0.27-0.33 ms a request on the Flask
-    # shop's light path, gthread's and granian's kept ones 0.07.
+    # it: a sync worker's closed connections cost the client 0.27-0.40 ms a request on the Flask
+    # shop's light path, gthread's and granian's kept ones 0.065-0.076 (2026-11-30, two labs).
     client_s: float = 0.0
 
     @property
