@@ -12,7 +12,7 @@ from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import PodSize
 from labtester.sizing.floor import FEWEST, POINTS, floor_of
 from labtester.sizing.kinds import RequestKind
-from labtester.sizing.model import simulate
+from labtester.sizing.model import ceiling_per_s, simulate
 
 
 def sync(workers: int) -> Configuration:
@@ -45,6 +45,9 @@ def test_the_client_is_one_thread_however_many_cores_the_pod_has() -> None:
     # On one core it shares it with the server: 1 / (1 + 2 ms), a third of a core for the server.
     one_core = simulate(with_client(0.002), sync(4), 1, offered, 6000)
     assert one_core.served_per_s == pytest.approx(1 / 0.003, rel=0.05)
+    # The ceiling the search starts below says so.
+    assert ceiling_per_s(with_client(0.002), sync(4), 4) == pytest.approx(500)
+    assert ceiling_per_s([LIGHT], sync(4), 4) == pytest.approx(4000)
 
 
 def test_the_clients_cpu_lengthens_the_tail_where_its_share_of_the_cores_did_not() -> None:

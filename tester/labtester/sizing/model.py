@@ -83,12 +83,15 @@ def mean_of(kinds: Sequence[RequestKind], value: str) -> float:
 def ceiling_per_s(kinds: Sequence[RequestKind], config: Configuration, cores: float) -> float:
     """Little's law for the configuration alone: the fewer of its slots over the time a request
     holds one and the cores its processes can use over the CPU a request costs, each at the
-    company where a request costs least (a bound: what it serves is below)."""
-    demand = mean_of(kinds, "least_demand_s")
+    company where a request costs least, and what a local client sends and reads on one core (a
+    bound: what it serves is below)."""
+    demand, client = mean_of(kinds, "least_demand_s"), mean_of(kinds, "client_s")
     usable = min(cores, config.processes * mean_of(kinds, "cores_per_process"))
     limits = [config.slots / (mean_of(kinds, "least_alone_s") + mean_of(kinds, "close_s"))]
     if demand > 0:
         limits.append(usable / demand)
+    if client > 0:
+        limits.append(1 / client)
     return min(limits)
 
 
