@@ -225,6 +225,9 @@ def granian_wsgi_app() -> Iterator[Served]:
     target.stop()
 
 
+CLOSED_GAP = 0.6  # of what the processes' CPU has beyond the path's, the share the parts' cost accounts for
+
+
 def test_a_bodys_parts_written_off_the_python_threads_are_accounted_for(granian_wsgi_app: Served) -> None:
     # granian-wsgi iterates the body on a Python thread and writes each part from its Rust threads,
     # which no Python clock sees: their cost per part is measured on an empty stream, and a path's
@@ -235,11 +238,14 @@ def test_a_bodys_parts_written_off_the_python_threads_are_accounted_for(granian_
     account = flow_account(granian_wsgi_app, MANY_CHUNKS)
     assert account.chunks_per_request is not None and account.chunks_per_request >= 300, account
     assert account.chunks_cpu_per_request_s is not None and account.chunks_cpu_per_request_s > 0, account
-    # Counted twice, the parts' cost would put it near 1.2 here.
-    assert ACCOUNTED_SHARE <= account.share <= 1.15, account
     # Without the parts' cost, the path's CPU would be a lower bound here (0.68 without it).
-    without = account.accounted_s - account.chunks_cpu_per_request_s
-    assert without / account.process_cpu_per_request_s < ACCOUNTED_SHARE, account
+    without = (account.accounted_s - account.chunks_cpu_per_request_s) / account.process_cpu_per_request_s
+    assert without < ACCOUNTED_SHARE, account
+    # With it, most of what was missing is accounted for: the cost of a part is measured on an
+    # empty stream, apart from the path's flow, so it moves with the machine between the two (0.89
+    # to 0.96 of the processes' CPU in full runs of the suite, 2026-11-30). Counted twice, the
+    # parts' cost would put it near 1.2 here.
+    assert account.share - without >= CLOSED_GAP * (1 - without) and account.share <= 1.15, account
 
 
 @pytest.fixture(scope="module", params=[SYNC, GTHREAD, GEVENT, UVICORN], ids=lambda c: str(c["name"]))
