@@ -23,11 +23,12 @@ ALONE_MOST_S = 3.0
 
 def alone(
     url: str, summary: SizedSummary, timeout_s: float, requests: dict[str, Outgoing]
-) -> dict[str, object] | None:
+) -> tuple[dict[str, object], Floor] | None:
     """The configuration's requests alone, before its proof: the mix at ALONE_SHARE of its first
-    level's rate, ALONE_REQUESTS of them (at most ALONE_MOST_S), and its floor, what each took beyond
-    the model of the same sends (sizing/floor.py). None where that is fewer than `floor.FEWEST`
-    requests (a heavy path: its floor, a millisecond or two, is next to nothing against its time)."""
+    level's rate, ALONE_REQUESTS of them (at most ALONE_MOST_S); their raw record's fields and their
+    floor, what each took beyond the model of the same sends (sizing/floor.py). None where that is
+    fewer than `floor.FEWEST` requests (a heavy path: its floor, a millisecond or two, is next to
+    nothing against its time)."""
     rate = ALONE_SHARE * min((level.offered_per_s for level in summary.levels), default=0.0)
     duration_s = min(ALONE_MOST_S, ALONE_REQUESTS / rate) if rate > 0 else 0.0
     if rate * duration_s < FEWEST:
@@ -51,7 +52,7 @@ def alone(
         client_cpu_s=client_s,
         quantiles_s=quantiles,
     )
-    return {
+    record = {
         "step": f"alone {rate:.3f}",
         "offered_per_s": rate,
         "duration_s": duration_s,
@@ -60,3 +61,4 @@ def alone(
         "floor": floor.model_dump(mode="json"),
         "error": error,
     }
+    return record, floor

@@ -32,7 +32,6 @@ from labtester.rawlog import Record, RecordSink
 from labtester.scenarios.common import encode
 from labtester.scenarios.flow.servingcost import local
 from labtester.sizing.document import PROOF_S, Level, SizedSummary
-from labtester.sizing.floor import Floor
 from labtester.target_group import running_targets
 from labtester.traffic import Outgoing
 
@@ -140,10 +139,11 @@ def offer_levels(
     `server_cpu`: its processes' CPU seconds where they can be read from here, else None."""
     log.write("scenario", **_plan(name, summary))
     _drained(url, times[1])
-    floor = alone(url, summary, times[1], requests)
-    if floor is not None:
-        log.write("scenario", target=name, scenario=SHAPE, kind=ALONE, client=0, **floor)
-    floor_s = tuple(Floor.model_validate(floor["floor"]).quantiles_s) if floor else ()
+    floor_s: tuple[float, ...] = ()
+    if (measured := alone(url, summary, times[1], requests)) is not None:
+        record, floor = measured
+        log.write("scenario", target=name, scenario=SHAPE, kind=ALONE, client=0, **record)
+        floor_s = tuple(floor.quantiles_s)
     runs: list[Record] = []  # each level's record: the next one's warm-up adds what it measured
     for level in summary.levels:
         _drained(url, times[1])
