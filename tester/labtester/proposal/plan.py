@@ -63,7 +63,8 @@ def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustain
         if rate <= 0:
             continue
         warmup_s = warmup_of(duration_s)  # the window the proof judges: after its warm-up
-        run = proof_run(kinds, config, pod.cores, rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS)
+        sends = (rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS)
+        run = proof_run(kinds, config, pod.cores, *sends, runs=search_state.runs)
         known = sized.sustained_p99_s if rate == sized.rate_per_s else None
         held = None if not held_s else known or sustained_p99(kinds, config, pod.cores, rate, held_s)
         levels.append(
@@ -145,7 +146,8 @@ def plan(
     state = Search(kinds, pod, goal.p99_s, duration_s)
     picked = conclusion.recommendation.target if conclusion.recommendation else None
     fixed = _fixed(results, picked, searched, memory, state)
-    found = sized_for(searched, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s, fixed)
+    goals = (goal.p99_s, duration_s, goal.rate_per_s)
+    found = sized_for(searched, kinds, memory, pod, *goals, fixed, state.runs)
     if conclusion.cores is not None and pod.cores != conclusion.cores:
         assumed.append(
             Caveat(
@@ -190,7 +192,7 @@ def needed(found: Found, state: Search, context: SizedSummary, memory: dict[str,
     if found.needed is None or found.needed_pod is None:
         return []
     pod = found.needed_pod
-    bigger = Search(state.kinds, pod, state.objective_s, state.duration_s)
+    bigger = Search(state.kinds, pod, state.objective_s, state.duration_s, runs=state.runs)
     summary = summary_of("needed", found.needed, bigger, found, context)
     needs = context.pod.model_copy(update={"cores": pod.cores, "memory_bytes": pod.memory_bytes})
     why = f"sized for a pod of {pod.cores:g} cores, not proved on this one"

@@ -71,8 +71,8 @@ def resized(
     goal = first.objective
     families = [item.family for item in by_family.values()]
     memory = {name: item.memory for name, item in by_family.items()}
-    found = sized_for(families, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s)
     state = Search(kinds, pod, goal.p99_s, duration_s)
+    found = sized_for(families, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s, runs=state.runs)
     # What the first plan assumed, not what it said of its own configuration (`label: ...`) nor what
     # its search said of the target rate: this search says its own.
     assumed = [c for c in first.caveats if c.about != first.label and c.kind not in RATE_KINDS]

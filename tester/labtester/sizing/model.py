@@ -28,8 +28,9 @@ rates) are compared on the same requests: the search's steps are smooth, not noi
 
 from __future__ import annotations
 
+import functools
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from labtester.sizing.arrivals import (
@@ -159,6 +160,24 @@ class Predicted:
     p99_band_s: tuple[float, float]  # the least and the most of its draws' p99
 
 
+class Runs:
+    """Simulated runs made once, by what they simulate (their p99 and rate served): a refinement's
+    draws at the rate it settles on are the first of that rate's proof level's (search.py,
+    plan.py). With a refinement deciding on three draws where they agree (their median is then the
+    five's) and company read from running sums (overlap.py), a light path's search took 0.79-0.84x
+    its CPU and its whole plan 0.70-0.72x, the same plan (httpbin's /json, the Flask shop's
+    /products/7: 17-19 s of CPU from 24-26)."""
+
+    def __init__(self) -> None:
+        self.made: dict[tuple[object, ...], tuple[float, float]] = {}
+
+    def run(self, key: tuple[object, ...], make: Callable[[], Simulated]) -> tuple[float, float]:
+        if (known := self.made.get(key)) is None:
+            run = make()
+            known = self.made[key] = (run.p99_s, run.served_per_s)
+        return known
+
+
 def replicated(
     kinds: Sequence[RequestKind],
     config: Configuration,
@@ -169,21 +188,27 @@ def replicated(
     judged_from_s: float = 0.0,
     draws: int = REPLICATIONS,
     floor_s: tuple[float, ...] = (),
+    runs: tuple[Runs, tuple[object, ...]] | None = None,
 ) -> Predicted:
     """What one run of these sends (`times`, each request's kind `picked`) is predicted to serve
     (the mean over `draws` runs, each drawing only the requests' CPU, wait and worker with its own
     seed) and its p99 (their median), over the sends from `judged_from_s` on: a run as short as a
     proof holds a few requests beyond its p99, so one simulated run of it is one draw of its p99,
     not the prediction; their least and most are the band one run's p99 falls in, from the very
-    spread of the requests' CPU and wait (x1.14 to x1.74 wide on the Flask shop's proofs)."""
-    runs = [
-        simulate(
-            kinds, config, cores, rate_per_s, len(times), SEED + i, times, picked, judged_from_s, floor_s
-        )
-        for i in range(draws)
-    ]
-    p99s = [r.p99_s for r in runs]
-    served = sum(r.served_per_s for r in runs) / len(runs)
+    spread of the requests' CPU and wait (x1.14 to x1.74 wide on the Flask shop's proofs).
+    `runs`: where runs already made are kept, and the key of these sends there."""
+
+    def draw(i: int) -> Simulated:
+        sends = (len(times), SEED + i, times, picked, judged_from_s, floor_s)
+        return simulate(kinds, config, cores, rate_per_s, *sends)
+
+    if runs is None:
+        made = [(run.p99_s, run.served_per_s) for run in map(draw, range(draws))]
+    else:
+        kept, key = runs
+        made = [kept.run((*key, i), functools.partial(draw, i)) for i in range(draws)]
+    p99s = [p99 for p99, _ in made]
+    served = sum(per_s for _, per_s in made) / len(made)
     return Predicted(served, statistics.median(p99s), (min(p99s), max(p99s)))
 
 
@@ -197,6 +222,7 @@ def proof_run(
     warmup_s: float = 0.0,
     draws: int = REPLICATIONS,
     floor_s: tuple[float, ...] = (),
+    runs: Runs | None = None,
 ) -> Predicted:
     """A proof run predicted on the very requests it sends (`proof_arrivals`, `proof_kinds`: the
     same times, kinds and count, from an idle server, as it measures them), to its first `most`;
@@ -210,7 +236,9 @@ def proof_run(
     if times and len(times) < len(every):  # else past most / warm-up (2,000/s) none is judged
         warmup_s *= times[-1] / duration_s
     picked = proof_kinds([k.weight for k in kinds], len(times))
-    return replicated(kinds, config, cores, rate_per_s, times, picked, warmup_s, draws, floor_s)
+    key = (tuple(kinds), config, cores, rate_per_s, duration_s, most, warmup_s, floor_s)
+    made = (runs, key) if runs is not None else None
+    return replicated(kinds, config, cores, rate_per_s, times, picked, warmup_s, draws, floor_s, made)
 
 
 def sustained_p99(

@@ -72,9 +72,12 @@ class Company:
             if (place := _span(s)) is not None:
                 self.spans.setdefault(place[0], []).append((place[1], place[2], id(s)))
         self.longest: dict[int, float] = {}  # by process: the longest time one request was in the app
+        self.members = {id_ for spans in self.spans.values() for _, _, id_ in spans}
+        self.counts: dict[int, _Counted] = {}  # by process: how many were in the app, over time
         for pid, spans in self.spans.items():
             spans.sort()  # by start
             self.longest[pid] = max(b - a for a, b, _ in spans)
+            self.counts[pid] = _Counted(spans)
 
     def _beside(self, request: Sample) -> tuple[float, float, list[tuple[float, float]]] | None:
         """The request's start and end in the app, and the others' times within them."""
@@ -105,8 +108,44 @@ class Company:
         return covered / (end - start)
 
     def others(self, request: Sample) -> float | None:
-        """How many others of its process were in the app beside it, on average over its time."""
-        if (beside := self._beside(request)) is None:
+        """How many others of its process were in the app beside it, on average over its time: the
+        integral of how many were in it over its time, less its own (from running sums: a flow's
+        one slow request put a light path's hundreds of neighbours in every other's window, and
+        this was most of a plan's CPU there)."""
+        if (place := _span(request)) is None:
             return None
-        start, end, overlaps = beside
-        return sum(b - a for a, b in overlaps) / (end - start)
+        pid, start, end = place
+        counted = self.counts.get(pid)
+        inside = counted.between(start, end) if counted is not None else 0.0
+        if id(request) in self.members:
+            inside -= end - start
+        return max(0.0, inside) / (end - start)
+
+
+class _Counted:
+    """How many of a process's requests were in the app at any time, and its running integral."""
+
+    def __init__(self, spans: Sequence[tuple[float, float, int]]) -> None:
+        steps = sorted([(a, 1) for a, _, _ in spans] + [(b, -1) for _, b, _ in spans])
+        self.origin = steps[0][0] if steps else 0.0  # times from here: sums of small differences
+        self.times: list[float] = []
+        self.counts: list[int] = []  # in the app from each time on
+        self.integrals: list[float] = []  # request-seconds in the app up to each time
+        count, integral, previous = 0, 0.0, 0.0
+        for at_s, change in steps:
+            t = at_s - self.origin
+            integral += count * (t - previous)
+            count += change
+            self.times.append(t)
+            self.counts.append(count)
+            self.integrals.append(integral)
+            previous = t
+
+    def _up_to(self, at_s: float) -> float:
+        t = at_s - self.origin
+        k = bisect.bisect_right(self.times, t) - 1
+        return 0.0 if k < 0 else self.integrals[k] + self.counts[k] * (t - self.times[k])
+
+    def between(self, start: float, end: float) -> float:
+        """Request-seconds in the app from `start` to `end`."""
+        return self._up_to(end) - self._up_to(start)

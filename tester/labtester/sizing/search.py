@@ -12,13 +12,13 @@ the same simulated requests, so its steps are smooth.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.document import MOST_PREDICTED, warmup_of
 from labtester.sizing.families import Family
 from labtester.sizing.kinds import RequestKind
-from labtester.sizing.model import REPLICATIONS, proof_run, simulate
+from labtester.sizing.model import REPLICATIONS, Runs, proof_run, simulate
 from labtester.sizing.pod import Memory, Pod
 
 # The most of its ceiling a configuration is sized to: the ceiling rests on measured costs, good to
@@ -33,6 +33,7 @@ REFINE_STEP = 0.9
 # configurations' rates a step apart by where each one's steps fell (the choice is within BETTER).
 REFINE_BISECTIONS = 2
 CHECKS = REPLICATIONS  # simulated runs behind each refinement's p99: a proof run's prediction
+AGREEING = CHECKS // 2 + 1  # of them, as many as decide their median's side where they agree
 SEARCH_REQUESTS = (400, 1200)  # fewest and most simulated requests per run during the search
 
 
@@ -52,6 +53,7 @@ class Search:
     objective_s: float
     duration_s: float  # of a proof run: a simulated run as long as the proof's (its queue builds as long)
     simulations: int = 0
+    runs: Runs = field(default_factory=Runs)  # the proof runs simulated, kept for the plan's levels
 
     @property
     def warmup_s(self) -> float:
@@ -98,12 +100,21 @@ class Search:
         return Sized(sized.candidate, rate, sized.p99_s) if rate > 0 else sized
 
     def proof_p99(self, candidate: Candidate, rate_per_s: float) -> float:
-        """The p99 a proof's run at this rate is predicted to have, over CHECKS draws."""
-        self.simulations += CHECKS
+        """The p99 a proof's run at this rate is predicted to have, over CHECKS draws: where the
+        first AGREEING of them fall on one side of the objective, theirs (the median of all is on
+        that side too); each kept for its level (`runs`)."""
         kinds, config = self.kinds[candidate.family.name], candidate.configuration
-        return proof_run(
-            kinds, config, self.pod.cores, rate_per_s, self.duration_s, MOST_PREDICTED, self.warmup_s
-        ).p99_s
+        made = len(self.runs.made)
+        for draws in (AGREEING, CHECKS):
+            predicted = proof_run(
+                kinds, config, self.pod.cores, rate_per_s, self.duration_s, MOST_PREDICTED, self.warmup_s,
+                draws, runs=self.runs,
+            )  # fmt: skip
+            least, most = predicted.p99_band_s
+            if most <= self.objective_s or least > self.objective_s:
+                break
+        self.simulations += len(self.runs.made) - made
+        return predicted.p99_s
 
     def sustainable(self, candidate: Candidate, above: float = 0.0) -> Sized | None:
         """The highest rate whose p99 meets the objective, by bisection below the ceiling; with
@@ -186,12 +197,14 @@ def search(
     objective_s: float,
     duration_s: float,
     fixed: Candidate | None = None,
+    runs: Runs | None = None,
 ) -> Found:
     """The most throughput (with a target rate, sizing/serving.py's `sized_for` instead). `fixed`:
     the configuration the team runs (the flows' pick), sized the same way and a candidate of its
-    family: the climb is local and may pass it by."""
+    family: the climb is local and may pass it by. `runs`: where the proof runs it simulates are
+    kept (the plan's levels draw on them)."""
     started = time.process_time()
-    state = Search(kinds, pod, objective_s, duration_s)
+    state = Search(kinds, pod, objective_s, duration_s, runs=runs if runs is not None else Runs())
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
     best: dict[str, Sized] = {}
     order = sorted(found, key=lambda name: -max((c.ceiling_per_s for c in found[name]), default=0.0))

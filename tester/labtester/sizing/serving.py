@@ -13,6 +13,7 @@ from labtester.sizing.caveat import NOT_HELD, NOT_SERVED, Caveat
 from labtester.sizing.families import Family, never_yielding
 from labtester.sizing.held import held, size
 from labtester.sizing.kinds import RequestKind
+from labtester.sizing.model import Runs
 from labtester.sizing.pod import Memory, Pod
 from labtester.sizing.search import Found, Search, Sized, search, size_fixed
 from labtester.sizing.words import goal
@@ -30,15 +31,18 @@ def sized_for(
     duration_s: float,
     target_rate: float | None = None,
     fixed: Candidate | None = None,
+    runs: Runs | None = None,
 ) -> Found:
     """The search for the pod and objective; with a target rate, per family the smallest
     configuration whose p99 at it meets the objective in a proof's run, the proposal the smallest
     of those that also keeps it over minutes of the rate (held.py), else the smallest, said so;
-    where none serves it, the pod it would need. `fixed`: the team's configuration, sized the same way."""
+    where none serves it, the pod it would need. `fixed`: the team's configuration, sized the same way.
+    `runs`: where the proof runs simulated are kept (the plan's levels draw on them)."""
+    runs = runs if runs is not None else Runs()
     if target_rate is None:
-        return search(families, kinds, memory, pod, objective_s, duration_s, fixed)
+        return search(families, kinds, memory, pod, objective_s, duration_s, fixed, runs)
     started = time.process_time()
-    state = Search(kinds, pod, objective_s, duration_s)
+    state = Search(kinds, pod, objective_s, duration_s, runs=runs)
     team = size_fixed(state, fixed)  # for the most it sustains, as without a target rate
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
     best = _smallest_for_a_proof(state, found, target_rate)
@@ -153,7 +157,7 @@ def _needed(
     pod, serving, walks = state.pod, None, 0
     for _ in range(MOST_DOUBLINGS):
         pod = Pod(2 * pod.cores, 2 * pod.memory_bytes)
-        bigger = Search(state.kinds, pod, state.objective_s, state.duration_s, state.simulations)
+        bigger = Search(state.kinds, pod, state.objective_s, state.duration_s, state.simulations, state.runs)
         found = {f.name: candidates(f, state.kinds[f.name], pod, memory[f.name]) for f in families}
         best = _smallest_for_a_proof(bigger, found, rate)
         walked = held(bigger, found, best, rate) if best else None
