@@ -57,8 +57,18 @@ def test_the_plans_level_at_the_refined_rate_draws_on_the_refinements_runs() -> 
     level = proof_run(MIX, config, POD.cores, *sends, runs=state.runs)
     assert len(state.runs.made) == BAND_DRAWS  # only the draws the refinement had not made
     assert level == proof_run(MIX, config, POD.cores, *sends)  # the same prediction made afresh
-    other = proof_run(MIX, config, POD.cores, 0.9 * rate, *sends[1:], runs=state.runs)
-    assert len(state.runs.made) == 2 * BAND_DRAWS and other != level  # another rate: its own runs
+    # Anything else the runs depend on is a run of its own: the rate, the cores, the configuration,
+    # the kinds, the floor.
+    fewer = next(c for c in candidates(candidate.family, MIX, POD, MEMORY["gthread"]) if c.per_process == 2)
+    others = [
+        proof_run(MIX, config, POD.cores, 0.9 * rate, *sends[1:], runs=state.runs),
+        proof_run(MIX, config, 0.5, *sends, runs=state.runs),
+        proof_run(MIX, fewer.configuration, POD.cores, *sends, runs=state.runs),
+        proof_run(MIX[:1], config, POD.cores, *sends, runs=state.runs),
+        proof_run(MIX, config, POD.cores, *sends, floor_s=(0.01, 0.02), runs=state.runs),
+    ]
+    assert len(state.runs.made) == (1 + len(others)) * BAND_DRAWS
+    assert all(other != level for other in others)
 
 
 def in_app(start: float, app_s: float, pid: int) -> Sample:
@@ -81,9 +91,13 @@ def test_a_requests_company_from_running_sums_is_its_overlaps_pair_by_pair() -> 
     draw = random.Random(7)
     # Epoch-like stamps, light requests beside a few slow ones, two processes.
     requests = [
-        in_app(1.8e9 + draw.uniform(0, 2), draw.choice((0.0002, 0.001, 0.3)), draw.choice((1, 2)))
+        in_app(1.8e9 + draw.uniform(0, 2), draw.choice((0.0001, 0.001, 0.3)), draw.choice((1, 2)))
         for _ in range(400)
     ]
+    # Spans that end where another starts, and one twice (two requests, the same times).
+    first = requests[0]
+    start, app_s = first.started_at or 0.0, first.app_s or 0.0
+    requests[1:3] = [in_app(start + app_s, 0.001, first.pid or 1), in_app(start, app_s, first.pid or 1)]
     members, outsiders = requests[:300], requests[300:]  # the second: not among the company's
     company = Company(members)
     for request in requests:

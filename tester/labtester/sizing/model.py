@@ -163,10 +163,10 @@ class Predicted:
 class Runs:
     """Simulated runs made once, by what they simulate (their p99 and rate served): a refinement's
     draws at the rate it settles on are the first of that rate's proof level's (search.py,
-    plan.py). With a refinement deciding on three draws where they agree (their median is then the
-    five's) and company read from running sums (overlap.py), a light path's search took 0.79-0.84x
-    its CPU and its whole plan 0.70-0.72x, the same plan (httpbin's /json, the Flask shop's
-    /products/7: 17-19 s of CPU from 24-26)."""
+    plan.py). With a refinement deciding on three draws where they agree (the median of five is on
+    their side) and company read from running sums (overlap.py), a light path's search took
+    0.84-0.90x its CPU and its whole plan 0.71-0.74x, the same plan (httpbin's /json, the Flask
+    shop's /products/7: 17-19 s of CPU from 23-26)."""
 
     def __init__(self) -> None:
         self.made: dict[tuple[object, ...], tuple[float, float]] = {}

@@ -12,13 +12,13 @@ the same simulated requests, so its steps are smooth.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.document import MOST_PREDICTED, warmup_of
 from labtester.sizing.families import Family
 from labtester.sizing.kinds import RequestKind
-from labtester.sizing.model import REPLICATIONS, Runs, proof_run, simulate
+from labtester.sizing.model import REPLICATIONS, Predicted, Runs, proof_run, simulate
 from labtester.sizing.pod import Memory, Pod
 
 # The most of its ceiling a configuration is sized to: the ceiling rests on measured costs, good to
@@ -95,26 +95,34 @@ class Search:
                         met = Sized(sized.candidate, middle, p99, proved=True)
                     else:
                         missed = middle
-                return met
+                return replace(met, p99_s=self.proof_figure(met.candidate, met.rate_per_s))
             missed, rate = rate, rate * REFINE_STEP
         return Sized(sized.candidate, rate, sized.p99_s) if rate > 0 else sized
 
     def proof_p99(self, candidate: Candidate, rate_per_s: float) -> float:
-        """The p99 a proof's run at this rate is predicted to have, over CHECKS draws: where the
-        first AGREEING of them fall on one side of the objective, theirs (the median of all is on
-        that side too); each kept for its level (`runs`)."""
-        kinds, config = self.kinds[candidate.family.name], candidate.configuration
-        made = len(self.runs.made)
+        """The p99 a proof's run at this rate is predicted to have, on its side of the objective:
+        over CHECKS draws, or where the first AGREEING of them fall on one side, theirs (the median
+        of all is on that side too; `proof_figure` for the figure). Each kept for its level (`runs`)."""
         for draws in (AGREEING, CHECKS):
-            predicted = proof_run(
-                kinds, config, self.pod.cores, rate_per_s, self.duration_s, MOST_PREDICTED, self.warmup_s,
-                draws, runs=self.runs,
-            )  # fmt: skip
+            predicted = self._proof(candidate, rate_per_s, draws)
             least, most = predicted.p99_band_s
             if most <= self.objective_s or least > self.objective_s:
                 break
-        self.simulations += len(self.runs.made) - made
         return predicted.p99_s
+
+    def proof_figure(self, candidate: Candidate, rate_per_s: float) -> float:
+        """The p99 a proof's run at this rate is predicted to have, over CHECKS draws."""
+        return self._proof(candidate, rate_per_s, CHECKS).p99_s
+
+    def _proof(self, candidate: Candidate, rate_per_s: float, draws: int) -> Predicted:
+        kinds, config = self.kinds[candidate.family.name], candidate.configuration
+        made = len(self.runs.made)
+        predicted = proof_run(
+            kinds, config, self.pod.cores, rate_per_s, self.duration_s, MOST_PREDICTED, self.warmup_s,
+            draws, runs=self.runs,
+        )  # fmt: skip
+        self.simulations += len(self.runs.made) - made
+        return predicted
 
     def sustainable(self, candidate: Candidate, above: float = 0.0) -> Sized | None:
         """The highest rate whose p99 meets the objective, by bisection below the ceiling; with
