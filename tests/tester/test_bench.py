@@ -15,6 +15,7 @@ from labtester.bench.modelerror import print_model_error
 from labtester.inputs.bench import BENCH_APP, HEAVY_PATH, LIGHT_PATH
 from labtester.results import Results
 from labtester.scenarios.bursts.analyse import BurstRun
+from labtester.sizing import compiled
 from labtester.targets import REPO_ROOT
 from tests.tester.app_lab import QUICK_FLOW, app_lab, results_of, values_with
 
@@ -63,11 +64,13 @@ def test_make_bench_reports_the_sizing_searchs_own_cpu() -> None:
     out = io.StringIO()
     print_sizing_cost(Console(file=out, width=200))
     found = re.search(
-        r"BENCH sizing search: ([\d.]+) s of CPU \(goal: under 1 s\).* (\d+) simulations over 6 families",
+        r"BENCH sizing search: ([\d.]+) s of CPU \(goal: under 1 s; the simulation ([^)]+)\), (\d+) "
+        r"simulations over 6 families",
         out.getvalue(),
     )
     assert found is not None, out.getvalue()
-    assert float(found.group(1)) > 0 and int(found.group(2)) > 0
+    assert float(found.group(1)) > 0 and int(found.group(3)) > 0
+    assert found.group(2).startswith("compiled" if compiled.active() else "as Python")  # which one ran
 
 
 def test_make_bench_holds_the_model_to_the_apps_light_and_heavy_paths_side_by_side(

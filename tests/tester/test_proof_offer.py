@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from labtester.proposal.openloop import offer
-from labtester.sizing.arrivals import SEED, proof_arrivals, proof_kinds
+from labtester.sizing.arrivals import SEED, first_proof_arrivals, proof_arrivals, proof_kinds
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.model import simulate
@@ -30,6 +30,15 @@ def test_a_proof_run_sends_rate_times_duration_within_its_run(rate_per_s: float,
         sends = proof_arrivals(rate_per_s, duration_s, seed)
         assert len(sends) == round(rate_per_s * duration_s)
         assert sends == sorted(sends) and sends[0] >= 0 and sends[-1] < duration_s
+
+
+@pytest.mark.parametrize("most", [0, 1, 500, 8000, 9000])
+def test_a_predictions_first_sends_are_the_proofs_own_first(most: int) -> None:
+    # The prediction simulates the first `most` of the proof's sends, found without sorting all:
+    # the very times the proof sends first, and the count it sends.
+    for rate_per_s, duration_s in [(450.0, 20.0), (3300.0, 20.0), (7.3, 3.0)]:
+        sends = proof_arrivals(rate_per_s, duration_s)
+        assert first_proof_arrivals(rate_per_s, duration_s, most) == (sends[:most], len(sends))
 
 
 def test_the_sends_are_spread_over_the_run_not_paced() -> None:

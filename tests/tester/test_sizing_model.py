@@ -10,8 +10,10 @@ import pytest
 from labtester.model import Capacity, Job, predicted_makespan
 from labtester.sizing import events
 from labtester.sizing.configuration import Configuration
+from labtester.sizing.drawn import prepared
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.model import ceiling_per_s, simulate
+from labtester.sizing.processes import share_cores
 
 CPU = RequestKind("/cpu", 1, cpu_s=0.02, wait_s=0.0)
 WAIT = RequestKind("/wait", 1, cpu_s=0.0, wait_s=0.05)
@@ -164,24 +166,22 @@ def test_work_in_threads_beside_a_loop_uses_the_cores_a_process_can_use() -> Non
     assert both.latencies_s == pytest.approx((0.2 / 1.6, 0.2 / 1.6))
 
 
-def test_the_cores_each_process_gets_are_kept_only_while_they_stay_the_same(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_cores_each_process_gets_are_kept_only_while_they_stay_the_same() -> None:
     # The event loop keeps each process's share of the cores between events that start or end no
-    # CPU phase (events.Run.speeds): before every step, what it kept is what working them out
+    # CPU phase (each process's speed): before every step, what it kept is what working them out
     # afresh gives, on sync workers, threads, greenlets and an event loop with work beside it.
     kept_steps = []
-    step = events.Run.step
 
-    def checked(run: events.Run) -> None:
-        if run.speeds is not None:
-            client = bool(run.client)
-            fresh = events._speeds(run.processes, run.cores, run.parallel, run.config.preemptive, client)
-            assert (run.speeds, run.client_speed) == fresh
-            kept_steps.append(run.now)
-        step(run)
+    def served(run: events.Run) -> None:  # as Run.serve does, checked before each step
+        while len(run.latencies) < len(run.times):
+            if run.speeds_known:
+                kept = [process.speed for process in run.processes], run.client_speed
+                client = bool(run.client)
+                fresh = share_cores(run.processes, run.cores, run.parallel, run.config.preemptive, client)
+                assert kept == ([process.speed for process in run.processes], fresh)
+                kept_steps.append(run.now)
+            run.step()
 
-    monkeypatch.setattr(events.Run, "step", checked)
     both = RequestKind("/both", 1, cpu_s=0.01, wait_s=0.02, elsewhere_share=0.5)
     handed = RequestKind("/handed", 1, cpu_s=0.01, wait_s=0.0, elsewhere_share=1.0)  # all in threads
     configurations = [
@@ -191,9 +191,9 @@ def test_the_cores_each_process_gets_are_kept_only_while_they_stay_the_same(
         Configuration("uvicorn", 2, None, "per_worker", False, threads_beside=True),
     ]
     for config in configurations:
-        simulate([CPU, WAIT, both, handed], config, 2.0, 60.0, 400)
+        served(prepared([CPU, WAIT, both, handed], config, 2.0, 60.0, 400))
         with_client = [dataclasses.replace(k, client_s=0.004) for k in (CPU, WAIT, both, handed)]
-        simulate(with_client, config, 2.0, 60.0, 400)  # and a local client among the processes
+        served(prepared(with_client, config, 2.0, 60.0, 400))  # and a local client among the processes
     assert len(kept_steps) > 800  # a fair share of the steps ran on what was kept
 
 

@@ -36,6 +36,7 @@ from labtester.report.clients import release_text
 from labtester.results import Results
 from labtester.scenarios.bursts.analyse import BurstRun, BurstsSummary
 from labtester.scenarios.sweep import level
+from labtester.sizing.compiled import simulation_label
 from labtester.sizing.families import RULES, Family, family_name
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.pod import MIB, Memory, Pod
@@ -255,7 +256,8 @@ def print_sizing_cost(console: Console) -> None:
     )
     proposed = found.proposed.candidate.label if found.proposed else "nothing"
     console.print(
-        f"BENCH sizing search: {found.cpu_s:.3f} s of CPU (goal: under 1 s), {found.simulations} "
+        f"BENCH sizing search: {found.cpu_s:.3f} s of CPU (goal: under 1 s; {simulation_label()}), "
+        f"{found.simulations} "
         f"simulations over {len(families)} families; it proposes {proposed}",
         highlight=False,
     )

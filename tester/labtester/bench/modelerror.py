@@ -21,6 +21,7 @@ from labtester.proposal.plan import plan
 from labtester.rawlog import read_raw
 from labtester.results import Results
 from labtester.scenarios.flow.analyse import flows
+from labtester.sizing.compiled import simulation_label
 
 ERROR_GOAL = 0.15  # issue 27: predicted rates within 15 % of measured, on light paths as on heavy
 SEARCH_GOAL_S = 1.0  # the search's own CPU
@@ -119,7 +120,8 @@ def search_line(results: Results, values: Path) -> str:
     first = planned[0].summary
     return (
         f"sizing search on the app's measured mix: {first.search_cpu_s:.3f} s of CPU (goal: under "
-        f"{SEARCH_GOAL_S:g} s), {first.simulations} simulations; it proposes {first.label}, predicted "
+        f"{SEARCH_GOAL_S:g} s; {simulation_label()}), {first.simulations} simulations; it proposes "
+        f"{first.label}, predicted "
         f"{first.sustainable_per_s:,.1f}/s"
     )
 

@@ -7,6 +7,8 @@ import random
 from collections.abc import Sequence
 from functools import lru_cache
 
+import numpy
+
 SEED = 27
 
 
@@ -41,8 +43,25 @@ def proof_arrivals(rate_per_s: float, duration_s: float, seed: int = SEED) -> li
     (a Poisson process's arrivals given their count). Drawn gap by gap, one seed's count strays
     from rate x duration by its own chance, the same way in every run it paces: 440 sends where
     23.6/s for 20 s offers 471, and each proof of one run measured 5 to 13 % under its prediction."""
-    rng = random.Random(seed)
-    return sorted(rng.uniform(0.0, duration_s) for _ in range(round(rate_per_s * duration_s)))
+    return sorted(_unsorted(rate_per_s, duration_s, seed))
+
+
+def first_proof_arrivals(
+    rate_per_s: float, duration_s: float, most: int, seed: int = SEED
+) -> tuple[list[float], int]:
+    """proof_arrivals' first `most` and how many it has, without sorting the rest (a prediction
+    simulates at most `most`): 6 ms at 3,300/s for 20 s where sorting them all took 19."""
+    times = numpy.array(_unsorted(rate_per_s, duration_s, seed))
+    if most < len(times):
+        times = numpy.partition(times, most - 1)[:most] if most > 0 else times[:0]
+    return numpy.sort(times).tolist(), round(rate_per_s * duration_s)
+
+
+def _unsorted(rate_per_s: float, duration_s: float, seed: int) -> list[float]:
+    """Each uniform over the run: `random.uniform(0, d)` is 0.0 + d * random(), the same times
+    without a call into Python's random module for each."""
+    draw = random.Random(seed).random
+    return [duration_s * draw() for _ in range(round(rate_per_s * duration_s))]
 
 
 def proof_kinds(weights: Sequence[float], count: int, seed: int = SEED) -> list[int]:

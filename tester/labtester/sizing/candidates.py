@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from labtester.sizing.configuration import Configuration
+from labtester.sizing.drawn import mean_of
 from labtester.sizing.families import Family
 from labtester.sizing.kinds import RequestKind
-from labtester.sizing.model import ceiling_per_s, mean_of
+from labtester.sizing.model import ceiling_per_s
 from labtester.sizing.pod import Memory, Pod
 
 

@@ -22,31 +22,25 @@ latency and competes for the cores as the machine shares them, not a share taken
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import deque
 from collections.abc import Callable, Sequence
+from heapq import heappop, heappush
+from typing import Final
 
-from labtester.sizing.configuration import Accept, Configuration
+from labtester.sizing.configuration import Configuration
+from labtester.sizing.processes import Process, choose, share_cores
 
 # Run.step's events beside a process's index: an arrival, a wait's end, a slot's close after its
 # answer, the client's job ending, and a phase in threads beside process p's loop ending (_BESIDE - p).
-_ARRIVAL, _WAIT, _CLOSE, _CLIENT, _BESIDE = -1, -2, -3, -4, -5
-BEFORE_SEND = 0.5  # of the client's CPU per request, what it spends to send it (the rest: to read it)
-
-
-class _Process:
-    """One server process: its requests computing (with their CPU left) and its own queue."""
-
-    __slots__ = ("beside", "beside_virtual", "busy", "computing", "queue", "virtual")
-
-    def __init__(self) -> None:
-        self.busy = 0  # requests holding a slot
-        self.computing: list[tuple[float, int]] = []  # preemptive: a heap by virtual finish
-        self.virtual = 0.0  # preemptive: CPU each computing request received so far (all alike)
-        self.queue: deque[int] = deque()  # requests that reached this process and wait for a slot
-        self.beside: list[tuple[float, int]] = []  # threads beside an event loop: a heap, as `computing`
-        self.beside_virtual = 0.0
+# Final: a compiled run reads them as constants, not from the module's globals at each step.
+_ARRIVAL: Final = -1
+_WAIT: Final = -2
+_CLOSE: Final = -3
+_CLIENT: Final = -4
+_BESIDE: Final = -5
+_NEVER: Final = math.inf
+BEFORE_SEND: Final = 0.5  # of the client's CPU per request, what it spends to send it (the rest: to read it)
 
 
 class Run:
@@ -66,11 +60,10 @@ class Run:
         # CPU left of the first.
         self.client: deque[tuple[int, bool]] = deque()
         self.client_left = 0.0
-        self.processes = [_Process() for _ in range(config.processes)]
+        self.processes = [Process() for _ in range(config.processes)]
         self.per_process = math.inf if config.per_process is None else config.per_process
         self.shared: deque[int] = deque()
         self.waits: list[tuple[float, int, int]] = []  # (ends at, request, process)
-        self.remaining = [0.0] * len(times)  # non-preemptive: CPU left of the request at a head
         self.cpu: list[float] = []
         self.wait: list[float] = []
         self.resume: list[float] = []  # CPU after the wait, to answer
@@ -86,22 +79,26 @@ class Run:
         self.latencies: list[float] = []
         self.answered: list[int] = []  # each request as it was answered, in the latencies' order
         self.now, self.arrived = 0.0, 0
-        # The cores each computing process's requests get, and the client: they change only as a
-        # CPU phase starts or ends, so they are kept between the events that do neither (a fifth of
-        # the bench's).
-        self.speeds: list[tuple[int, float]] | None = None
+        # The cores each computing process's requests get (its `speed`), and the client: they change
+        # only as a CPU phase starts or ends, so they are kept between the events that do neither
+        # (a fifth of the bench's).
+        self.speeds_known = False
         self.client_speed = 0.0
+
+    def serve(self) -> None:
+        """Every request, to its answer."""
+        while len(self.latencies) < len(self.times):
+            self.step()
 
     def step(self) -> None:
         """To the next event (an arrival, the client's job, a wait, a close, a phase's end); handle it."""
         preemptive = self.config.preemptive
-        speeds = self.speeds
-        if speeds is None:
-            speeds, self.client_speed = _speeds(
+        if not self.speeds_known:
+            self.client_speed = share_cores(
                 self.processes, self.cores, self.parallel, preemptive, bool(self.client)
             )
-            self.speeds = speeds
-        next_at, event = math.inf, _ARRIVAL
+            self.speeds_known = True
+        next_at, event = _NEVER, _ARRIVAL
         if self.arrived < len(self.times):
             next_at = self.times[self.arrived]
         if self.waits and self.waits[0][0] < next_at:
@@ -113,13 +110,12 @@ class Run:
             at = now + self.client_left / self.client_speed if self.client_left > 0 else now
             if at < next_at:
                 next_at, event = at, _CLIENT
-        for p, each in speeds:
-            process = processes[p]
+        for p, process in enumerate(processes):
+            each = process.speed
+            if each <= 0:
+                continue
             if process.computing:
-                if preemptive:
-                    left = process.computing[0][0] - process.virtual
-                else:
-                    left = self.remaining[process.computing[0][1]]
+                left = process.computing[0][0] - process.virtual if preemptive else process.left
                 at = now + left / each if left > 0 else now
                 if at < next_at:
                     next_at, event = at, p
@@ -128,7 +124,7 @@ class Run:
                 at = now + left / each if left > 0 else now
                 if at < next_at:
                     next_at, event = at, _BESIDE - p
-        self.advance(speeds, next_at - self.now)
+        self.advance(next_at - self.now)
         self.now = next_at
         self.handle(event)
 
@@ -143,33 +139,35 @@ class Run:
         elif event == _CLIENT:
             self.client_done()
         elif event == _WAIT:
-            _, request, p = heapq.heappop(self.waits)
+            _, request, p = heappop(self.waits)
             self.waited[request] = True
             if self.config.preemptive:
                 self.finish(request, p)  # its answer's CPU was counted with the rest (model.py)
             else:
                 self.compute(request, p, self.resume[request])
         elif event == _CLOSE:
-            _, _, p = heapq.heappop(self.closes)
+            _, _, p = heappop(self.closes)
             self.release(p)
         elif event <= _BESIDE:
             p = _BESIDE - event
-            _, request = heapq.heappop(self.processes[p].beside)
-            self.speeds = None
+            _, request = heappop(self.processes[p].beside)
+            self.speeds_known = False
             self.handed[request] = True
             self.computed_request(request, p)
         else:
             self.computed(event)
 
-    def advance(self, speeds: list[tuple[int, float]], elapsed: float) -> None:
-        """Each computing request's CPU, `elapsed` seconds on: `speeds`, the cores each one gets."""
-        for p, each in speeds:
-            process = self.processes[p]
+    def advance(self, elapsed: float) -> None:
+        """Each computing request's CPU, `elapsed` seconds on, at the cores each one gets."""
+        for process in self.processes:
+            each = process.speed
+            if each <= 0:
+                continue
             if process.computing:
                 if self.config.preemptive:
                     process.virtual += elapsed * each
                 else:
-                    self.remaining[process.computing[0][1]] -= elapsed * each
+                    process.left -= elapsed * each
             if process.beside:
                 process.beside_virtual += elapsed * each
         if self.client:
@@ -178,7 +176,7 @@ class Run:
     def to_client(self, request: int, reading: bool) -> None:  # after the jobs it has
         if not self.client:
             self.client_left = self.client_part(request, reading)
-            self.speeds = None
+            self.speeds_known = False
         self.client.append((request, reading))
 
     def client_part(self, request: int, reading: bool) -> float:
@@ -191,14 +189,14 @@ class Run:
         if self.client:
             self.client_left = self.client_part(*self.client[0])
         else:
-            self.speeds = None
+            self.speeds_known = False
         if reading:
             self.answer(request)
         else:
             self.arrive(request)
 
     def arrive(self, request: int) -> None:
-        chosen = _choose(self.processes, self.per_process, self.config.accept, self.draws[request])
+        chosen = choose(self.processes, self.per_process, self.config.accept, self.draws[request])
         if chosen is None:
             self.shared.append(request)
         elif self.processes[chosen].busy < self.per_process:
@@ -215,26 +213,29 @@ class Run:
         elif self.beside[request] > 0:
             self.computed_request(request, p)
         else:
-            heapq.heappush(self.waits, (self.now + self.wait[request], request, p))
+            heappush(self.waits, (self.now + self.wait[request], request, p))
 
     def compute(self, request: int, p: int, cpu_s: float) -> None:
         """A CPU phase: shared with the process's other threads, or after every phase ahead of it."""
         process = self.processes[p]
-        self.speeds = None
+        self.speeds_known = False
         if self.config.preemptive:
-            heapq.heappush(process.computing, (process.virtual + cpu_s, request))
+            heappush(process.computing, (process.virtual + cpu_s, request))
         else:
-            self.remaining[request] = cpu_s
-            process.computing.append((0.0, request))
+            process.computing.append((cpu_s, request))
+            if len(process.computing) == 1:
+                process.left = cpu_s
 
     def computed(self, p: int) -> None:
         """A request's CPU phase on its process's thread (or its loop) is done."""
         process = self.processes[p]
-        self.speeds = None
+        self.speeds_known = False
         if self.config.preemptive:
-            _, request = heapq.heappop(process.computing)
+            _, request = heappop(process.computing)
         else:
             _, request = process.computing.pop(0)
+            if process.computing:
+                process.left = process.computing[0][0]
         self.computed_request(request, p)
 
     def computed_request(self, request: int, p: int) -> None:
@@ -242,10 +243,10 @@ class Run:
         if none, its answer still needs the loop back: the waits hand it over), or its end."""
         process = self.processes[p]
         if self.beside[request] > 0 and not self.handed[request]:
-            heapq.heappush(process.beside, (process.beside_virtual + self.beside[request], request))
-            self.speeds = None
+            heappush(process.beside, (process.beside_virtual + self.beside[request], request))
+            self.speeds_known = False
         elif (self.wait[request] > 0 or self.handed[request]) and not self.waited[request]:
-            heapq.heappush(self.waits, (self.now + self.wait[request], request, p))
+            heappush(self.waits, (self.now + self.wait[request], request, p))
         else:
             self.finish(request, p)
 
@@ -257,7 +258,7 @@ class Run:
         else:
             self.answer(request)
         if self.close and self.close[request] > 0:
-            heapq.heappush(self.closes, (self.now + self.close[request], request, p))
+            heappush(self.closes, (self.now + self.close[request], request, p))
         else:
             self.release(p)
 
@@ -271,30 +272,3 @@ class Run:
         source = self.shared if self.config.accept == "shared" else process.queue
         if source:
             self.start(source.popleft(), p)
-
-
-def _speeds(
-    processes: list[_Process], cores: float, parallel: float, preemptive: bool, client: bool
-) -> tuple[list[tuple[int, float]], float]:
-    """The cores each request computing in a process gets, by process: the process gets as many
-    as it can use (one request uses at most one, a process at most `parallel`), all scaled down
-    alike when they ask for more than `cores`, and shares them evenly among its requests; and the
-    client's (one thread: at most one core), where it has a job."""
-    running, asked = [], 1.0 if client else 0.0
-    for p, process in enumerate(processes):  # one loop, no calls: a third of a search's CPU was here
-        # Its threads, or its loop's one request at a time, and the threads beside its loop.
-        n = (len(process.computing) if preemptive else min(1, len(process.computing))) + len(process.beside)
-        if n:
-            demand = n if n < parallel else parallel
-            running.append((p, n, demand))
-            asked += demand
-    scale = cores / asked if asked > cores else 1.0
-    return [(p, demand * scale / n) for p, n, demand in running], scale if client else 0.0
-
-
-def _choose(processes: list[_Process], per_process: float, accept: Accept, draw: float) -> int | None:
-    """Which process takes an arrival: an idle worker of a shared queue (None: none is idle, it
-    waits in the queue), or the worker its connection reached, chosen at random."""
-    if accept == "shared":
-        return next((p for p, process in enumerate(processes) if process.busy < per_process), None)
-    return min(int(draw * len(processes)), len(processes) - 1)

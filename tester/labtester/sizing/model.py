@@ -29,23 +29,20 @@ rates) are compared on the same requests: the search's steps are smooth, not noi
 from __future__ import annotations
 
 import functools
+import gc
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from labtester.sizing.arrivals import (
     SEED,
-    draws_of,
+    first_proof_arrivals,
     floor_draws,
-    pick,
-    poisson_arrivals,
-    proof_arrivals,
     proof_kinds,
-    shares_bounds,
 )
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import warmup_of
-from labtester.sizing.events import Run
+from labtester.sizing.drawn import mean_of, prepared
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.quantiles import percentile, quantile
 
@@ -74,11 +71,6 @@ class Simulated:
         """Requests over the time until the last one finished: the arrival rate where it kept up."""
         span = self.finished_s - self.from_s
         return len(self.latencies_s) / span if span > 0 else 0.0
-
-
-def mean_of(kinds: Sequence[RequestKind], value: str) -> float:
-    total = sum(k.weight for k in kinds)
-    return sum(k.weight * float(getattr(k, value)) for k in kinds) / total
 
 
 def ceiling_per_s(kinds: Sequence[RequestKind], config: Configuration, cores: float) -> float:
@@ -113,36 +105,35 @@ def simulate(
     the pod's cores left to the server and the local client (each kind's `client_s` a request:
     events.py, a thread among the server's); `floor_s`: quantiles of what a request alone took
     beyond the model (floor.py), each latency takes a draw of them on top (a stream of its own)."""
-    _, kind_draws, worker_draws, cpu_draws, wait_draws = draws_of(requests, seed)
-    times = list(arrivals) if arrivals is not None else poisson_arrivals(rate_per_s, requests, seed)
-    total = sum(k.weight for k in kinds)
-    bounds = shares_bounds([k.weight / total for k in kinds])
-    kind_of = list(picked) if picked is not None else [pick(bounds, d) for d in kind_draws[: len(times)]]
-    client = [kinds[k].client_s for k in kind_of] if any(k.client_s for k in kinds) else []
-    run = Run(config, cores, mean_of(kinds, "cores_per_process"), times, client)
-    run.draws = worker_draws
-    run.close = [kinds[k].close_s for k in kind_of] if any(k.close_s for k in kinds) else []
-    if any(k.cpu_by_company for k in kinds):
-        # Each request's phases are set as it starts, at the company it meets (nothing reads them
-        # before): none are drawn ahead.
-        run.cpu, run.beside, run.wait, run.resume = ([0.0] * len(kind_of) for _ in range(4))
+    # The collector paused until the run is gone: a pass that finds a run's lists walks each of
+    # their requests, and its thousands of tuples would start passes (5-8 % of a light path's search).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _served(
+            kinds, config, cores, rate_per_s, requests, seed, arrivals, picked, judged_from_s, floor_s
+        )
+    finally:
+        if collecting:
+            gc.enable()
 
-        def at_company(request: int, company: int) -> None:
-            kind = kinds[kind_of[request]]
-            scale = kind.cpu_scale(company)
-            phases = kind.phases(cpu_draws[request], wait_draws[request], config, scale)
-            run.cpu[request], run.beside[request], run.wait[request], run.resume[request] = phases
 
-        run.at_company = at_company
-    else:
-        costs = [kinds[k].phases(cpu_draws[i], wait_draws[i], config) for i, k in enumerate(kind_of)]
-        run.cpu = [cpu for cpu, _, _, _ in costs]
-        run.beside = [beside for _, beside, _, _ in costs]
-        run.wait = [wait for _, _, wait, _ in costs]
-        run.resume = [resume for _, _, _, resume in costs]
-    while len(run.latencies) < len(times):
-        run.step()
-    latencies = run.latencies
+def _served(
+    kinds: Sequence[RequestKind],
+    config: Configuration,
+    cores: float,
+    rate_per_s: float,
+    requests: int,
+    seed: int,
+    arrivals: Sequence[float] | None,
+    picked: Sequence[int] | None,
+    judged_from_s: float,
+    floor_s: tuple[float, ...],
+) -> Simulated:
+    run = prepared(kinds, config, cores, rate_per_s, requests, seed, arrivals, picked)
+    run.serve()
+    run.at_company = None  # the run and its hook hold each other: else freed only by a pass
+    times, latencies = run.times, run.latencies
     if floor_s:
         floor = floor_draws(len(times), seed)
         latencies = [s + quantile(floor_s, floor[r]) for s, r in zip(latencies, run.answered, strict=True)]
@@ -224,7 +215,7 @@ def proof_run(
     floor_s: tuple[float, ...] = (),
     runs: Runs | None = None,
 ) -> Predicted:
-    """A proof run predicted on the very requests it sends (`proof_arrivals`, `proof_kinds`: the
+    """A proof run predicted on the very requests it sends (`first_proof_arrivals`, `proof_kinds`: the
     same times, kinds and count, from an idle server, as it measures them), to its first `most`;
     the sends of its first `warmup_s` are served, not judged (as the proof measures its window;
     of the first `most`, the same share of their span).
@@ -245,10 +236,9 @@ def _proof_sends(
 ) -> tuple[tuple[float, ...], tuple[int, ...], float]:
     """A proof run's first `most` sends, their kinds, and its warm-up over them (proof_run): made
     once for the several predictions of one rate (a refinement's check, its figure, its level's),
-    33 ms each at 3,700/s, where a prediction whose runs are all kept costs nothing else."""
-    every = proof_arrivals(rate_per_s, duration_s)
-    times = every[:most]
-    if times and len(times) < len(every):  # else past most / warm-up (2,000/s) none is judged
+    where a prediction whose runs are all kept costs nothing else."""
+    times, count = first_proof_arrivals(rate_per_s, duration_s, most)
+    if times and len(times) < count:  # else past most / warm-up (2,000/s) none is judged
         warmup_s *= times[-1] / duration_s
     return tuple(times), tuple(proof_kinds(weights, len(times))), warmup_s
 
