@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
 from dataclasses import dataclass
 
 import pytest
@@ -36,9 +37,18 @@ def test_a_proof_run_sends_rate_times_duration_within_its_run(rate_per_s: float,
 def test_a_predictions_first_sends_are_the_proofs_own_first(most: int) -> None:
     # The prediction simulates the first `most` of the proof's sends, found without sorting all:
     # the very times the proof sends first, and the count it sends.
-    for rate_per_s, duration_s in [(450.0, 20.0), (3300.0, 20.0), (7.3, 3.0)]:
+    for rate_per_s, duration_s in [(450.0, 20.0), (3300.0, 20.0), (7.3, 3.0), (0.01, 20.0)]:
         sends = proof_arrivals(rate_per_s, duration_s)
         assert first_proof_arrivals(rate_per_s, duration_s, most) == (sends[:most], len(sends))
+
+
+def test_the_proofs_sends_are_uniform_draws_over_the_run_sorted() -> None:
+    # Drawn without a call into random.uniform each, they are its very draws: the sends (and
+    # every prediction of them) of a seed stay what they were.
+    for rate_per_s, duration_s in [(23.555733, 20.0), (3300.0, 20.0)]:
+        rng = random.Random(SEED)
+        uniform = sorted(rng.uniform(0.0, duration_s) for _ in range(round(rate_per_s * duration_s)))
+        assert proof_arrivals(rate_per_s, duration_s) == uniform
 
 
 def test_the_sends_are_spread_over_the_run_not_paced() -> None:

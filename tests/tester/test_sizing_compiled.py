@@ -17,7 +17,6 @@ from labtester.sizing.kinds import RequestKind
 from labtester.sizing.model import proof_run, simulate, sustained_p99
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILT = (compiled.built_in() / compiled.STAMP).exists()
 
 
 def cases() -> list[str]:
@@ -49,9 +48,8 @@ def cases() -> list[str]:
     return runs
 
 
-@pytest.mark.skipif(not BUILT, reason="the simulation is not compiled here (make compiled)")
+@pytest.mark.skipif(not compiled.active(), reason="not compiled from these sources here: make compiled")
 def test_the_compiled_simulation_runs_as_its_sources_do_to_the_last_bit() -> None:
-    assert compiled.active(), "built from these sources, yet the sources run"
     script = "import json, tests.tester.test_sizing_compiled as t; print(json.dumps(t.cases()))"
     as_python = subprocess.run(
         [sys.executable, "-c", script],
@@ -67,7 +65,7 @@ def test_the_compiled_simulation_runs_as_its_sources_do_to_the_last_bit() -> Non
 def test_ci_compiles_the_simulation() -> None:
     if os.environ.get("CI") != "true":
         pytest.skip("only CI promises a C compiler and `make compiled` before the tests")
-    assert BUILT and compiled.active()
+    assert compiled.active()
 
 
 def test_the_compiled_modules_are_used_only_where_built_from_the_sources_as_they_are(
@@ -77,12 +75,23 @@ def test_the_compiled_modules_are_used_only_where_built_from_the_sources_as_they
     folder.mkdir(parents=True)
     monkeypatch.setattr(compiled, "built_in", lambda: folder)
     monkeypatch.delenv("LAB_SIMULATION", raising=False)
-    sources = ["/the/sources"]
-    assert compiled.search_path(sources) == sources  # never built
-    stale = {**compiled.digests(), "events": "0" * 64}
-    (folder / compiled.STAMP).write_text(json.dumps(stale))
-    assert compiled.search_path(sources) == sources  # built from another events.py
-    (folder / compiled.STAMP).write_text(json.dumps(compiled.digests()))
-    assert compiled.search_path(sources) == [str(folder), *sources]
+    path = ["/the/sources"]
+    assert compiled.search_path(path) == path  # never built
+    built = compiled.digests(compiled.sources())
+    for changed in built:  # built from another version of any one source
+        (folder / compiled.STAMP).write_text(json.dumps({**built, changed: "0" * 64}))
+        assert compiled.search_path(path) == path, changed
+    one_short = {name: digest for name, digest in built.items() if not name.endswith("/events.py")}
+    (folder / compiled.STAMP).write_text(json.dumps(one_short))
+    assert compiled.search_path(path) == path  # a module of the simulation not in the build
+    (folder / compiled.STAMP).write_text(json.dumps(built))
+    assert compiled.search_path(path) == [str(folder), *path]
     monkeypatch.setenv("LAB_SIMULATION", "python")
-    assert compiled.search_path(sources) == sources
+    assert compiled.search_path(path) == path
+
+
+def test_a_build_is_made_of_the_simulation_and_the_lab_modules_it_imports() -> None:
+    # Their constants and types are compiled in: a change to any of them is a build from others.
+    names = {str(path.relative_to(compiled.ROOT)) for path in compiled.sources()}
+    assert {f"labtester/sizing/{name}.py" for name in compiled.MODULES} < names
+    assert {"labtester/sizing/document.py", "labtester/load.py"} <= names  # model's and overlap's

@@ -54,6 +54,8 @@ class Run:
         times: list[float],
         client_s: Sequence[float] = (),
     ) -> None:
+        if cores <= 0 or parallel <= 0:  # no core, no step would ever end a phase
+            raise ValueError(f"a run needs cores: {cores} in the pod, {parallel} a process")
         self.config, self.cores, self.parallel, self.times = config, cores, parallel, times
         self.client_s = client_s  # by request (empty: no client on these cores)
         # The client's jobs in turn (a request to send, or its answer to read: `reading`), and the
