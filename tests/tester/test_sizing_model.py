@@ -10,7 +10,7 @@ import pytest
 from labtester.model import Capacity, Job, predicted_makespan
 from labtester.sizing import events
 from labtester.sizing.configuration import Configuration
-from labtester.sizing.drawn import prepared
+from labtester.sizing.drawn import prepared, sends
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.model import ceiling_per_s, simulate
 from labtester.sizing.processes import share_cores
@@ -191,9 +191,11 @@ def test_the_cores_each_process_gets_are_kept_only_while_they_stay_the_same() ->
         Configuration("uvicorn", 2, None, "per_worker", False, threads_beside=True),
     ]
     for config in configurations:
-        served(prepared([CPU, WAIT, both, handed], config, 2.0, 60.0, 400))
-        with_client = [dataclasses.replace(k, client_s=0.004) for k in (CPU, WAIT, both, handed)]
-        served(prepared(with_client, config, 2.0, 60.0, 400))  # and a local client among the processes
+        for mix in (
+            [CPU, WAIT, both, handed],
+            [dataclasses.replace(k, client_s=0.004) for k in (CPU, WAIT, both, handed)],
+        ):
+            served(prepared(mix, config, 2.0, *sends(mix, 60.0, 400), 400))  # (and a local client)
     assert len(kept_steps) > 800  # a fair share of the steps ran on what was kept
 
 

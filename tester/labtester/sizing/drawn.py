@@ -16,22 +16,35 @@ def mean_of(kinds: Sequence[RequestKind], value: str) -> float:
     return sum(k.weight * float(getattr(k, value)) for k in kinds) / total
 
 
-def prepared(
+def sends(
     kinds: Sequence[RequestKind],
-    config: Configuration,
-    cores: float,
     rate_per_s: float,
     requests: int,
     seed: int = SEED,
     arrivals: Sequence[float] | None = None,
     picked: Sequence[int] | None = None,
-) -> Run:
-    """A run of `simulate`'s requests with each one's costs drawn, before its first event."""
-    _, kind_draws, worker_draws, cpu_draws, wait_draws = draws_of(requests, seed)
+) -> tuple[list[float], list[int]]:
+    """Each request's arrival and kind: Poisson at the rate and in the kinds' weights, or as given."""
+    kind_draws = draws_of(requests, seed)[1]
     times = list(arrivals) if arrivals is not None else poisson_arrivals(rate_per_s, requests, seed)
     total = sum(k.weight for k in kinds)
     bounds = shares_bounds([k.weight / total for k in kinds])
     kind_of = list(picked) if picked is not None else [pick(bounds, d) for d in kind_draws[: len(times)]]
+    return times, kind_of
+
+
+def prepared(
+    kinds: Sequence[RequestKind],
+    config: Configuration,
+    cores: float,
+    times: list[float],
+    kind_of: list[int],
+    requests: int,
+    seed: int = SEED,
+) -> Run:
+    """A run of these sends with each request's costs drawn (from the seed's `requests` draws),
+    before its first event."""
+    _, _, worker_draws, cpu_draws, wait_draws = draws_of(requests, seed)
     client = [kinds[k].client_s for k in kind_of] if any(k.client_s for k in kinds) else []
     run = Run(config, cores, mean_of(kinds, "cores_per_process"), times, client)
     run.draws = worker_draws

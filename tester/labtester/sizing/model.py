@@ -42,7 +42,7 @@ from labtester.sizing.arrivals import (
 )
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import warmup_of
-from labtester.sizing.drawn import mean_of, prepared
+from labtester.sizing.drawn import mean_of, prepared, sends
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.quantiles import percentile, quantile
 
@@ -105,41 +105,28 @@ def simulate(
     the pod's cores left to the server and the local client (each kind's `client_s` a request:
     events.py, a thread among the server's); `floor_s`: quantiles of what a request alone took
     beyond the model (floor.py), each latency takes a draw of them on top (a stream of its own)."""
-    # The collector paused until the run is gone: a pass that finds a run's lists walks each of
-    # their requests, and its thousands of tuples would start passes (5-8 % of a light path's search).
+    # The collector paused while the run lives (its lists go as simulate returns, before any
+    # allocation could start a pass): a pass that finds a run's lists walks each of their requests,
+    # and its thousands of tuples would start passes (5-8 % of a light path's search).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _served(
-            kinds, config, cores, rate_per_s, requests, seed, arrivals, picked, judged_from_s, floor_s
-        )
+        times, kind_of = sends(kinds, rate_per_s, requests, seed, arrivals, picked)
+        run = prepared(kinds, config, cores, times, kind_of, requests, seed)
+        run.serve()
+        run.at_company = None  # the run and its hook hold each other: else freed only by a pass
+        latencies = run.latencies
+        if floor_s:
+            floor = floor_draws(len(times), seed)
+            latencies = [
+                s + quantile(floor_s, floor[r]) for s, r in zip(latencies, run.answered, strict=True)
+            ]
+        judged = [s for s, r in zip(latencies, run.answered, strict=True) if times[r] >= judged_from_s]
+        last = times[-1] if times else 0.0
+        return Simulated(rate_per_s, tuple(sorted(judged)), last, run.now, judged_from_s)
     finally:
         if collecting:
             gc.enable()
-
-
-def _served(
-    kinds: Sequence[RequestKind],
-    config: Configuration,
-    cores: float,
-    rate_per_s: float,
-    requests: int,
-    seed: int,
-    arrivals: Sequence[float] | None,
-    picked: Sequence[int] | None,
-    judged_from_s: float,
-    floor_s: tuple[float, ...],
-) -> Simulated:
-    run = prepared(kinds, config, cores, rate_per_s, requests, seed, arrivals, picked)
-    run.serve()
-    run.at_company = None  # the run and its hook hold each other: else freed only by a pass
-    times, latencies = run.times, run.latencies
-    if floor_s:
-        floor = floor_draws(len(times), seed)
-        latencies = [s + quantile(floor_s, floor[r]) for s, r in zip(latencies, run.answered, strict=True)]
-    judged = [s for s, r in zip(latencies, run.answered, strict=True) if times[r] >= judged_from_s]
-    last = times[-1] if times else 0.0
-    return Simulated(rate_per_s, tuple(sorted(judged)), last, run.now, judged_from_s)
 
 
 @dataclass(frozen=True)
