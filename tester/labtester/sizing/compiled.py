@@ -1,9 +1,9 @@
 """The simulation compiled with mypyc (`make compiled`, run by `make test`, `make bench` and an app's
 `make lab`): the very sources of MODULES built into C extensions in the venv, which
 labtester.sizing's import path puts first where they were built from the sources as they are now.
-The same runs to the last bit (tests/tester/test_sizing_compiled.py), in 0.21-0.27x the CPU of
-the sources run as Python (a light path's search, the Flask shop's /products/7: 0.78-1.04 s
-against 3.69-3.91). Without them (no C compiler, an image's venv, LAB_SIMULATION=python, a source
+The same runs to the last bit (tests/tester/test_sizing_compiled.py), in 0.20-0.24x the CPU of
+the sources run as Python (a light path's search, the Flask shop's /products/7: 0.78-0.89 s
+against 3.63-4.06). Without them (no C compiler, an image's venv, LAB_SIMULATION=python, a source
 edited since the build) the sources run."""
 
 from __future__ import annotations
