@@ -3,6 +3,9 @@ configurations, a target rate, and the pod's memory."""
 
 from __future__ import annotations
 
+import hashlib
+import threading
+import time
 from functools import cache
 
 import pytest
@@ -65,6 +68,31 @@ def test_the_whole_search_is_a_bounded_number_of_simulations() -> None:
     refining = (REFINEMENTS + REFINE_BISECTIONS) * CHECKS
     assert 0 < found.simulations <= 12 * len(SEARCHED) + refining + (len(SEARCHED) - 1) * CHECKS
     assert found.cpu_s > 0
+
+
+def test_the_searchs_cpu_is_its_own_thread_not_another_beside_it() -> None:
+    # A thread that works beside the search without the GIL (as numpy's BLAS threads spin on after
+    # an analysis) is the process's CPU, not the search's: the two together never pass the process's.
+    stop, burned = threading.Event(), [0.0]
+
+    def burn() -> None:  # sha256 over a large buffer releases the GIL
+        started, data = time.thread_time(), b"x" * (1 << 22)
+        while not stop.is_set():
+            hashlib.sha256(data).digest()
+        burned[0] = time.thread_time() - started
+
+    burner = threading.Thread(target=burn)
+    started = time.process_time()
+    burner.start()
+    try:
+        found = search(SEARCHED, KINDS, MEMORY, POD, objective_s=0.4, duration_s=20)
+    finally:
+        stop.set()
+        burner.join()
+    process_s = time.process_time() - started
+    assert burned[0] > 0.02, burned  # it worked beside the search
+    assert found.cpu_s > 0
+    assert found.cpu_s + burned[0] <= process_s + 0.005, (found.cpu_s, burned, process_s)
 
 
 def test_the_proposal_sustains_more_than_the_fixed_gthread_and_sync_configurations() -> None:

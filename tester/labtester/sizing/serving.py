@@ -41,7 +41,7 @@ def sized_for(
     runs = runs if runs is not None else Runs()
     if target_rate is None:
         return search(families, kinds, memory, pod, objective_s, duration_s, fixed, runs)
-    started = time.process_time()
+    started = time.thread_time()
     state = Search(kinds, pod, objective_s, duration_s, runs=runs)
     team = size_fixed(state, fixed)  # for the most it sustains, as without a target rate
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
@@ -51,7 +51,7 @@ def sized_for(
     walked = held(state, found, best, target_rate)
     proposed = walked.sized or min(best.values(), key=size)
     best[proposed.candidate.family.name] = proposed
-    cpu_s = time.process_time() - started
+    cpu_s = time.thread_time() - started
     return Found(proposed, best, cpu_s, state.simulations, True, held=walked.kept, tried=walked.tried,
                  tried_all=walked.tried_all, fixed=team)  # fmt: skip
 
@@ -172,9 +172,9 @@ def _needed(
             break
     if serving is not None:
         return _found_needed(state, started, *serving, kept=False)
-    return Found(None, {}, time.process_time() - started, state.simulations, False)
+    return Found(None, {}, time.thread_time() - started, state.simulations, False)
 
 
 def _found_needed(state: Search, started: float, needed: Sized, pod: Pod, kept: bool | None) -> Found:
-    cpu_s = time.process_time() - started
+    cpu_s = time.thread_time() - started
     return Found(None, {}, cpu_s, state.simulations, False, needed, pod, held=kept)
