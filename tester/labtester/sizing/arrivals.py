@@ -68,15 +68,16 @@ def proof_kinds(weights: Sequence[float], count: int, seed: int = SEED) -> list[
     """Which kind each of a proof's `count` sends is, in the weights, from a stream apart from the
     send times' (proof_arrivals): the proof sends these, and its prediction serves the same."""
     rng = random.Random(seed + 1)
-    total = sum(weights)
-    bounds = shares_bounds([w / total for w in weights])
+    bounds = weights_bounds(weights)
     return [pick(bounds, rng.random()) for _ in range(count)]
 
 
-def shares_bounds(shares: list[float]) -> list[float]:
+def weights_bounds(weights: Sequence[float]) -> list[float]:
+    """Each kind's upper bound in [0, 1] for `pick`: the running sum of its share of the weights."""
+    whole = sum(weights)
     total, bounds = 0.0, []
-    for share in shares:
-        total += share
+    for weight in weights:
+        total += weight / whole
         bounds.append(total)
     bounds[-1] = 1.0
     return bounds

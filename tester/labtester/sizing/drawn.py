@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from labtester.sizing.arrivals import SEED, draws_of, pick, poisson_arrivals, shares_bounds
+from labtester.sizing.arrivals import SEED, draws_of, pick, poisson_arrivals, weights_bounds
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.events import Run
 from labtester.sizing.kinds import RequestKind
@@ -27,8 +27,7 @@ def sends(
     """Each request's arrival and kind: Poisson at the rate and in the kinds' weights, or as given."""
     kind_draws = draws_of(requests, seed)[1]
     times = list(arrivals) if arrivals is not None else poisson_arrivals(rate_per_s, requests, seed)
-    total = sum(k.weight for k in kinds)
-    bounds = shares_bounds([k.weight / total for k in kinds])
+    bounds = weights_bounds([k.weight for k in kinds])
     kind_of = list(picked) if picked is not None else [pick(bounds, d) for d in kind_draws[: len(times)]]
     return times, kind_of
 
