@@ -3,8 +3,8 @@ in the configuration proved, measured during the run, before the window it predi
 gunicorn sync server whose /cpu path burns 20 ms, proved on a plan that took it for 5 ms (the
 Flask shop's requests used 0.77 to 1.19 times the CPU the plan drew from the flows minutes before):
 the warm-up's prediction follows the CPU really used, on the cores the machine left the server
-meanwhile, and the window is judged against it. A proposal whose requests used other CPU than its
-plan drew is sized again on what they used (proposal/resize.py)."""
+meanwhile, and the window is judged against it. A proposal whose requests cost other CPU than its
+plan drew (their own, the server's, the local client's) is sized again on it (proposal/resize.py)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,13 @@ from typing import Any
 
 import pytest
 
+from labtester import machine
 from labtester.launcher import RunningTarget
 from labtester.proposal.lab import resized_note, sized_again
 from labtester.proposal.plan import Planned
 from labtester.proposal.prove import offer_levels
 from labtester.proposal.resize import resized
+from labtester.proposal.warmup import overhead_per_request
 from labtester.rawlog import RawLog
 from labtester.scenarios.common import decode, encode
 from labtester.scenarios.sizing import SHAPE, window_of
@@ -172,11 +174,15 @@ def test_a_proposal_whose_requests_used_other_cpu_than_planned_is_sized_again_on
     again = resized([Planned(first, sync, memory)], runs, DURATION_S, kept_per_s=0.0)
     assert again is not None and again.summary.role == "resized" and again.summary.levels
     used = window.cpu_used(first.kinds, [s for s in window_of(runs["sized-proposed"][0])[1] if s.ok])[CPU]
-    # Sized on what the window's requests used: the ratio to the plan's, and the kind's CPU drawn from it.
-    assert again.summary.resized_on == pytest.approx(statistics.mean(used) / 0.005)
+    # Sized on what the window's requests used and what the server spent beside them: the whole's
+    # ratio to the plan's (5 ms and its 0.3 ms), and the kind's CPU drawn from it.
+    server = overhead_per_request(runs["sized-proposed"])
+    assert server is not None and 0 < server < 0.02  # the server's own: more than nothing, under the work
+    assert again.summary.resized_on == pytest.approx((statistics.mean(used) + server) / 0.0053)
     assert again.summary.resized_on > 2.5  # 20 ms burnt, 5 planned
     (kind,) = again.summary.kinds
     assert kind.mean_cpu_s == pytest.approx(statistics.mean(used), rel=0.1)
+    assert kind.overhead_s == pytest.approx(server) and kind.client_s == 0.0  # the plan had no local client
     # The knobs searched again: on four times the CPU it sustains less than on the plan's.
     on_plan = search(
         [sync], {"sync": window.measured_kinds(first.kinds, {})}, {"sync": memory},
@@ -218,7 +224,9 @@ def test_a_target_rate_sized_again_that_no_configuration_keeps_over_minutes_says
     # s and more: two cores bind). The plan, on 5 ms, had one worker serve it.
     (run,) = [r for r in a_quarter_planned.records if r.get("kind") == "run"]
     exact = [dataclasses.replace(s, cpu_s=0.02) if s.cpu_s is not None else s for s in decode(run["samples"])]
-    runs = {"sized-proposed": [{**run, "samples": encode(exact)}]}
+    # And the server's own 0.3 ms a request beside them, as planned (the processes' CPU written so).
+    spent = 0.0203 * sum(1 for s in exact if s.ok and s.cpu_s is not None)
+    runs = {"sized-proposed": [{**run, "samples": encode(exact), "server_cpu_s": spent}]}
     (sync,) = [f for f in families("wsgi", DEFAULT_VALUES)[0] if f.name == "sync"]
     target = Objective(p99_s=0.1, why="P99=", rate_per_s=80.0)
     one = planned(0.005).model_copy(
@@ -239,7 +247,7 @@ def test_a_target_rate_sized_again_that_no_configuration_keeps_over_minutes_says
     assert needs is not None and needs.summary.role == "needed" and not needs.summary.runs_here
     assert needs.summary.needs_pod is not None and needs.summary.needs_pod.cores == 4
     assert needs.summary.resized_on is not None and needs.summary.resized_on > 3  # 20 ms, 5 planned
-    assert resized_note(needs.summary).startswith("sizing: on the CPU the proofs' requests used (")
+    assert resized_note(needs.summary).startswith("sizing: on the CPU the proofs measured (")
     assert "nothing in the pod serves 98/s: the pod it would need has 4 cores" in resized_note(needs.summary)
 
 
@@ -258,7 +266,9 @@ def test_each_family_is_sized_again_on_its_own_proofs_and_overloaded_runs_are_le
     runs = {"sized-proposed": measured, "sized-gthread": measured}
     again = resized([sync, gthread], runs, DURATION_S, 0.0)
     assert again is not None
-    ratio = statistics.mean(used) / 0.005
+    server = overhead_per_request(measured)
+    assert server is not None
+    ratio = (statistics.mean(used) + server) / 0.0053
     expected = pytest.approx(ratio) if again.family.name == "gthread" else None
     assert again.summary.resized_on == expected  # its own family's, or none where it did not move
     # A run that failed requests was overloaded: its CPU is left out, and nothing else moved.
@@ -267,6 +277,35 @@ def test_each_family_is_sized_again_on_its_own_proofs_and_overloaded_runs_are_le
     failed = [dataclasses.replace(s, error="timeout") if s is samples[-1] else s for s in samples]
     overloaded = {**run, "samples": encode(failed)}
     assert resized([sync, gthread], {"sized-gthread": [overloaded]}, DURATION_S, 0.0) is None
+
+
+def test_where_the_server_and_the_client_spent_more_than_planned_the_proposal_is_sized_again(
+    a_quarter_planned: Kept,
+) -> None:
+    # The run's requests as if each had said 1 ms of its 20 (a server's own work no header holds, as
+    # a light path's wake-ups between requests): planned at 1 ms, the requests' own CPU stands, the
+    # server's is the rest of the processes' CPU, and a local client's is what the run's client spent.
+    (run,) = [r for r in a_quarter_planned.records if r.get("kind") == "run"]
+    light = [
+        dataclasses.replace(s, cpu_s=0.001) if s.cpu_s is not None else s for s in decode(run["samples"])
+    ]
+    runs = {"sized-proposed": [{**run, "samples": encode(light)}]}
+    (sync,) = [f for f in families("wsgi", DEFAULT_VALUES)[0] if f.name == "sync"]
+    client = 0.0001  # the plan's local client, a tenth of a millisecond a request
+    kind = planned(0.001).kinds[0].model_copy(update={"client_s": client})
+    plan = planned(0.001).model_copy(update={"kinds": [kind]})
+    again = resized([Planned(plan, sync, Memory(0, 64 << 20))], runs, DURATION_S, kept_per_s=0.0)
+    assert again is not None and again.summary.role == "resized"
+    (moved,) = again.summary.kinds
+    server = overhead_per_request(runs["sized-proposed"])
+    assert server is not None and server > 0.015  # the 19 ms no header held
+    sent = len(decode(run["samples"]))
+    spent = machine.use_recorded(run["machine"]).tester_s / sent
+    assert moved.overhead_s == pytest.approx(server) and moved.client_s == pytest.approx(spent)
+    assert moved.mean_cpu_s == pytest.approx(0.001)  # the requests' own as planned
+    assert again.summary.resized_on == pytest.approx((0.001 + server + spent) / (0.001 + 0.0003 + client))
+    # Sized on all of it: no more than two cores serve of it (on the plan's 1.4 ms, over 1,400/s).
+    assert again.summary.sustainable_per_s <= 2 / (0.001 + server + spent)
 
 
 def test_a_target_rate_met_in_a_proof_is_sized_again_where_minutes_of_it_miss_on_the_cpu_used(

@@ -280,7 +280,10 @@ def test_a_proposal_sized_again_on_the_proofs_cpu_is_the_answer_where_its_proof_
     found = conclusion(proposed=first, families=[uvicorn], resized=again, objective=goal)
     text = headline(found)
     assert text.startswith(f"Serve the app with {label}, on 2 cores and 1 GiB: sized again on the CPU")
-    moved = "(its family's requests used 1.31x what the plan drew for them)"
+    moved = (
+        "(a request of its family cost 1.31x the CPU the plan drew: its own, the server's and the load "
+        "client's)"
+    )
     assert f"{moved}, predicted 4.9/s at p99 0.30 s" in text
     assert "measured 4.8/s at p99 1.10 s" in text
     assert (
@@ -296,7 +299,7 @@ def test_a_proposal_sized_again_on_the_proofs_cpu_is_the_answer_where_its_proof_
     unmoved = found.model_copy(update={"resized": again.model_copy(update={"resized_on": None})})
     assert "(its family's as the flows gave it, another's moved)" in headline(unmoved)
     assert resized_note(unmoved.resized).startswith(
-        f"sizing: sized again on the CPU the proofs' requests used: {label}"
+        f"sizing: sized again on the CPU the proofs measured: {label}"
     )
     assert "(1.31x the plan's for its family)" in resized_note(again)
     # The evidence gives the costs it was sized on, and what sizing it again took.
@@ -419,10 +422,10 @@ def test_a_target_rate_that_the_proofs_cpu_puts_beyond_the_pod_names_the_pod_it_
     text = headline(conclusion(proposed=first, needed=needed, objective=serving))
     assert text.startswith("Serve 4.5/s with the smallest configuration that does, granian-asgi, 1 worker")
     assert text.endswith(
-        "; sized again on the CPU the proofs measured (its family's requests used 1.52x what the plan "
-        "drew for them), no configuration on 2 cores and 1 GiB serves 4.5/s at p99 1.05 s in the model: "
-        "the pod it would need has 4 cores and 2 GiB: granian-asgi, 3 workers, predicted 4.5/s at p99 "
-        "0.30 s (not proved: this machine is not that pod)."
+        "; sized again on the CPU the proofs measured (a request of its family cost 1.52x the CPU the "
+        "plan drew: its own, the server's and the load client's), no configuration on 2 cores and 1 GiB "
+        "serves 4.5/s at p99 1.05 s in the model: the pod it would need has 4 cores and 2 GiB: "
+        "granian-asgi, 3 workers, predicted 4.5/s at p99 0.30 s (not proved: this machine is not that pod)."
     )  # after what was measured beside it (the fixed configurations'), so "this one" is never the pod's
     # Without a re-sizing, nothing of the kind is said; nor where a proof named another that kept it.
     assert "would need" not in headline(conclusion(proposed=first, objective=serving))

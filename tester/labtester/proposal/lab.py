@@ -60,12 +60,12 @@ def resized_note(summary: SizedSummary) -> str:
     by = f" ({moved:.2f}x the plan's for its family)" if moved is not None else ""
     if summary.needs_pod is not None:
         return (
-            f"sizing: on the CPU the proofs' requests used{by}, nothing in the pod serves "
+            f"sizing: on the CPU the proofs measured{by}, nothing in the pod serves "
             f"{summary.objective.rate_per_s or 0:g}/s: the pod it would need has {summary.needs_pod.cores:g} "
             f"cores ({summary.label}, not proved)"
         )
     return (
-        f"sizing: sized again on the CPU the proofs' requests used{by}: {summary.label}, "
+        f"sizing: sized again on the CPU the proofs measured{by}: {summary.label}, "
         f"predicted {summary.sustainable_per_s:.1f}/s"
     )
 
@@ -103,7 +103,7 @@ def decided_by_proof(settings: LabSettings, run_dir: Path, progress: LabProgress
     assert kept is not None  # proved_best said which
     written = write_proposal(run_dir, kept, settings.app, interface, _paths(settings))
     why = (
-        "sized again on the CPU the proofs' requests used"
+        "sized again on the CPU the proofs measured"
         if best[0].role == "resized"
         else "the proposal's proof missed"
     )

@@ -1,5 +1,5 @@
-"""Size again on the CPU the proofs' requests used, where that departs from what the plan drew for
-them, and prove the new proposal.
+"""Size again on the CPU the proofs measured, where that departs from what the plan drew, and prove
+the new proposal.
 
 The plan draws each request's CPU from the flows, at the company it meets in its process
 (sizing/overlap.py): the flows ran 50 users at once, a proposal's rates mostly one to four a
@@ -17,20 +17,31 @@ runs of 2026-11-29 that proved a re-sized configuration (06:08, 08:23), its p99 
 0.99x and 0.95x what this predicts at three of its four levels, where the proofs' CPU drawn flat,
 at the company they met, gave 1.20x, 1.15x and 1.02x; at the fourth both missed (0.55x, 0.59x: a
 measured p99 below the band of its draws).
+
+A request's CPU is not only its own: the serving processes' beyond it (the server's) and the local
+load client's share the cores. The flows measure both in closed loops, where the servers' wake-ups
+serve several requests; a proof's open loop below the ceiling spends more on each (httpbin's
+`/json`, 2026-12-01 02:21, every family's proofs: the server's 1.6-2.4x the plan's, the client's
+1.4-2.1x, where the requests' own was 0.7-1.35x). The proofs' figures of both are taken with it
+(the warm-up's prediction takes them too), and whether a family's CPU moved is judged on the three
+together.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from labtester import machine
 from labtester.load import Sample
 from labtester.proposal.plan import Planned, needed, summary_of
 from labtester.proposal.prove import target_name
+from labtester.proposal.warmup import overhead_per_request
 from labtester.rawlog import Record
 from labtester.scenarios.sizing import window_of
 from labtester.sizing import window
 from labtester.sizing.caveat import RATE_KINDS
-from labtester.sizing.document import DEPARTS
+from labtester.sizing.document import DEPARTS, KindCost
+from labtester.sizing.drawn import mean_of
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.pod import Pod
 from labtester.sizing.search import Search, Sized
@@ -42,7 +53,8 @@ def resized(
 ) -> Planned | None:
     """The proposal searched again, every family on what its proofs' `runs` (by target; its
     configurations' and levels' together, but for runs that failed requests) measured its requests
-    using where that departs from its plan's by more than DEPARTS, the others on their plan's.
+    costing (their own CPU, the server's, the local client's) where that departs from its plan's by
+    more than DEPARTS, the others on their plan's.
     With a target rate that nothing in the pod serves on that CPU, the pod it would need (role
     `needed`, not proved). None where no family's departed, the search finds what was proved
     already (a label proved at a rate within DEPARTS of it), or, without a target rate, nothing
@@ -58,13 +70,9 @@ def resized(
     ratios: dict[str, float] = {}
     for name, item in by_family.items():
         proofs = [r for p in planned if p.family.name == name for r in runs.get(target_name(p.summary), ())]
-        answered, everything = _answered(proofs)
-        # Over the kinds its proofs measured enough of (the others stand as planned), what they used
-        # against what the plan drew: together, whether the family's CPU moved; each, by how much.
-        ratio, by_kind = window.measured_ratios(item.summary.kinds, answered, everything)
-        if ratio is not None and abs(ratio - 1) > DEPARTS:
-            ratios[name] = ratio
-        kinds[name] = window.scaled_kinds(item.summary.kinds, by_kind if name in ratios else {})
+        kinds[name], moved = _measured(item.summary.kinds, proofs)
+        if moved is not None:
+            ratios[name] = moved
     if not ratios:
         return None
     pod = Pod.of(first.pod)
@@ -94,12 +102,42 @@ def resized(
     return Planned(summary_of("resized", new, state, found, context), family, by_family[family.name].memory)
 
 
+def _measured(kinds: Sequence[KindCost], proofs: Sequence[Record]) -> tuple[list[RequestKind], float | None]:
+    """A family's kinds on what its `proofs` measured, and how far a request's whole CPU moved from
+    the plan's; its plan's kinds and None where it moved no more than DEPARTS. Over the kinds its
+    proofs measured enough of (the others stand as planned), what they used against what the plan
+    drew, each by how much; and what each request cost the serving processes beyond its own and the
+    local client there (the plan's where unread)."""
+    kept = [run for run in proofs if all(s.ok for s in window_of(run)[1])]
+    _, by_kind = window.measured_ratios(kinds, *_answered(kept))
+    client = _client(kept) if any(k.client_s > 0 for k in kinds) else None  # else its client was no pod's
+    measured = window.scaled_kinds(kinds, by_kind, overhead_per_request(kept), client)
+    # Whether it moved: the whole of a request's, as the proofs spent it, against the plan's (on a
+    # light path the server's and the client's move most, above).
+    planned = window.scaled_kinds(kinds, {})
+    moved = _whole(measured) / whole if (whole := _whole(planned)) > 0 else 1.0
+    return (measured, moved) if abs(moved - 1) > DEPARTS else (planned, None)
+
+
 def _answered(runs: Sequence[Record]) -> tuple[list[Sample], list[Sample]]:
-    """The answered requests of the runs' windows, where nothing failed in them (a run that failed
-    requests was overloaded, and a request's CPU there is the overload's), and every request of
-    those runs (the company the window's met, as the same objects)."""
-    kept = [(everything, window) for everything, window in map(window_of, runs) if all(s.ok for s in window)]
-    return [s for _, window in kept for s in window], [s for everything, _ in kept for s in everything]
+    """The answered requests of the runs' windows, and every request of those runs (the company the
+    window's met, as the same objects). Runs that failed requests are not given: a run that failed
+    requests was overloaded, and a request's CPU there is the overload's."""
+    both = [window_of(run) for run in runs]
+    return [s for _, window in both for s in window], [s for everything, _ in both for s in everything]
+
+
+def _client(runs: Sequence[Record]) -> float | None:
+    """The local load client's CPU per request over the runs (None: none read, or none sent)."""
+    sent = sum(len(window_of(run)[0]) for run in runs)
+    if not sent or any(run.get("machine") is None for run in runs):
+        return None
+    return sum(machine.use_recorded(run["machine"]).tester_s for run in runs) / sent
+
+
+def _whole(kinds: Sequence[RequestKind]) -> float:
+    """A request's CPU on the pod's cores, on average over the mix: its own, the server's, the client's."""
+    return mean_of(kinds, "demand_s") + mean_of(kinds, "client_s") if kinds else 0.0
 
 
 def _proved_already(new: Sized, planned: Sequence[Planned]) -> bool:

@@ -90,7 +90,7 @@ def _headline(conclusion: SizingConclusion, best: tuple[SizedSummary, Level] | N
 
 
 def _resized(serves: str, pod: str, proposed: SizedSummary, resized: SizedSummary) -> str:
-    """The answer where the proposal was sized again on the CPU the proofs' requests used, and the
+    """The answer where the proposal was sized again on the CPU the proofs measured, and the
     new proposal's own proof kept the objective."""
     level, first = resized.at_sustainable(), proposed.at_sustainable()
     departs = _departed(level, resized.pod.cores)
@@ -120,7 +120,8 @@ def _moved(again: SizedSummary) -> str:
     """Whose CPU moved, where the proposal was sized again (role resized or needed)."""
     if again.resized_on is None:
         return "its family's as the flows gave it, another's moved"
-    return f"its family's requests used {again.resized_on:.2f}x what the plan drew for them"
+    cost = f"{again.resized_on:.2f}x the CPU the plan drew: its own, the server's and the load client's"
+    return f"a request of its family cost {cost}"
 
 
 def _needs(needed: SizedSummary, objective: Objective) -> str:

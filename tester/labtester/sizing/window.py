@@ -148,11 +148,17 @@ def measured_kinds(
     ]
 
 
-def scaled_kinds(kinds: Sequence[KindCost], ratios: Mapping[str, float]) -> list[RequestKind]:
+def scaled_kinds(
+    kinds: Sequence[KindCost],
+    ratios: Mapping[str, float],
+    overhead_s: float | None = None,
+    client_s: float | None = None,
+) -> list[RequestKind]:
     """The plan's kinds, each one's CPU (its spread and its CPU by company) times its ratio in
     `ratios` (`measured_ratios`: what its requests used somewhere over what the plan drew for them):
     the level measured there, and how it moves with company as the flows measured it, for a
-    configuration that meets other company than where it was measured (another process count)."""
+    configuration that meets other company than where it was measured (another process count);
+    with the server's own CPU and the client's measured there (`measured_kinds`; None: the plan's)."""
     return [
         replace(
             kind,
@@ -162,7 +168,7 @@ def scaled_kinds(kinds: Sequence[KindCost], ratios: Mapping[str, float]) -> list
         )
         if (ratio := ratios.get(kind.name, 1.0)) != 1.0
         else kind
-        for kind in measured_kinds(kinds, {})
+        for kind in measured_kinds(kinds, {}, overhead_s, client_s)
     ]
 
 
