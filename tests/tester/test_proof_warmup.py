@@ -260,14 +260,17 @@ def test_each_family_is_sized_again_on_its_own_proofs_and_overloaded_runs_are_le
     wsgi = {f.name: f for f in families("wsgi", DEFAULT_VALUES)[0]}
     memory = Memory(0, 64 << 20)
     used = window.cpu_used(planned(0.005).kinds, [s for s in window_of(measured[0])[1] if s.ok])[CPU]
-    sync = Planned(planned(statistics.mean(used)), wsgi["sync"], memory)
+    server = overhead_per_request(measured)
+    assert server is not None
+    # sync planned on all its proof measured: its requests' own and the server's beside them.
+    on_measured = planned(statistics.mean(used))
+    kind = on_measured.kinds[0].model_copy(update={"overhead_s": server})
+    sync = Planned(on_measured.model_copy(update={"kinds": [kind]}), wsgi["sync"], memory)
     gthread_plan = planned(0.005).model_copy(update={"role": "family", "family": "gthread"})
     gthread = Planned(gthread_plan, wsgi["gthread"], memory)
     runs = {"sized-proposed": measured, "sized-gthread": measured}
     again = resized([sync, gthread], runs, DURATION_S, 0.0)
     assert again is not None
-    server = overhead_per_request(measured)
-    assert server is not None
     ratio = (statistics.mean(used) + server) / 0.0053
     expected = pytest.approx(ratio) if again.family.name == "gthread" else None
     assert again.summary.resized_on == expected  # its own family's, or none where it did not move

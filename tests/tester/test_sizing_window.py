@@ -1,11 +1,12 @@
-"""What a proof run's requests tell about how a kind's CPU moves with the requests beside it."""
+"""What a proof run's requests tell about how a kind's CPU moves with the requests beside it, and
+the kinds a proof's measured figures make."""
 
 from __future__ import annotations
 
 from labtester.load import Sample
 from labtester.sizing.document import KindCost
 from labtester.sizing.kinds import FEWEST
-from labtester.sizing.window import shared_cpu_ratio
+from labtester.sizing.window import measured_kinds, shared_cpu_ratio
 
 REPORT = KindCost(name="/report", weight=1, cpu_s=0.14, wait_s=0.0, overhead_s=0.0005, cores_per_process=1.0)
 CHECKOUT = KindCost(
@@ -75,3 +76,19 @@ def test_a_request_whose_response_said_no_process_or_time_is_left_out() -> None:
     unplaced = [Sample("/report", 0.0, 0.0, 0.1, 200, None, cpu_s=9.0) for _ in range(6)]
     unplaced += [request("/report", 9, 300.0, 0.0, 9.0) for _ in range(6)]  # no time in the app
     assert shared_cpu_ratio([REPORT], alone(5) + beside(3) + unplaced) == {"/report": 0.30 / 0.14}
+
+
+def test_the_servers_and_the_clients_cpu_measured_over_the_mix_keep_each_kinds_share_of_it() -> None:
+    # The plan: /report costs the server 1.5 ms a request, /checkout 0.5 (a mean of 1 ms), and the
+    # client 0.2 and 0.1; the proof measured 2 ms and 0.3 over the mix: each kind's, twice its own.
+    plan = [
+        REPORT.model_copy(update={"overhead_s": 0.0015, "client_s": 0.0002}),
+        CHECKOUT.model_copy(update={"overhead_s": 0.0005, "client_s": 0.0001}),
+    ]
+    report, checkout = measured_kinds(plan, {}, overhead_s=0.002, client_s=0.0003)
+    assert (report.overhead_s, checkout.overhead_s) == (0.003, 0.001)
+    assert (round(report.client_s, 9), round(checkout.client_s, 9)) == (0.0004, 0.0002)
+    # Where the plan had none, each kind takes the measured figure; unmeasured, the plan's stands.
+    none = [k.model_copy(update={"overhead_s": 0.0, "client_s": 0.0}) for k in plan]
+    assert {k.overhead_s for k in measured_kinds(none, {}, overhead_s=0.002)} == {0.002}
+    assert [k.overhead_s for k in measured_kinds(plan, {})] == [0.0015, 0.0005]

@@ -107,16 +107,17 @@ def _measured(kinds: Sequence[KindCost], proofs: Sequence[Record]) -> tuple[list
     the plan's; its plan's kinds and None where it moved no more than DEPARTS. Over the kinds its
     proofs measured enough of (the others stand as planned), what they used against what the plan
     drew, each by how much; and what each request cost the serving processes beyond its own and the
-    local client there (the plan's where unread)."""
+    local client there (the plan's where unread). Judged on the whole, a move of the requests' own
+    CPU counts for its share of it, and opposite moves (on a light path the requests' own falls
+    where the server's and the client's rise) for what they come to together."""
     kept = [run for run in proofs if all(s.ok for s in window_of(run)[1])]
     _, by_kind = window.measured_ratios(kinds, *_answered(kept))
-    client = _client(kept) if any(k.client_s > 0 for k in kinds) else None  # else its client was no pod's
+    local = any(k.client_s > 0 for k in kinds)  # else the client shared no core of the pod's
+    client = _client_cpu_per_request(kept) if local else None
     measured = window.scaled_kinds(kinds, by_kind, overhead_per_request(kept), client)
-    # Whether it moved: the whole of a request's, as the proofs spent it, against the plan's (on a
-    # light path the server's and the client's move most, above).
-    planned = window.scaled_kinds(kinds, {})
-    moved = _whole(measured) / whole if (whole := _whole(planned)) > 0 else 1.0
-    return (measured, moved) if abs(moved - 1) > DEPARTS else (planned, None)
+    plan_kinds = window.scaled_kinds(kinds, {})
+    moved = _cpu_per_request(measured) / whole if (whole := _cpu_per_request(plan_kinds)) > 0 else 1.0
+    return (measured, moved) if abs(moved - 1) > DEPARTS else (plan_kinds, None)
 
 
 def _answered(runs: Sequence[Record]) -> tuple[list[Sample], list[Sample]]:
@@ -127,15 +128,16 @@ def _answered(runs: Sequence[Record]) -> tuple[list[Sample], list[Sample]]:
     return [s for _, window in both for s in window], [s for everything, _ in both for s in everything]
 
 
-def _client(runs: Sequence[Record]) -> float | None:
-    """The local load client's CPU per request over the runs (None: none read, or none sent)."""
+def _client_cpu_per_request(runs: Sequence[Record]) -> float | None:
+    """The load client's CPU per request over the runs, where it shared the server's machine (its
+    processes' CPU read here); None where it did not, or none was sent."""
     sent = sum(len(window_of(run)[0]) for run in runs)
-    if not sent or any(run.get("machine") is None for run in runs):
+    if not sent or any(run.get("machine") is None or run.get("server_cpu_s") is None for run in runs):
         return None
     return sum(machine.use_recorded(run["machine"]).tester_s for run in runs) / sent
 
 
-def _whole(kinds: Sequence[RequestKind]) -> float:
+def _cpu_per_request(kinds: Sequence[RequestKind]) -> float:
     """A request's CPU on the pod's cores, on average over the mix: its own, the server's, the client's."""
     return mean_of(kinds, "demand_s") + mean_of(kinds, "client_s") if kinds else 0.0
 

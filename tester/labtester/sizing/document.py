@@ -220,7 +220,7 @@ class SizedSummary(BaseModel):
     error: str | None = None  # why it was not proved (it did not start)
     fixed_label: str | None = None  # the flows' pick, where it is this run's proposal or a family's best
     needs_pod: PodSize | None = None  # role "needed": the pod that serves the target rate
-    # Sized again ("resized", "needed"): its family's requests' CPU in the proofs over the plan's.
+    # Sized again ("resized", "needed"): a request's CPU in its family's proofs over the plan's (all of it).
     resized_on: float | None = None
     floor: Floor | None = None  # what its requests alone took beyond the model, before its proof
 

@@ -11,7 +11,7 @@ left the server: what explains a departure (fitted to the window, so never the y
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from labtester.load import Sample
@@ -116,16 +116,19 @@ def measured_kinds(
     """The plan's kinds, each drawing its CPU from what its requests used here where enough were
     answered (FEWEST: at the company they met here, so not moved by company), else from the plan's
     spread and its CPU by company; with the server's own CPU per request measured here
-    (`overhead_s`), else the plan's; and the load client's (`client_s`, over the whole mix: each
-    kind's the plan's times what it measured over the plan's mean, alike where the plan had none),
-    else the plan's."""
+    (`overhead_s`), else the plan's; and the load client's (`client_s`), else the plan's. Each of
+    those two is measured over the whole mix: each kind's the plan's times what was measured over
+    the plan's mean (alike where the plan had none), so a heavy kind keeps more of it than a light."""
     total = sum(k.weight for k in kinds)
-    planned_client = sum(k.weight * k.client_s for k in kinds) / total if total > 0 else 0.0
 
-    def client_of(k: KindCost) -> float:
-        if client_s is None:
-            return k.client_s
-        return client_s if planned_client <= 0 else k.client_s * client_s / planned_client
+    def moved(value: Callable[[KindCost], float], measured: float | None) -> Callable[[KindCost], float]:
+        planned = sum(k.weight * value(k) for k in kinds) / total if total > 0 else 0.0
+        if measured is None:
+            return value
+        return lambda k: measured if planned <= 0 else value(k) * measured / planned
+
+    overhead_of = moved(lambda k: k.overhead_s, overhead_s)
+    client_of = moved(lambda k: k.client_s, client_s)
 
     return [
         RequestKind(
@@ -133,7 +136,7 @@ def measured_kinds(
             k.weight,
             k.cpu_s,
             k.wait_s,
-            k.overhead_s if overhead_s is None else overhead_s,
+            overhead_of(k),
             k.cores_per_process,
             spread(used[k.name])
             if (measured := len(used.get(k.name, ())) >= FEWEST)
