@@ -35,7 +35,7 @@ from labtester import machine
 from labtester.load import Sample
 from labtester.proposal.plan import Planned, needed, summary_of
 from labtester.proposal.prove import target_name
-from labtester.proposal.warmup import overhead_per_request
+from labtester.proposal.warmup import overhead_of
 from labtester.rawlog import Record
 from labtester.scenarios.sizing import window_of
 from labtester.sizing import window
@@ -109,32 +109,30 @@ def _measured(kinds: Sequence[KindCost], proofs: Sequence[Record]) -> tuple[list
     drew, each by how much; and what each request cost the serving processes beyond its own and the
     local client there (the plan's where unread). Judged on the whole, a move of the requests' own
     CPU counts for its share of it, and opposite moves (on a light path the requests' own falls
-    where the server's and the client's rise) for what they come to together."""
-    kept = [run for run in proofs if all(s.ok for s in window_of(run)[1])]
-    _, by_kind = window.measured_ratios(kinds, *_answered(kept))
+    where the server's and the client's rise) for what they come to together. A run that failed
+    requests was overloaded, and a request's CPU there is the overload's: it is left out."""
+    read = [(run, *window_of(run)) for run in proofs]  # each run's requests decoded once (70,000 a run)
+    kept = [(run, everything, window) for run, everything, window in read if all(s.ok for s in window)]
+    # Each window's answered requests, and every request of those runs (the company the window's
+    # met, as the same objects).
+    answered = [s for _, _, window in kept for s in window]
+    _, by_kind = window.measured_ratios(kinds, answered, [s for _, everything, _ in kept for s in everything])
     local = any(k.client_s > 0 for k in kinds)  # else the client shared no core of the pod's
-    client = _client_cpu_per_request(kept) if local else None
-    measured = window.scaled_kinds(kinds, by_kind, overhead_per_request(kept), client)
+    client = _client_cpu_per_request([(run, everything) for run, everything, _ in kept]) if local else None
+    server = overhead_of([(run.get("server_cpu_s"), everything) for run, everything, _ in kept])
+    measured = window.scaled_kinds(kinds, by_kind, server, client)
     plan_kinds = window.scaled_kinds(kinds, {})
     moved = _cpu_per_request(measured) / whole if (whole := _cpu_per_request(plan_kinds)) > 0 else 1.0
     return (measured, moved) if abs(moved - 1) > DEPARTS else (plan_kinds, None)
 
 
-def _answered(runs: Sequence[Record]) -> tuple[list[Sample], list[Sample]]:
-    """The answered requests of the runs' windows, and every request of those runs (the company the
-    window's met, as the same objects). Runs that failed requests are not given: a run that failed
-    requests was overloaded, and a request's CPU there is the overload's."""
-    both = [window_of(run) for run in runs]
-    return [s for _, window in both for s in window], [s for everything, _ in both for s in everything]
-
-
-def _client_cpu_per_request(runs: Sequence[Record]) -> float | None:
-    """The load client's CPU per request over the runs, where it shared the server's machine (its
-    processes' CPU read here); None where it did not, or none was sent."""
-    sent = sum(len(window_of(run)[0]) for run in runs)
-    if not sent or any(run.get("machine") is None or run.get("server_cpu_s") is None for run in runs):
+def _client_cpu_per_request(runs: Sequence[tuple[Record, Sequence[Sample]]]) -> float | None:
+    """The load client's CPU per request over the runs (each with its requests), where it shared the
+    server's machine (its processes' CPU read here); None where it did not, or none was sent."""
+    sent = sum(len(everything) for _, everything in runs)
+    if not sent or any(run.get("machine") is None or run.get("server_cpu_s") is None for run, _ in runs):
         return None
-    return sum(machine.use_recorded(run["machine"]).tester_s for run in runs) / sent
+    return sum(machine.use_recorded(run["machine"]).tester_s for run, _ in runs) / sent
 
 
 def _cpu_per_request(kinds: Sequence[RequestKind]) -> float:

@@ -119,8 +119,15 @@ class Warmup:
 def overhead_per_request(runs: Sequence[Record]) -> float | None:
     """The serving processes' CPU per answered request beyond the requests' own, over these runs
     (None where their processes' CPU was not read, or none was answered)."""
-    read = [(float(run["server_cpu_s"]), decode(run["samples"])) for run in runs if run.get("server_cpu_s")]
-    done = [s.cpu_s for _, samples in read for s in samples if s.ok and s.cpu_s is not None]
+    return overhead_of(
+        [(run["server_cpu_s"], decode(run["samples"])) for run in runs if run.get("server_cpu_s")]
+    )
+
+
+def overhead_of(read: Sequence[tuple[float | None, Sequence[Sample]]]) -> float | None:
+    """`overhead_per_request` of runs already decoded: each one's processes' CPU and its requests."""
+    measured = [(float(cpu), samples) for cpu, samples in read if cpu]
+    done = [s.cpu_s for _, samples in measured for s in samples if s.ok and s.cpu_s is not None]
     if not done:
         return None
-    return max(0.0, (sum(cpu for cpu, _ in read) - sum(done)) / len(done))
+    return max(0.0, (sum(cpu for cpu, _ in measured) - sum(done)) / len(done))
