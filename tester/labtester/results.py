@@ -34,7 +34,9 @@ from labtester.stability import Stability
 # 7: sizing's caveats are objects (text, kind, about), not sentences led by a label.
 # 8: a sized configuration's floor (requests alone, beyond the model) and each proof's load client
 #    as a thread on the cores (`warmup_client_cpu_s`; `warmup_cores_free` no longer takes its CPU off).
-SCHEMA_VERSION = 8
+# 9: each family's floor before any proof (flow `serving_cost.floor_s`: empty requests alone), which
+#    the plan draws (`planned_floor_s`) and the default objective stands above.
+SCHEMA_VERSION = 9
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -129,7 +129,7 @@ class LabSettings(BaseSettings):
         gt=0,
         le=3600,
         description="Sizing: the p99 objective, seconds (default: 4x the mix's mean time alone, at least "
-        "2x its slowest request's).",
+        "2x its slowest request's, each as the load client saw requests alone).",
     )
     target_rate: float | None = Field(
         None,

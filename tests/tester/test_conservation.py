@@ -30,6 +30,8 @@ from labtester.scenarios.flow import SHAPE, accounting, servingcost
 from labtester.scenarios.flow.analyse import FlowSettings, PathFlow, path_flow
 from labtester.scenarios.flow.cost import ACCOUNTED_SHARE, PathAccount, ServingCost
 from labtester.scrape import charged_settled
+from labtester.sizing.floor import ALONE_SHARE, POINTS
+from labtester.sizing.quantiles import percentile
 from labtester.traffic import Outgoing
 from tests.services.apps import CONFIGURATIONS, serve_app
 from tests.services.servertiming import parse
@@ -216,6 +218,17 @@ def wsgi_app() -> Iterator[Served]:
 def test_a_wsgi_bodys_many_chunks_and_their_writes_are_accounted_for(wsgi_app: Served) -> None:
     account = flow_account(wsgi_app, MANY_CHUNKS)
     assert ACCOUNTED_SHARE <= account.share <= OVERCOUNTED, account
+
+
+def test_empty_requests_alone_measure_the_configurations_floor_before_its_flows(wsgi_app: Served) -> None:
+    # What the plan draws for the family before any proof (sizing/floor.py), and the default
+    # objective stands above: each empty request alone took more than its CPU on the cores, its
+    # slowest more than its typical, and its typical less than the time between two sends (alone).
+    floor, cost = wsgi_app.cost.floor_s, wsgi_app.cost
+    assert len(floor) == POINTS and floor == sorted(floor), floor
+    assert cost.empty_per_s is not None and cost.process_cpu_per_request_s is not None
+    median, p99 = percentile(floor, 50), percentile(floor, 99)
+    assert 0 < median < p99 and median < 1 / (ALONE_SHARE * cost.empty_per_s), (median, p99, cost)
 
 
 @pytest.fixture(scope="module")

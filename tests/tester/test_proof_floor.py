@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from labtester.launcher import RunningTarget
-from labtester.proposal.alone import ALONE, ALONE_SHARE
+from labtester.proposal.alone import ALONE
 from labtester.proposal.prove import offer_levels
 from labtester.scenarios.sizing import SHAPE, window_of
 from labtester.settings import LabSettings
 from labtester.sizing import window
 from labtester.sizing.document import KindCost, Level, Objective, PodSize, SizedSummary, warmup_of
-from labtester.sizing.floor import POINTS
+from labtester.sizing.floor import ALONE_SHARE, POINTS
 from tests.services.apps import CONFIGURATIONS, serve_app
 from tests.tester.test_proof_warmup import Kept, server_cpu
 
@@ -116,3 +116,15 @@ def test_the_window_predicted_with_the_floor_and_the_client_is_nearer_the_measur
     now_off = abs(math.log(level.measured_p99_s / level.warmup_predicted_p99_s))
     before_off = abs(math.log(level.measured_p99_s / before.p99_s))
     assert now_off < before_off, (level.measured_p99_s, level.warmup_predicted_p99_s, before.p99_s)
+
+
+def test_after_the_plan_a_configuration_takes_its_own_floor_else_its_familys(proved: Kept) -> None:
+    summary = SHAPE.analyse(proved.records, None, LabSettings())
+    assert summary.floor is not None
+    family = [2 * q for q in summary.floor.quantiles_s]
+    with_family = summary.model_copy(update={"planned_floor_s": family})
+    assert window.floor_for(with_family) == tuple(summary.floor.quantiles_s)  # its own, measured
+    assert window.floor_for(with_family.model_copy(update={"floor": None})) == tuple(family)
+    # The sustained figure takes it as the plan's did: minutes of the rate, each request later.
+    args = (summary, RATE, 2, 60.0, {})
+    assert window.sustained_on(*args, floor_s=tuple(family)) > window.sustained_on(*args)

@@ -257,17 +257,13 @@ def test_each_family_is_sized_again_on_its_own_proofs_and_overloaded_runs_are_le
     # The same measured requests stand for two families' proofs: sync planned on what they used,
     # gthread on a quarter of it. Only gthread's moved: the search runs on its measured CPU.
     measured = [r for r in a_quarter_planned.records if r.get("kind") == "run"]
-    wsgi = {f.name: f for f in families("wsgi", DEFAULT_VALUES)[0]}
-    memory = Memory(0, 64 << 20)
     used = window.cpu_used(planned(0.005).kinds, [s for s in window_of(measured[0])[1] if s.ok])[CPU]
     server = overhead_per_request(measured)
     assert server is not None
     # sync planned on all its proof measured: its requests' own and the server's beside them.
     on_measured = planned(statistics.mean(used))
     kind = on_measured.kinds[0].model_copy(update={"overhead_s": server})
-    sync = Planned(on_measured.model_copy(update={"kinds": [kind]}), wsgi["sync"], memory)
-    gthread_plan = planned(0.005).model_copy(update={"role": "family", "family": "gthread"})
-    gthread = Planned(gthread_plan, wsgi["gthread"], memory)
+    sync, gthread = sync_and_gthread(on_measured.model_copy(update={"kinds": [kind]}))
     runs = {"sized-proposed": measured, "sized-gthread": measured}
     again = resized([sync, gthread], runs, DURATION_S, 0.0)
     assert again is not None
@@ -276,10 +272,60 @@ def test_each_family_is_sized_again_on_its_own_proofs_and_overloaded_runs_are_le
     assert again.summary.resized_on == expected  # its own family's, or none where it did not move
     # A run that failed requests was overloaded: its CPU is left out, and nothing else moved.
     (run,) = measured
+    assert resized([sync, gthread], {"sized-gthread": [overloaded(run)]}, DURATION_S, 0.0) is None
+
+
+def sync_and_gthread(sync_plan: SizedSummary) -> tuple[Planned, Planned]:
+    """sync planned as given (the proposal), and gthread's best planned on a quarter of the CPU."""
+    wsgi = {f.name: f for f in families("wsgi", DEFAULT_VALUES)[0]}
+    memory = Memory(0, 64 << 20)
+    gthread_plan = planned(0.005).model_copy(update={"role": "family", "family": "gthread"})
+    return Planned(sync_plan, wsgi["sync"], memory), Planned(gthread_plan, wsgi["gthread"], memory)
+
+
+def overloaded(run: dict[str, Any]) -> dict[str, Any]:
+    """The run with its last answered request failed (a timeout): overloaded."""
     samples = decode(run["samples"])
     failed = [dataclasses.replace(s, error="timeout") if s is samples[-1] else s for s in samples]
-    overloaded = {**run, "samples": encode(failed)}
-    assert resized([sync, gthread], {"sized-gthread": [overloaded]}, DURATION_S, 0.0) is None
+    return {**run, "samples": encode(failed)}
+
+
+def test_a_configuration_its_proofs_overloaded_is_not_proposed_again_at_the_rate_it_failed_at(
+    a_quarter_planned: Kept,
+) -> None:
+    # Both planned on a quarter of what their requests used; sync's proof measured it. Sized again,
+    # gthread on its plan's CPU comes first, far above RATE.
+    measured = [r for r in a_quarter_planned.records if r.get("kind") == "run"]
+    (run,) = measured
+    sync, gthread = sync_and_gthread(planned(0.005))
+    unheld = resized([sync, gthread], {"sized-proposed": measured}, DURATION_S, 0.0)
+    assert unheld is not None and unheld.family.name == "gthread"
+    # Where that very configuration's proof failed requests at RATE (overloaded: its CPU left out,
+    # its plan's stands), its family is searched no more: sync, on what its proof measured.
+    gthread = dataclasses.replace(
+        gthread, summary=gthread.summary.model_copy(update={"label": unheld.summary.label})
+    )
+    runs = {"sized-proposed": measured, "sized-gthread": [overloaded(run)]}
+    again = resized([sync, gthread], runs, DURATION_S, 0.0)
+    assert again is not None and again.family.name == "sync", again and again.summary.label
+    assert again.summary.resized_on is not None and again.summary.resized_on > 2.5  # 20 ms burnt, 5 planned
+    # Another of its configurations overloaded, or this one only far above its rate: not held.
+    other = dataclasses.replace(gthread, summary=gthread.summary.model_copy(update={"label": "another"}))
+    assert (elsewhere := resized([sync, other], runs, DURATION_S, 0.0)) is not None
+    assert elsewhere.family.name == "gthread"
+    high = {**overloaded(run), "offered_per_s": 2 * unheld.summary.sustainable_per_s}
+    higher = resized([sync, gthread], {**runs, "sized-gthread": [high]}, DURATION_S, 0.0)
+    assert higher is not None and higher.family.name == "gthread"
+    # One family only: where its proposal is held, nothing is sized again.
+    alone = resized([sync], {"sized-proposed": measured}, DURATION_S, 0.0)
+    assert alone is not None
+    held = Planned(
+        sync.summary.model_copy(update={"role": "fixed", "label": alone.summary.label}),
+        sync.family,
+        sync.memory,
+    )
+    failing = {"sized-proposed": measured, "sized-fixed-sync": [overloaded(run)]}
+    assert resized([sync, held], failing, DURATION_S, 0.0) is None
 
 
 def test_where_the_server_and_the_client_spent_more_than_planned_the_proposal_is_sized_again(

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from labtester.sizing.floor import POINTS
 from tests.tester.app_lab import QUICK_FLOW, app_lab, raw_records, values_with
 
 HERE = Path(__file__).parent
@@ -70,6 +71,8 @@ def test_the_proposal_is_proved_and_its_measured_rate_is_near_the_predicted(size
         assert abs(level["measured_per_s"] / reference - 1) < BAND, level
     others = {s["family"] for s in sizing["families"]}
     assert proposed["family"] not in others and others <= {"sync", "gthread", "gevent"}
+    # Each drew its family's floor before any proof: its fixed configurations' empty requests alone.
+    assert all(len(s["planned_floor_s"]) == POINTS for s in [proposed, *sizing["families"]]), sizing
 
 
 def test_the_proposal_serves_at_least_what_the_best_fixed_configuration_served(sized: Run) -> None:

@@ -4,14 +4,24 @@ configuration, with as many processes as cores, can never show more than one cor
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from labtester.info import TargetInfo
-from labtester.proposal.costs import close_of, kinds_of
+from labtester.proposal.costs import close_of, family_floor, kinds_of, objective
+from labtester.proposal.plan import _floors
 from labtester.scenarios.flow.analyse import FlowSummary, PathFlow
 from labtester.scenarios.flow.cost import PathAccount
 from labtester.scenarios.flow.whole import slot_delay
+from labtester.settings import LabSettings
+from labtester.sizing.candidates import candidates
 from labtester.sizing.families import RULES, Family
+from labtester.sizing.floor import POINTS
+from labtester.sizing.kinds import RequestKind
+from labtester.sizing.pod import MIB, Memory, Pod
+from labtester.sizing.quantiles import percentile
+from labtester.sizing.search import Search
 from tests.tester.test_flow_conclusion import conclude, flow, results
 from tests.tester.test_flow_prediction import PATH, empty, info
 
@@ -94,3 +104,57 @@ def test_a_sync_workers_close_is_the_delay_its_empty_requests_fitted_and_half_th
     assert unfit is None and close_of(found, sync) is None
     (unfitted,), said = kinds_of(found, conclude(found), sync)
     assert unfitted.close_s == 0.0 and any("no delay was fitted" in s for s in said), said
+
+
+# A light path as httpbin's /json: 0.4 ms of the server's CPU, 0.1 ms of the client's; alone, the
+# client saw each take 0.5 to 3 ms more (its timers, the loopback, the wake-ups).
+LIGHT = RequestKind("/json", 1, 0.0003, 0.0, 0.0001, client_s=0.0001)
+FLOOR = tuple(0.0005 + 0.0025 * i / (POINTS - 1) for i in range(POINTS))
+GTHREAD = Family("gthread", "gunicorn", "wsgi", RULES[("gunicorn", "gthread")], fixed_targets=("gthread",))
+
+
+def test_the_default_objective_stands_above_a_request_alone_as_the_client_saw_it() -> None:
+    settings = LabSettings()
+    without = objective(settings, [LIGHT])
+    # On the work alone, 4x its 0.5 ms: below what a request alone took here at its p99.
+    assert without.p99_s == pytest.approx(4 * (LIGHT.alone_s + LIGHT.client_s))
+    assert without.p99_s < percentile(FLOOR, 99)
+    goal = objective(settings, [LIGHT], FLOOR)
+    alone = LIGHT.alone_s + LIGHT.client_s
+    mean, slowest = alone + sum(FLOOR) / POINTS, alone + percentile(FLOOR, 99)
+    assert goal.p99_s == pytest.approx(max(4 * mean, 2 * slowest)) and "beyond the work" in goal.why, goal
+    assert goal.p99_s > 2 * percentile(FLOOR, 99)
+    # A floor of rare long waits (a timer that wakes late): its p99 sets the objective, not its mean.
+    tail = (0.0003,) * (POINTS - 4) + (0.004, 0.006, 0.008, 0.01)
+    rare = objective(settings, [LIGHT], tail)
+    assert rare.p99_s == pytest.approx(2 * (alone + percentile(tail, 99))) and "slowest" in rare.why, rare
+    # Given, P99= stands as it is.
+    assert objective(LabSettings(p99=0.001), [LIGHT], FLOOR).p99_s == 0.001
+
+
+def test_a_familys_floor_is_its_fixed_configurations_and_the_plans_predictions_carry_it() -> None:
+    found = results({"gthread": [measured(PATH, 1.0)], "sync-1x": [measured(PATH, 1.0)]}, paths=[PATH])
+    higher = tuple(2 * q for q in FLOOR)
+    for each, floor in zip(found.targets, (FLOOR, higher), strict=True):
+        each.scenarios["flow"] = FlowSummary(
+            flows=[measured(PATH, 1.0)], serving_cost=empty(floor_s=list(floor))
+        )
+    assert family_floor(found, GTHREAD) == pytest.approx(FLOOR)
+    both = dataclasses.replace(GTHREAD, fixed_targets=("gthread", "sync-1x"))
+    assert family_floor(found, both) == pytest.approx([1.5 * q for q in FLOOR])  # quantile by quantile
+    uvicorn = Family("uvicorn", "uvicorn", "asgi", RULES[("uvicorn", "asgi")], fixed_targets=("uvicorn",))
+    assert family_floor(found, uvicorn) == ()
+    # A family whose empty requests measured none draws the least measured: the loopback's and the
+    # client's are every family's.
+    sync = dataclasses.replace(GTHREAD, name="sync", fixed_targets=("sync-1x",))
+    floors = _floors(found, [GTHREAD, sync, uvicorn])
+    assert floors["uvicorn"] == floors["gthread"] == pytest.approx(FLOOR) and floors["sync"] == pytest.approx(
+        higher
+    )
+    # With next to no load, the search's p99 is a request's own time and the floor's p99 on top.
+    pod, kinds = Pod(cores=2, memory_bytes=1 << 30), {"gthread": [LIGHT]}
+    (candidate, *_) = candidates(GTHREAD, [LIGHT], pod, Memory(40 * MIB, 60 * MIB))
+    rate = 0.01 * candidate.ceiling_per_s
+    bare = Search(kinds, pod, 1.0, 20).p99(candidate, rate)
+    floored = Search(kinds, pod, 1.0, 20, floors={"gthread": FLOOR}).p99(candidate, rate)
+    assert bare < percentile(FLOOR, 99) < floored < bare + FLOOR[-1] + 1e-9, (bare, floored)

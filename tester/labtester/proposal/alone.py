@@ -12,13 +12,10 @@ from labtester.scenarios.flow.servingcost import local
 from labtester.sizing import window
 from labtester.sizing.arrivals import proof_arrivals, proof_kinds
 from labtester.sizing.document import SizedSummary
-from labtester.sizing.floor import FEWEST, Floor
+from labtester.sizing.floor import ALONE_MOST_S, ALONE_REQUESTS, ALONE_SHARE, FEWEST, Floor
 from labtester.traffic import Outgoing
 
 ALONE = "alone"  # the raw record of a configuration's requests alone, before its proof
-ALONE_SHARE = 0.2  # of its proof's first rate: requests that seldom meet one another
-ALONE_REQUESTS = 400
-ALONE_MOST_S = 3.0
 
 
 def alone(

@@ -21,6 +21,7 @@ from labtester.sizing.document import (
     MOST_PREDICTED,
     PROOF_S,
     Level,
+    Objective,
     PodSize,
     Role,
     SizedSummary,
@@ -31,6 +32,7 @@ from labtester.sizing.families import Family, families
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.model import BAND_DRAWS, proof_run, sustained_p99
 from labtester.sizing.pod import CONNECTION_BYTES, THREAD_BYTES, Memory, Pod
+from labtester.sizing.quantiles import percentile
 from labtester.sizing.search import Found, Search, Sized
 from labtester.sizing.serving import model_caveats, rate_caveats, sized_for
 from labtester.targets import DEPLOYED_APP_PREFIX
@@ -55,7 +57,11 @@ def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustain
     that rate, the search's own figure where it worked it out: the same run, not made twice)."""
     candidate = sized.candidate
     levels = []
-    kinds, pod = search_state.kinds[candidate.family.name], search_state.pod
+    kinds, pod, floor_s = (
+        search_state.kinds[candidate.family.name],
+        search_state.pod,
+        search_state.floor(candidate),
+    )
     config, duration_s = candidate.configuration, search_state.duration_s
     held_s = sustained_length(sustainable) if with_sustained else None  # as long at each level
     for share in LEVELS:
@@ -64,9 +70,9 @@ def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustain
             continue
         warmup_s = warmup_of(duration_s)  # the window the proof judges: after its warm-up
         sends = (rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS)
-        run = proof_run(kinds, config, pod.cores, *sends, runs=search_state.runs)
+        run = proof_run(kinds, config, pod.cores, *sends, floor_s, search_state.runs)
         known = sized.sustained_p99_s if rate == sized.rate_per_s else None
-        held = None if not held_s else known or sustained_p99(kinds, config, pod.cores, rate, held_s)
+        held = None if not held_s else known or sustained_p99(kinds, config, pod.cores, rate, held_s, floor_s)
         levels.append(
             Level(
                 offered_per_s=rate,
@@ -111,6 +117,7 @@ def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: S
             "predicted_p99_s": predicted,
             "levels": levels,
             "kinds": costs.kind_costs(state.kinds[c.family.name]),
+            "planned_floor_s": list(state.floor(c)),
             "caveats": context.caveats + model_caveats(sized, state.kinds[c.family.name], state.objective_s),
             "search_cpu_s": found.cpu_s,
             "simulations": found.simulations,
@@ -139,15 +146,16 @@ def plan(
     searched, kinds, memory, assumed = _inputs(results, conclusion, interface, values, records, prefix)
     if not searched:
         return []
-    mix = kinds[searched[0].name]
     pod_size = deployed or costs.pod_size(settings, conclusion)
-    goal = costs.objective(settings, mix)
+    floors = _floors(results, searched)
+    # The least of the families' (each on its own costs and floor): one at least can keep it.
+    goal = min((costs.objective(settings, kinds[f.name], floors[f.name]) for f in searched), key=_p99_of)
     pod = Pod.of(pod_size)
-    state = Search(kinds, pod, goal.p99_s, duration_s)
+    state = Search(kinds, pod, goal.p99_s, duration_s, floors=floors)
     picked = conclusion.recommendation.target if conclusion.recommendation else None
     fixed = _fixed(results, picked, searched, memory, state)
     goals = (goal.p99_s, duration_s, goal.rate_per_s)
-    found = sized_for(searched, kinds, memory, pod, *goals, fixed, state.runs)
+    found = sized_for(searched, kinds, memory, pod, *goals, fixed, state.runs, floors)
     if conclusion.cores is not None and pod.cores != conclusion.cores:
         assumed.append(
             Caveat(
@@ -166,6 +174,19 @@ def plan(
     return needed(found, state, context, memory) + _planned(found, found.fixed, state, context, memory)
 
 
+def _floors(results: Results, searched: list[Family]) -> dict[str, tuple[float, ...]]:
+    """Each family's floor (costs.family_floor); where its empty requests measured none (too slow a
+    closed loop, the CPU unread), the least measured one: the loopback's and the client's are every
+    family's, and a family with none would be drawn faster than it is."""
+    floors = {f.name: costs.family_floor(results, f) for f in searched}
+    least = min((f for f in floors.values() if f), key=lambda f: percentile(list(f), 99), default=())
+    return {name: floor or least for name, floor in floors.items()}
+
+
+def _p99_of(goal: Objective) -> float:
+    return goal.p99_s
+
+
 def _least_p99(found: Found, state: Search) -> Caveat:
     """Where no rate keeps the objective: the least p99 the model gives any family's best, one
     request at a time (a hundredth of its ceiling): the objective a proposal needs at the least."""
@@ -175,9 +196,9 @@ def _least_p99(found: Found, state: Search) -> Caveat:
     p99, least = min(((_quiet_p99(state, c), c) for c in best), key=lambda pair: pair[0])
     return Caveat(
         kind="no-rate",
-        text=f"{NO_RATE} (the requests' CPU as the flows measured it, at the company each meets, makes p99 "
-        f"about {seconds(p99)} even with next to no load, on {least.label}: an objective above it may get "
-        "a proposal)",
+        text=f"{NO_RATE} (the requests' CPU as the flows measured it, at the company each meets, with what "
+        f"a request alone took beyond it here, makes p99 about {seconds(p99)} even with next to no load, "
+        f"on {least.label}: an objective above it may get a proposal)",
     )
 
 
@@ -192,7 +213,9 @@ def needed(found: Found, state: Search, context: SizedSummary, memory: dict[str,
     if found.needed is None or found.needed_pod is None:
         return []
     pod = found.needed_pod
-    bigger = Search(state.kinds, pod, state.objective_s, state.duration_s, runs=state.runs)
+    bigger = Search(
+        state.kinds, pod, state.objective_s, state.duration_s, runs=state.runs, floors=state.floors
+    )
     summary = summary_of("needed", found.needed, bigger, found, context)
     needs = context.pod.model_copy(update={"cores": pod.cores, "memory_bytes": pod.memory_bytes})
     why = f"sized for a pod of {pod.cores:g} cores, not proved on this one"

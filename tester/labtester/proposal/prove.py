@@ -139,11 +139,11 @@ def offer_levels(
     `server_cpu`: its processes' CPU seconds where they can be read from here, else None."""
     log.write("scenario", **_plan(name, summary))
     _drained(url, times[1])
-    floor_s: tuple[float, ...] = ()
+    floor_s = tuple(summary.planned_floor_s)  # its family's, unless its own requests alone measure one
     if (measured := alone(url, summary, times[1], requests)) is not None:
         record, floor = measured
         log.write("scenario", target=name, scenario=SHAPE, kind=ALONE, client=0, **record)
-        floor_s = tuple(floor.quantiles_s)
+        floor_s = tuple(floor.quantiles_s) or floor_s
     runs: list[Record] = []  # each level's record: the next one's warm-up adds what it measured
     for level in summary.levels:
         _drained(url, times[1])
@@ -192,7 +192,7 @@ def _run(
     }
     window = [s for s in samples if s.scheduled_s >= warmup.ends_s]  # the requests it judges
     try:
-        held = sustained_after(summary, level, window, run)
+        held = sustained_after(summary, level, window, run, floor_s)
     except (ArithmeticError, ValueError) as error:  # a model's failure never costs the measured run
         held = {"error": f"{type(error).__name__}: {error}"}
     return {**run, "sustained": held}

@@ -29,6 +29,7 @@ together.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 from labtester import machine
@@ -40,12 +41,17 @@ from labtester.rawlog import Record
 from labtester.scenarios.sizing import window_of
 from labtester.sizing import window
 from labtester.sizing.caveat import RATE_KINDS
-from labtester.sizing.document import DEPARTS, KindCost
+from labtester.sizing.document import DEPARTS, KindCost, Objective
 from labtester.sizing.drawn import mean_of
+from labtester.sizing.families import Family
 from labtester.sizing.kinds import RequestKind
-from labtester.sizing.pod import Pod
-from labtester.sizing.search import Search, Sized
+from labtester.sizing.pod import Memory, Pod
+from labtester.sizing.search import Found, Search, Sized
 from labtester.sizing.serving import rate_caveats, sized_for
+
+# A configuration a proof overloaded at a rate is held this far below it: at 10 % less, the same
+# backlog (a proof's p99 at a rate near its ceiling moves 2-3x from one run to the next here).
+OVERLOADED = 0.15
 
 
 def resized(
@@ -54,7 +60,8 @@ def resized(
     """The proposal searched again, every family on what its proofs' `runs` (by target; its
     configurations' and levels' together, but for runs that failed requests) measured its requests
     costing (their own CPU, the server's, the local client's) where that departs from its plan's by
-    more than DEPARTS, the others on their plan's.
+    more than DEPARTS, the others on their plan's; a configuration a proof overloaded is not
+    proposed again at that rate (`_searched`).
     With a target rate that nothing in the pod serves on that CPU, the pod it would need (role
     `needed`, not proved). None where no family's departed, the search finds what was proved
     already (a label proved at a rate within DEPARTS of it), or, without a target rate, nothing
@@ -68,19 +75,23 @@ def resized(
         by_family.setdefault(item.family.name, item)  # each family's first plan, in the plan's order
     kinds: dict[str, list[RequestKind]] = {}
     ratios: dict[str, float] = {}
+    failed_at: dict[str, float] = {}  # by configuration: the least rate a proof failed requests at
     for name, item in by_family.items():
-        proofs = [r for p in planned if p.family.name == name for r in runs.get(target_name(p.summary), ())]
-        kinds[name], moved = _measured(item.summary.kinds, proofs)
+        kinds[name], moved, failed = _measured(item.summary.kinds, _proofs(planned, runs, name))
         if moved is not None:
             ratios[name] = moved
+        failed_at.update(failed)
     if not ratios:
         return None
     pod = Pod.of(first.pod)
     goal = first.objective
     families = [item.family for item in by_family.values()]
     memory = {name: item.memory for name, item in by_family.items()}
-    state = Search(kinds, pod, goal.p99_s, duration_s)
-    found = sized_for(families, kinds, memory, pod, goal.p99_s, duration_s, goal.rate_per_s, runs=state.runs)
+    # The plan's floors (beyond the closed loop's CPU: where the proofs measured more CPU a request,
+    # a part of it is in both, tenths of a millisecond of latency and none of a core's).
+    floors = {name: tuple(item.summary.planned_floor_s) for name, item in by_family.items()}
+    state = Search(kinds, pod, goal.p99_s, duration_s, floors=floors)
+    found = _searched(state, families, memory, goal, failed_at)
     # What the first plan assumed, not what it said of its own configuration (`label: ...`) nor what
     # its search said of the target rate: this search says its own.
     assumed = [c for c in first.caveats if c.about != first.label and c.kind not in RATE_KINDS]
@@ -102,7 +113,21 @@ def resized(
     return Planned(summary_of("resized", new, state, found, context), family, by_family[family.name].memory)
 
 
-def _measured(kinds: Sequence[KindCost], proofs: Sequence[Record]) -> tuple[list[RequestKind], float | None]:
+def _proofs(
+    planned: Sequence[Planned], runs: Mapping[str, Sequence[Record]], family: str
+) -> list[tuple[str, Record]]:
+    """The family's proof runs, each with its configuration's label."""
+    return [
+        (p.summary.label, r)
+        for p in planned
+        if p.family.name == family
+        for r in runs.get(target_name(p.summary), ())
+    ]
+
+
+def _measured(
+    kinds: Sequence[KindCost], proofs: Sequence[tuple[str, Record]]
+) -> tuple[list[RequestKind], float | None, dict[str, float]]:
     """A family's kinds on what its `proofs` measured, and how far a request's whole CPU moved from
     the plan's; its plan's kinds and None where it moved no more than DEPARTS. Over the kinds its
     proofs measured enough of (the others stand as planned), what they used against what the plan
@@ -110,9 +135,14 @@ def _measured(kinds: Sequence[KindCost], proofs: Sequence[Record]) -> tuple[list
     local client there (the plan's where unread). Judged on the whole, a move of the requests' own
     CPU counts for its share of it, and opposite moves (on a light path the requests' own falls
     where the server's and the client's rise) for what they come to together. A run that failed
-    requests was overloaded, and a request's CPU there is the overload's: it is left out."""
-    read = [(run, *window_of(run)) for run in proofs]  # each run's requests decoded once (70,000 a run)
+    requests was overloaded, and a request's CPU there is the overload's: it is left out; the least
+    rate each configuration (by label) had such a run at is the third figure."""
+    read = [(run, *window_of(run)) for _, run in proofs]  # each run's requests decoded once (70,000 a run)
     kept = [(run, everything, window) for run, everything, window in read if all(s.ok for s in window)]
+    failed: dict[str, float] = {}
+    for (label, run), (_, _, judged) in zip(proofs, read, strict=True):
+        if not all(s.ok for s in judged):
+            failed[label] = min(failed.get(label, float(run["offered_per_s"])), float(run["offered_per_s"]))
     # Each window's answered requests, and every request of those runs (the company the window's
     # met, as the same objects).
     answered = [s for _, _, window in kept for s in window]
@@ -123,7 +153,7 @@ def _measured(kinds: Sequence[KindCost], proofs: Sequence[Record]) -> tuple[list
     measured = window.scaled_kinds(kinds, by_kind, server, client)
     plan_kinds = window.scaled_kinds(kinds, {})
     moved = _cpu_per_request(measured) / whole if (whole := _cpu_per_request(plan_kinds)) > 0 else 1.0
-    return (measured, moved) if abs(moved - 1) > DEPARTS else (plan_kinds, None)
+    return (measured, moved, failed) if abs(moved - 1) > DEPARTS else (plan_kinds, None, failed)
 
 
 def _client_cpu_per_request(runs: Sequence[tuple[Record, Sequence[Sample]]]) -> float | None:
@@ -138,6 +168,37 @@ def _client_cpu_per_request(runs: Sequence[tuple[Record, Sequence[Sample]]]) -> 
 def _cpu_per_request(kinds: Sequence[RequestKind]) -> float:
     """A request's CPU on the pod's cores, on average over the mix: its own, the server's, the client's."""
     return mean_of(kinds, "demand_s") + mean_of(kinds, "client_s") if kinds else 0.0
+
+
+def _searched(
+    state: Search,
+    families: list[Family],
+    memory: dict[str, Memory],
+    goal: Objective,
+    failed_at: dict[str, float],
+) -> Found:
+    """Every family's knobs searched on `state`'s costs. Where it proposes a configuration at a rate
+    a proof of it failed requests at, or up to OVERLOADED below (its CPU there was the overload's,
+    left out, so it stands on its plan's), it searches again without its family (a search cannot
+    leave out one configuration); with none left, nothing is proposed."""
+    goals = (goal.p99_s, state.duration_s, goal.rate_per_s)
+    found = sized_for(families, state.kinds, memory, state.pod, *goals, runs=state.runs, floors=state.floors)
+    while (new := found.proposed) is not None and _overloaded(new, failed_at):
+        families = [f for f in families if f.name != new.candidate.family.name]
+        if not families:
+            return dataclasses.replace(found, proposed=None, needed=None, needed_pod=None)
+        again = sized_for(
+            families, state.kinds, memory, state.pod, *goals, runs=state.runs, floors=state.floors
+        )
+        cpu_s, simulations = found.cpu_s + again.cpu_s, found.simulations + again.simulations
+        found = dataclasses.replace(again, cpu_s=cpu_s, simulations=simulations)
+    return found
+
+
+def _overloaded(new: Sized, failed_at: Mapping[str, float]) -> bool:
+    """Whether a proof of `new`'s configuration failed requests at its rate or up to OVERLOADED below."""
+    failed = failed_at.get(new.candidate.label)
+    return failed is not None and new.rate_per_s >= (1 - OVERLOADED) * failed
 
 
 def _proved_already(new: Sized, planned: Sequence[Planned]) -> bool:

@@ -23,12 +23,17 @@ from labtester.sizing.kinds import FEWEST
 
 
 def sustained_after(
-    summary: SizedSummary, level: Level, samples: Sequence[Sample], run: Record
+    summary: SizedSummary,
+    level: Level,
+    samples: Sequence[Sample],
+    run: Record,
+    floor_s: tuple[float, ...] = (),
 ) -> dict[str, float | str | None] | None:
     """The level's sustained p99 on the CPU its run's window's `samples` (the answered ones) used
     (each kind with FEWEST of them, the others on the plan's) and the server's own CPU per request
-    the `run` measured where its processes' CPU was read here (else the plan's: a cluster's pod);
-    None where the level has no sustained figure or no kind had so many answered."""
+    the `run` measured where its processes' CPU was read here (else the plan's: a cluster's pod),
+    each request with a draw of the floor `floor_s`; None where the level has no sustained figure
+    or no kind had so many answered."""
     if level.sustained_p99_s is None or not level.sustained_s:
         return None
     # Only kinds with a spread of their own: the others would draw the plan's CPU under this name.
@@ -37,7 +42,7 @@ def sustained_after(
         return None
     overhead = overhead_per_request([run])
     p99 = window.sustained_on(
-        summary, level.offered_per_s, summary.pod.cores, level.sustained_s, used, overhead
+        summary, level.offered_per_s, summary.pod.cores, level.sustained_s, used, overhead, floor_s
     )
     ratio = window.used_ratio(summary.kinds, [s for s in samples if s.path in used], samples)
     return {"p99_s": p99, "cpu_ratio": ratio, "overhead_s": overhead}

@@ -92,9 +92,8 @@ class Level(BaseModel):
     # The least and the most p99 of the prediction's draws (model.BAND_DRAWS runs of the same sends,
     # each drawing the requests' CPU and wait from their measured spread): where one run's p99 falls.
     p99_band_s: list[float] = []
-    # Over minutes of traffic at this rate (`sustained_s`: SUSTAINED_S, fewer where MOST_SUSTAINED
-    # requests take less; the proposal's and its re-sizing's levels): the p99 a team running at it
-    # sees, which no 20-s proof measures.
+    # Over minutes of traffic at this rate (`sustained_s`: SUSTAINED_S, fewer where MOST_SUSTAINED requests
+    # take less; the proposal's and its re-sizing's levels): the p99 a team at it sees, no 20-s proof's.
     sustained_p99_s: float | None = None
     sustained_s: float | None = None
     # The same once the level was proved, on the CPU its run's requests used (`sustained_cpu_ratio`:
@@ -223,6 +222,7 @@ class SizedSummary(BaseModel):
     # Sized again ("resized", "needed"): a request's CPU in its family's proofs over the plan's (all of it).
     resized_on: float | None = None
     floor: Floor | None = None  # what its requests alone took beyond the model, before its proof
+    planned_floor_s: list[float] = []  # its family's the plan drew (flow/servingcost.py), quantiles
 
     def at_sustainable(self) -> Level | None:
         return max(self.levels, key=lambda level: level.offered_per_s, default=None)

@@ -12,7 +12,10 @@ It is measured per configuration, alone: a short run of the mix at a low rate be
 (proposal/alone.py), its latencies against the model's of the same sends, quantile by quantile:
 alone, the model's latencies barely spread (the requests seldom meet), so each quantile's
 difference is the floor's, which the model then adds to each request as a draw of its own. One
-floor for every kind of the mix (a heavy kind's own error is in it too: its time dwarfs it)."""
+floor for every kind of the mix (a heavy kind's own error is in it too: its time dwarfs it).
+The plan, before any proof, draws each family's from its fixed configurations' empty requests
+alone (scenarios/flow/servingcost.py: evenly spaced, they seldom meet, so the model's time of each
+is its CPU on the cores), and the default objective stands above it (proposal/costs.py)."""
 
 from __future__ import annotations
 
@@ -24,6 +27,9 @@ from labtester.sizing.quantiles import percentile
 
 POINTS = 200  # quantiles of the floor: its p99 is among the draws (40 would stop at the 98.75th)
 FEWEST = 100  # fewer requests alone than this measure no floor
+ALONE_SHARE = 0.2  # of a rate the configuration serves: requests that seldom meet one another
+ALONE_REQUESTS = 400
+ALONE_MOST_S = 3.0
 
 
 class Floor(BaseModel):

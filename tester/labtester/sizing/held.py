@@ -159,7 +159,7 @@ def _sustained_p99(state: Search, candidate: Candidate, rate: float, screen: boo
     )
     if not screen:
         state.simulations += SUSTAINED_SEEDS
-        return sustained_p99(kinds, config, cores, rate, length)
+        return sustained_p99(kinds, config, cores, rate, length, state.floor(candidate))
     state.simulations += 1
     length = min(SCREEN_S, length, SCREEN_REQUESTS / rate)
     return simulate(
@@ -170,4 +170,5 @@ def _sustained_p99(state: Search, candidate: Candidate, rate: float, screen: boo
         round(rate * length),
         SEED,
         judged_from_s=warmup_of(length),
+        floor_s=state.floor(candidate),
     ).p99_s

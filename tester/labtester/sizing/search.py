@@ -12,6 +12,7 @@ the same simulated requests, so its steps are smooth.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from labtester.sizing.candidates import Candidate, candidates
@@ -54,6 +55,11 @@ class Search:
     duration_s: float  # of a proof run: a simulated run as long as the proof's (its queue builds as long)
     simulations: int = 0
     runs: Runs = field(default_factory=Runs)  # the proof runs simulated, kept for the plan's levels
+    # By family: what its requests alone took beyond the model (sizing/floor.py), on every latency.
+    floors: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def floor(self, candidate: Candidate) -> tuple[float, ...]:
+        return self.floors.get(candidate.family.name, ())
 
     @property
     def warmup_s(self) -> float:
@@ -72,6 +78,7 @@ class Search:
             self.pod.cores,
             rate_per_s,
             requests or self.requests(rate_per_s),
+            floor_s=self.floor(candidate),
         )
         return run.p99_s
 
@@ -119,7 +126,7 @@ class Search:
         made = len(self.runs.made)
         predicted = proof_run(
             kinds, config, self.pod.cores, rate_per_s, self.duration_s, MOST_PREDICTED, self.warmup_s,
-            draws, runs=self.runs,
+            draws, self.floor(candidate), self.runs,
         )  # fmt: skip
         self.simulations += len(self.runs.made) - made
         return predicted
@@ -208,13 +215,16 @@ def search(
     duration_s: float,
     fixed: Candidate | None = None,
     runs: Runs | None = None,
+    floors: Mapping[str, tuple[float, ...]] | None = None,
 ) -> Found:
     """The most throughput (with a target rate, sizing/serving.py's `sized_for` instead). `fixed`:
     the configuration the team runs (the flows' pick), sized the same way and a candidate of its
     family: the climb is local and may pass it by. `runs`: where the proof runs it simulates are
-    kept (the plan's levels draw on them)."""
+    kept (the plan's levels draw on them). `floors`: each family's (Search.floors)."""
     started = time.thread_time()
-    state = Search(kinds, pod, objective_s, duration_s, runs=runs if runs is not None else Runs())
+    state = Search(
+        kinds, pod, objective_s, duration_s, runs=runs if runs is not None else Runs(), floors=floors or {}
+    )
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
     best: dict[str, Sized] = {}
     order = sorted(found, key=lambda name: -max((c.ceiling_per_s for c in found[name]), default=0.0))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 
 from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.caveat import NOT_HELD, NOT_SERVED, Caveat
@@ -32,17 +33,19 @@ def sized_for(
     target_rate: float | None = None,
     fixed: Candidate | None = None,
     runs: Runs | None = None,
+    floors: Mapping[str, tuple[float, ...]] | None = None,
 ) -> Found:
     """The search for the pod and objective; with a target rate, per family the smallest
     configuration whose p99 at it meets the objective in a proof's run, the proposal the smallest
     of those that also keeps it over minutes of the rate (held.py), else the smallest, said so;
     where none serves it, the pod it would need. `fixed`: the team's configuration, sized the same way.
-    `runs`: where the proof runs simulated are kept (the plan's levels draw on them)."""
+    `runs`: where the proof runs simulated are kept (the plan's levels draw on them); `floors`:
+    each family's (Search.floors)."""
     runs = runs if runs is not None else Runs()
     if target_rate is None:
-        return search(families, kinds, memory, pod, objective_s, duration_s, fixed, runs)
+        return search(families, kinds, memory, pod, objective_s, duration_s, fixed, runs, floors)
     started = time.thread_time()
-    state = Search(kinds, pod, objective_s, duration_s, runs=runs)
+    state = Search(kinds, pod, objective_s, duration_s, runs=runs, floors=floors or {})
     team = size_fixed(state, fixed)  # for the most it sustains, as without a target rate
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
     best = _smallest_for_a_proof(state, found, target_rate)
@@ -157,7 +160,9 @@ def _needed(
     pod, serving, walks = state.pod, None, 0
     for _ in range(MOST_DOUBLINGS):
         pod = Pod(2 * pod.cores, 2 * pod.memory_bytes)
-        bigger = Search(state.kinds, pod, state.objective_s, state.duration_s, state.simulations, state.runs)
+        bigger = Search(
+            state.kinds, pod, state.objective_s, state.duration_s, state.simulations, state.runs, state.floors
+        )
         found = {f.name: candidates(f, state.kinds[f.name], pod, memory[f.name]) for f in families}
         best = _smallest_for_a_proof(bigger, found, rate)
         walked = held(bigger, found, best, rate) if best else None

@@ -231,6 +231,13 @@ def floor_from(
     return floor_of([s.from_schedule_s for s in done], run.latencies_s)
 
 
+def floor_for(summary: SizedSummary) -> tuple[float, ...]:
+    """The floor a configuration's predictions after its plan take: its own, where its requests
+    alone measured one before its proof, else its family's that the plan drew."""
+    own = summary.floor.quantiles_s if summary.floor else []
+    return tuple(own or summary.planned_floor_s)
+
+
 def sustained_on(
     summary: SizedSummary,
     rate_per_s: float,
@@ -238,9 +245,10 @@ def sustained_on(
     duration_s: float,
     used: Mapping[str, Sequence[float]],
     overhead_s: float | None = None,
+    floor_s: tuple[float, ...] = (),
 ) -> float:
     """The p99 of `duration_s` of traffic at this rate (`sustained_p99`) on `used` (each kind's CPU,
     measured) and the server's own CPU per request (`overhead_s`; None: the plan's), beside the
-    plan's client."""
+    plan's client, with the floor `floor_s` on each request (as the plan's sustained figure)."""
     kinds = measured_kinds(summary.kinds, used, overhead_s)
-    return sustained_p99(kinds, configuration_of(summary), cores, rate_per_s, duration_s)
+    return sustained_p99(kinds, configuration_of(summary), cores, rate_per_s, duration_s, floor_s)

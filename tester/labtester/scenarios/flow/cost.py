@@ -81,6 +81,13 @@ class ServingCost(BaseModel):
         "its Rust threads, which no Python clock sees). None where not measured (no counter, a /healthz "
         "that does not stream).",
     )
+    floor_s: list[float] = Field(
+        default=[],
+        description="The floor (sizing/floor.py): what empty requests alone (evenly spaced at a fifth of "
+        "the closed loop's rate, seldom meeting) took from their scheduled send beyond their CPU "
+        "on the cores (process_cpu_per_request_s and the local client's), evenly spaced quantiles: the "
+        "loopback, the client's and the server's wake-ups. Empty where not measured.",
+    )
 
 
 class PathAccount(BaseModel):

@@ -29,6 +29,9 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import decode, encode
 from labtester.scenarios.flow.cost import ServingCost
 from labtester.scenarios.flow.whole import cores_free, empty_rate, slot_delay
+from labtester.scenarios.rate import open_loop
+from labtester.sizing.floor import ALONE_MOST_S, ALONE_REQUESTS, ALONE_SHARE, floor_of
+from labtester.traffic import Outgoing
 
 IDLE_S = 3.0  # the idle rate's window: CPU times tick in 10 ms per process, and idle is a few ms/s
 SETTLE_S = 1.0  # before it: the last request's work (a stability probe's, a start-up's) ends first
@@ -53,7 +56,7 @@ def local(url: str) -> bool:
 async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> Record:
     """The raw figures of ServingCost: the processes' CPU at idle, then under `users` clients sending
     empty requests in a closed loop, then empty streamed ones (STREAM_CHUNKS parts each); the
-    tester's own CPU beside (machine snapshots)."""
+    tester's own CPU beside (machine snapshots); last, empty requests alone (`_alone`)."""
     census_url, metrics_url = url + info.control.census, url + info.control.metrics
     async with async_control_client(60) as control, LoadClient(url, timeout_s) as client:
         await asyncio.sleep(SETTLE_S)
@@ -91,6 +94,7 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
         if empty.get("chunks") is not None:
             stream, streamed = await closed_loop(f"{info.control.health}?chunks={STREAM_CHUNKS}")
             stream["requests"] = sum(1 for s in streamed if s.ok)
+        alone = await _alone(client, info.control.health, empty_rate(samples))
     return {
         "idle": {"cpu_before_s": idle_before, "cpu_after_s": idle_after, "wall_s": idle_s},
         **empty,
@@ -99,7 +103,20 @@ async def measure(url: str, info: TargetInfo, users: int, timeout_s: float) -> R
         # Not `samples`: these are the lab's own requests, kept out of the run's request tables.
         "empty": encode(samples),
         "stream": stream,
+        "alone": alone,
     }
+
+
+async def _alone(client: LoadClient, path: str, closed_per_s: float | None) -> Record | None:
+    """Empty requests alone: ALONE_REQUESTS (at most ALONE_MOST_S) evenly spaced at ALONE_SHARE of
+    the closed loop's rate, so they seldom meet; each timed from its schedule (`from_schedule_s`)."""
+    if not closed_per_s:
+        return None
+    rate, request = ALONE_SHARE * closed_per_s, Outgoing.get(path)
+    client.restart_clock()
+    duration_s = min(ALONE_MOST_S, ALONE_REQUESTS / rate)
+    samples, _ = await open_loop(client, lambda _: request, rate, duration_s, ALONE_REQUESTS)
+    return {"offered_per_s": rate, "samples": encode(samples)}
 
 
 def charged_between(before: scrape.Charged | None, after: scrape.Charged | None) -> Record:
@@ -160,7 +177,20 @@ def serving_cost(record: Record, info: TargetInfo, flows_users: int = 0) -> Serv
     users = cost.users or flows_users
     delay = slot_delay(cost, workers, users, info.effective_cores) if workers else None
     per_chunk = _per_chunk(record.get("stream"), cost, idle_rate)
-    return cost.model_copy(update={"slot_delay_s": delay, "server_cpu_per_chunk_s": per_chunk})
+    floor = _floor(record.get("alone"), cost)
+    return cost.model_copy(
+        update={"slot_delay_s": delay, "server_cpu_per_chunk_s": per_chunk, "floor_s": floor}
+    )
+
+
+def _floor(alone: Record | None, cost: ServingCost) -> list[float]:
+    """The floor (sizing/floor.py) of the empty requests alone: what each took from its schedule
+    beyond its CPU on the cores (the processes' per request, the local client's), quantile by
+    quantile. Empty where they were not sent, too few were answered, or the CPU was unread."""
+    if not alone or cost.process_cpu_per_request_s is None:
+        return []
+    answered = [s.from_schedule_s for s in decode(alone["samples"]) if s.ok]
+    return list(floor_of(answered, [cost.process_cpu_per_request_s + (cost.client_cpu_per_request_s or 0.0)]))
 
 
 def _not_charged(
