@@ -122,9 +122,8 @@ def test_after_the_plan_a_configuration_takes_its_own_floor_else_its_familys(pro
     summary = SHAPE.analyse(proved.records, None, LabSettings())
     assert summary.floor is not None
     family = [2 * q for q in summary.floor.quantiles_s]
-    with_family = summary.model_copy(update={"planned_floor_s": family})
-    assert window.floor_for(with_family) == tuple(summary.floor.quantiles_s)  # its own, measured
-    assert window.floor_for(with_family.model_copy(update={"floor": None})) == tuple(family)
+    assert window.floor_for(summary.floor, family) == tuple(summary.floor.quantiles_s)  # its own, measured
+    assert window.floor_for(None, family) == tuple(family)
     # The sustained figure takes it as the plan's did: minutes of the rate, each request later.
     args = (summary, RATE, 2, 60.0, {})
     assert window.sustained_on(*args, floor_s=tuple(family)) > window.sustained_on(*args)

@@ -31,7 +31,9 @@ from labtester.proposal.warmup import Warmup
 from labtester.rawlog import Record, RecordSink
 from labtester.scenarios.common import encode
 from labtester.scenarios.flow.servingcost import local
+from labtester.sizing import window
 from labtester.sizing.document import PROOF_S, Level, SizedSummary
+from labtester.sizing.floor import Floor
 from labtester.target_group import running_targets
 from labtester.traffic import Outgoing
 
@@ -139,11 +141,11 @@ def offer_levels(
     `server_cpu`: its processes' CPU seconds where they can be read from here, else None."""
     log.write("scenario", **_plan(name, summary))
     _drained(url, times[1])
-    floor_s = tuple(summary.planned_floor_s)  # its family's, unless its own requests alone measure one
+    floor: Floor | None = None
     if (measured := alone(url, summary, times[1], requests)) is not None:
         record, floor = measured
         log.write("scenario", target=name, scenario=SHAPE, kind=ALONE, client=0, **record)
-        floor_s = tuple(floor.quantiles_s) or floor_s
+    floor_s = window.floor_for(floor, summary.planned_floor_s)
     runs: list[Record] = []  # each level's record: the next one's warm-up adds what it measured
     for level in summary.levels:
         _drained(url, times[1])
@@ -190,9 +192,9 @@ def _run(
         # The client's clock against the server's stamps: one machine's clock only (tail.py).
         "origin_at": origin_at if local(url) else None,
     }
-    window = [s for s in samples if s.scheduled_s >= warmup.ends_s]  # the requests it judges
+    judged = [s for s in samples if s.scheduled_s >= warmup.ends_s]  # the requests it judges
     try:
-        held = sustained_after(summary, level, window, run, floor_s)
+        held = sustained_after(summary, level, judged, run, floor_s)
     except (ArithmeticError, ValueError) as error:  # a model's failure never costs the measured run
         held = {"error": f"{type(error).__name__}: {error}"}
     return {**run, "sustained": held}

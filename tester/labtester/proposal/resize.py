@@ -138,12 +138,14 @@ def _measured(
     where the server's and the client's rise) for what they come to together. A run that failed
     requests was overloaded, and a request's CPU there is the overload's: it is left out; the least
     rate each configuration (by label) had such a run at is the third figure."""
-    read = [(run, *window_of(run)) for _, run in proofs]  # each run's requests decoded once (70,000 a run)
-    kept = [(run, everything, window) for run, everything, window in read if all(s.ok for s in window)]
+    kept: list[tuple[Record, list[Sample], list[Sample]]] = []
     failed: dict[str, float] = {}
-    for (label, run), (_, _, judged) in zip(proofs, read, strict=True):
-        if not all(s.ok for s in judged):
-            failed[label] = min(failed.get(label, float(run["offered_per_s"])), float(run["offered_per_s"]))
+    for label, run in proofs:
+        everything, judged = window_of(run)  # each run's requests decoded once (70,000 a run)
+        if all(s.ok for s in judged):
+            kept.append((run, everything, judged))
+        else:
+            failed[label] = min(failed.get(label, run["offered_per_s"]), run["offered_per_s"])
     # Each window's answered requests, and every request of those runs (the company the window's
     # met, as the same objects).
     answered = [s for _, _, window in kept for s in window]

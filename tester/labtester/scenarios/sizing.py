@@ -163,7 +163,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
     if free:  # the cores the others left the server and its client, the client's CPU a request there
         cores = min(summary.pod.cores, cores_free(run, run.get("server_cpu_s"), tester=False) or free)
         client = machine.use_recorded(run["machine"]).tester_s / len(everything) if everything else 0.0
-        floor = window.floor_for(summary)
+        floor = window.floor_for(summary.floor, summary.planned_floor_s)
         args = (summary, level.offered_per_s, cores, duration_s, warmup_s, used)
         explained = window.predicted_window(*args, client_s=client, floor_s=floor)
     warm, held = run.get("warmup") or {}, run.get("sustained") or {}

@@ -17,7 +17,7 @@ from dataclasses import replace
 from labtester.load import Sample
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import MOST_PREDICTED, KindCost, SizedSummary
-from labtester.sizing.floor import floor_of
+from labtester.sizing.floor import Floor, floor_of
 from labtester.sizing.kinds import FEWEST, RequestKind
 from labtester.sizing.model import BAND_DRAWS, Predicted, proof_run, simulate, sustained_p99
 from labtester.sizing.overlap import Company, at
@@ -231,11 +231,10 @@ def floor_from(
     return floor_of([s.from_schedule_s for s in done], run.latencies_s)
 
 
-def floor_for(summary: SizedSummary) -> tuple[float, ...]:
-    """The floor a configuration's predictions after its plan take: its own, where its requests
-    alone measured one before its proof, else its family's that the plan drew."""
-    own = summary.floor.quantiles_s if summary.floor else []
-    return tuple(own or summary.planned_floor_s)
+def floor_for(own: Floor | None, planned_s: Sequence[float]) -> tuple[float, ...]:
+    """The floor a configuration's predictions after its plan take: its `own`, where its requests
+    alone measured one before its proof, else its family's that the plan drew (`planned_s`)."""
+    return tuple((own.quantiles_s if own else []) or planned_s)
 
 
 def sustained_on(
