@@ -9,9 +9,11 @@ contract: the Grafana dashboard and the tester's scrape read them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from measure import full_collections
 from measure.observers import install_request_sink
 from measure.requestcpu import set_charged_sinks
 from workload import paths
@@ -74,6 +76,18 @@ RESPONSE_CHUNKS_TOTAL = Counter(
     "it (granian's Rust threads), is per part.",
     ["pid"],
 )
+FULL_COLLECTIONS_TOTAL = Counter(
+    "lab_full_collections",
+    "Full garbage collections (generation 2) this process ran so far (measure.full_collections): each "
+    "stops all of its threads, as counted at its requests' ends.",
+    ["pid"],
+)
+FULL_COLLECTIONS_CPU_TOTAL = Counter(
+    "lab_full_collections_cpu_seconds",
+    "The CPU those collections took, on the threads that ran them (in the requests' or the server's "
+    "own figures too: a collection runs where an allocation set it off).",
+    ["pid"],
+)
 KERNEL_ITERATIONS = Counter("lab_kernel_iterations_total", "CPU kernel iterations completed.")
 
 
@@ -87,13 +101,18 @@ def observe_request(method: str, route: str, status: int, duration_s: float, cpu
 
 
 class _RequestSeries:
-    """What the middleware measured of each request (measure.observers), into the series above."""
+    """What the middleware measured of each request (measure.observers), into the series above;
+    at each request's end, the process's full collections since the last (`collections`)."""
+
+    def __init__(self, collections: Callable[[], None]) -> None:
+        self.collections = collections
 
     def started(self) -> None:
         IN_FLIGHT.inc()
 
     def ended(self) -> None:
         IN_FLIGHT.dec()
+        self.collections()
 
     def answered(self, method: str, route: str, status: int, duration_s: float, cpu_s: float) -> None:
         observe_request(method, route, status, duration_s, cpu_s)
@@ -125,7 +144,14 @@ set_charged_sinks(
     paths.CONTROL.values(),
     _ChargedInProcess(RESPONSE_CHUNKS_TOTAL),
 )
-install_request_sink(_RequestSeries())
+install_request_sink(
+    _RequestSeries(
+        full_collections.Published(
+            _ChargedInProcess(FULL_COLLECTIONS_TOTAL), _ChargedInProcess(FULL_COLLECTIONS_CPU_TOTAL)
+        )
+    )
+)
+full_collections.install()
 
 
 def counted(result: WorkResult) -> dict[str, object]:

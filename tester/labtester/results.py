@@ -36,7 +36,9 @@ from labtester.stability import Stability
 #    as a thread on the cores (`warmup_client_cpu_s`; `warmup_cores_free` no longer takes its CPU off).
 # 9: each family's floor before any proof (flow `serving_cost.floor_s`: empty requests alone), which
 #    the plan draws (`planned_floor_s`) and the default objective stands above.
-SCHEMA_VERSION = 9
+# 10: full garbage collections over each flow (account `full_collections_per_request`,
+#    `full_collection_cpu_s`), which the sizing's kinds take as stops of their process.
+SCHEMA_VERSION = 10
 
 M = TypeVar("M", bound=BaseModel)
 

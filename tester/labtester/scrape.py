@@ -2,7 +2,8 @@
 requests a server counted, the CPU it charged to requests (`charged_cpu_s`), to the lab's own
 control requests (`control_cpu_s`: the scrapes themselves, the census, health polls), and its own
 CPU on the threads that run requests, between them (`between_requests_cpu_s`), and the response
-body parts its requests handed it (`response_chunks`)."""
+body parts its requests handed it (`response_chunks`), and the full garbage collections its
+processes ran, each of which stopped its process (`full_collections`, their CPU)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ CONTROL_CHARGED = "lab_control_cpu_seconds_total"
 BETWEEN_REQUESTS = "lab_between_requests_cpu_seconds_total"
 # The response body parts the requests handed the server (a streamed body's chunks), by pid.
 RESPONSE_CHUNKS = "lab_response_chunks_total"
+# The full garbage collections each process ran (measure.full_collections), and their CPU, by pid.
+FULL_COLLECTIONS = "lab_full_collections_total"
+FULL_COLLECTIONS_CPU = "lab_full_collections_cpu_seconds_total"
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,8 @@ class Scrape:
     control_cpu_s: float | None = None  # CONTROL_CHARGED likewise
     between_requests_cpu_s: float | None = None  # BETWEEN_REQUESTS likewise
     response_chunks: float | None = None  # RESPONSE_CHUNKS likewise
+    full_collections: float | None = None  # FULL_COLLECTIONS likewise
+    full_collections_cpu_s: float | None = None  # FULL_COLLECTIONS_CPU likewise
 
     def requests_for(self, route: str, others_than: frozenset[str] | None = None) -> dict[str, float]:
         """Counts by status of `route`; with `others_than`, of every route but those (a team's
@@ -64,6 +70,7 @@ def parse(text: str) -> Scrape:
     control: float | None = None
     server: float | None = None
     chunks: float | None = None
+    collections: dict[str, float] = {}  # by name: a server without the counters has neither
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == REQUESTS:
@@ -78,7 +85,12 @@ def parse(text: str) -> Scrape:
                 server = (server or 0.0) + sample.value
             elif sample.name == RESPONSE_CHUNKS:
                 chunks = (chunks or 0.0) + sample.value
-    return Scrape(dict(requests), iterations, charged, control, server, chunks)
+            elif sample.name in (FULL_COLLECTIONS, FULL_COLLECTIONS_CPU):
+                collections[sample.name] = collections.get(sample.name, 0.0) + sample.value
+    return Scrape(
+        dict(requests), iterations, charged, control, server, chunks,
+        collections.get(FULL_COLLECTIONS), collections.get(FULL_COLLECTIONS_CPU),
+    )  # fmt: skip
 
 
 def scrape(client: httpx.Client, metrics_url: str) -> Scrape:
@@ -95,14 +107,17 @@ class Charged:
     """What a server's processes charged so far: to requests (0 before the app's first request), to
     the lab's own control requests (None: a server without that counter, whose requests' total holds
     them), how many of those it answered, and its own CPU on the threads that run requests, between
-    them (None: a server that measures none there, as an event loop), and the response body parts
-    its requests handed it (None: a server without that counter)."""
+    them (None: a server that measures none there, as an event loop), the response body parts
+    its requests handed it (None: a server without that counter), and the full garbage collections
+    its processes ran and their CPU (None: a server without those counters)."""
 
     requests_s: float
     control_s: float | None
     control_requests: float
     between_requests_s: float | None = None
     chunks: float | None = None
+    full_collections: float | None = None
+    full_collections_cpu_s: float | None = None
 
 
 async def charged_settled(
@@ -139,7 +154,8 @@ async def _charged(
     requests = found.charged_cpu_s or 0.0
     between = found.between_requests_cpu_s
     control = found.requests_to(control_routes)
-    return Charged(requests, found.control_cpu_s, control, between, found.response_chunks)
+    collected = (found.full_collections, found.full_collections_cpu_s)
+    return Charged(requests, found.control_cpu_s, control, between, found.response_chunks, *collected)
 
 
 @dataclass(frozen=True)

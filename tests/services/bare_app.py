@@ -11,6 +11,7 @@ thread's clock around each of its CPU parts (never across a wait), and its pid.
     /offload?ms=N            answer at once; a thread the app started at import burns N ms for it
                              later (at most OFFLOADED requests queued, the rest dropped): CPU spent
                              for a request that no middleware can give it
+    /collect                 a full garbage collection (gc.collect()): the CPU it took
     /boom                    raise
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 import json
 import os
@@ -66,6 +68,12 @@ def _offload(milliseconds: float) -> bytes:
     return _answer(0.0)
 
 
+def _collect() -> float:
+    start = time.thread_time()
+    gc.collect()
+    return time.thread_time() - start
+
+
 def _query(query: str) -> dict[str, float]:
     return {key: float(values[-1]) for key, values in parse_qs(query).items()}
 
@@ -87,6 +95,8 @@ def wsgi(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterabl
         cpu_s += burn(query["cpu_ms"] / 2)
     elif path == "/skewed":
         cpu_s = _skewed(query)
+    elif path == "/collect":
+        cpu_s = _collect()
     elif path == "/offload":
         start_response("200 OK", [("Content-Type", "application/json")])
         return [_offload(query["ms"])]
@@ -118,6 +128,8 @@ async def asgi(scope: dict[str, Any], receive: Callable[..., Any], send: Callabl
         body = _answer(cpu_s + burn(query["cpu_ms"] / 2))
     elif path == "/skewed":
         body = _answer(_skewed(query))
+    elif path == "/collect":
+        body = _answer(_collect())
     elif path == "/offload":
         body = _offload(query["ms"])
     elif path == "/boom":

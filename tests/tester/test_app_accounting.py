@@ -61,6 +61,8 @@ def test_where_the_middleware_sees_all_the_work_the_cpu_is_accounted_for(results
     # machine others loaded (the light path is judged by its prediction below).
     for flow in flows_by(results).values():
         assert flow["account"]["requests"] == flow["requests"] > 0
+        # Every process counts its full collections: read over each flow, if none ran 0, not None.
+        assert flow["account"]["full_collections_per_request"] is not None, flow["account"]
     heavy = {name: flow["account"] for (name, path), flow in flows_by(results).items() if path == HEAVY}
     assert set(heavy) == set(CONFIGURATIONS)
     for name, account in heavy.items():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import pytest
 
 from labtester.info import TargetInfo
 from labtester.launcher import RunningTarget
@@ -71,6 +72,21 @@ def test_the_labs_own_reads_are_summed_apart_from_the_requests() -> None:
     assert found.requests_to(frozenset({"/metrics", "/test/resmon", "/healthz"})) == 42.0
     # A server from before the lab's reads had a total of their own: its requests' holds them.
     assert parse(CHARGED_TEXT).control_cpu_s is None
+
+
+COLLECTIONS_TEXT = """# TYPE lab_full_collections_total counter
+lab_full_collections_total{pid="101"} 3.0
+lab_full_collections_total{pid="102"} 0.0
+# TYPE lab_full_collections_cpu_seconds_total counter
+lab_full_collections_cpu_seconds_total{pid="101"} 0.09
+lab_full_collections_cpu_seconds_total{pid="102"} 0.0
+"""
+
+
+def test_full_collections_are_summed_over_the_processes_and_none_read_apart_from_no_counter() -> None:
+    found = parse(COLLECTIONS_TEXT)
+    assert (found.full_collections, found.full_collections_cpu_s) == (3.0, pytest.approx(0.09))
+    assert (parse(CHARGED_TEXT).full_collections, parse(CHARGED_TEXT).full_collections_cpu_s) == (None, None)
 
 
 def test_the_charged_total_of_a_server_at_rest_settles_within_a_few_reads(target: RunningTarget) -> None:

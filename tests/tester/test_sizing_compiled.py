@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def cases() -> list[str]:
     """Runs across every part of the model: each family's slots and queues, spreads, a company
-    curve, work beside a loop, a local client, a sync worker's close, a floor, proof draws."""
+    curve, work beside a loop, a local client, a sync worker's close, a floor, proof draws, full
+    collections that stop their process."""
     heavy = RequestKind("/cpu", 1, 0.02, 0.0, 0.0004, cpu_spread_s=tuple(0.01 + 0.001 * i for i in range(20)))
     waits = RequestKind(
         "/io", 2, 0.001, 0.05, 0.0003, wait_spread_s=tuple(0.03 + 0.002 * i for i in range(20))
@@ -32,13 +33,16 @@ def cases() -> list[str]:
     )
     beside = RequestKind("/t", 1, 0.008, 0.02, 0.0003, cores_per_process=1.4, elsewhere_share=0.7)
     light = RequestKind("/l", 3, 0.0003, 0.0, 0.0002, client_s=0.0001, close_s=0.0002)
+    collecting = RequestKind(
+        "/g", 1, 0.002, 0.01, 0.0002, full_collections_per_request=0.05, full_collection_cpu_s=0.02
+    )
     configurations = [
         Configuration("sync", 3, 1, "shared", True),
         Configuration("gthread", 2, 4, "per_worker", True),
         Configuration("gevent", 2, 100, "per_worker", False),
         Configuration("uvicorn", 2, None, "per_worker", False, threads_beside=True),
     ]
-    mixes = [[heavy, waits], [crowded, waits], [beside, waits, light], [light]]
+    mixes = [[heavy, waits], [crowded, waits], [beside, waits, light], [light], [collecting, waits, light]]
     runs = []
     for config in configurations:
         for mix in mixes:

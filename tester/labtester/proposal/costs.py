@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import psutil
 
 from labtester.findings.wording import milliseconds
+from labtester.proposal.fullgc import collections_of, with_collections
 from labtester.proposal.spreads import spread_of
 from labtester.rawlog import Record
 from labtester.scenarios.flow.analyse import FlowSummary, PathFlow, flows
@@ -170,22 +171,21 @@ def kinds_of(
             c for t, f in served if f.endpoint == path.path and (c := _cores_per_process(t, f)) is not None
         ]
         measured = spread_of(records, path.path, family.fixed_targets)
-        kinds.append(
-            RequestKind(
-                name=path.path,
-                weight=request.weight if traffic and (request := traffic.named(path.path)) else 1.0,
-                cpu_s=cpu_s,
-                wait_s=path.wait_s,
-                overhead_s=statistics.median(overheads) if overheads else 0.0,
-                cores_per_process=max(1.0, max(parallel, default=1.0)),
-                cpu_spread_s=measured.cpu_s,
-                wait_spread_s=measured.wait_s,
-                elsewhere_share=measured.elsewhere_share,
-                cpu_by_company=measured.cpu_by_company,
-                close_s=close_s or 0.0,
-                client_s=statistics.median(clients) if clients else local_client,
-            )
+        kind = RequestKind(
+            name=path.path,
+            weight=request.weight if traffic and (request := traffic.named(path.path)) else 1.0,
+            cpu_s=cpu_s,
+            wait_s=path.wait_s,
+            overhead_s=statistics.median(overheads) if overheads else 0.0,
+            cores_per_process=max(1.0, max(parallel, default=1.0)),
+            cpu_spread_s=measured.cpu_s,
+            wait_spread_s=measured.wait_s,
+            elsewhere_share=measured.elsewhere_share,
+            cpu_by_company=measured.cpu_by_company,
+            close_s=close_s or 0.0,
+            client_s=statistics.median(clients) if clients else local_client,
         )
+        kinds.append(with_collections(kind, *collections_of(family_flows, path.path)))
         if not overheads:
             assumed.append(f"{family.name} on {path.path}: its own CPU per request not measured, taken as 0")
     return kinds, assumed
@@ -223,6 +223,8 @@ def kind_costs(kinds: list[RequestKind]) -> list[KindCost]:
             cpu_by_company=[list(point) for point in k.cpu_by_company],
             close_s=k.close_s,
             client_s=k.client_s,
+            full_collections_per_request=k.full_collections_per_request,
+            full_collection_cpu_s=k.full_collection_cpu_s,
         )
         for k in kinds
     ]

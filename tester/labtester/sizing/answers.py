@@ -11,6 +11,7 @@ from labtester.sizing.caveat import NO_RATE, Caveat
 from labtester.sizing.document import DEPARTS, Level, Objective, SizedSummary, SizingConclusion
 from labtester.sizing.words import (
     band,
+    costs_said,
     from_warmup,
     gib,
     goal,
@@ -206,11 +207,7 @@ def answer(conclusion: SizingConclusion) -> Answer:
     best, again = conclusion.proved_best(), conclusion.resized
     shown = best[0] if best is not None and best[0].role == "resized" else conclusion.proposed
     shown = shown or next(iter(proved), None)  # nothing proposed: the first configuration planned
-    costs = ", ".join(
-        f"{k.name} {k.mean_cpu_s * 1000:.1f} ms CPU (mean) + {k.overhead_s * 1000:.1f} ms server's "
-        f"+ {k.wait_s * 1000:.0f} ms wait"
-        for k in (shown.kinds if shown else [])
-    )
+    costs = costs_said(shown.kinds if shown else [])
     resizing = f"; {again.simulations} more in {again.search_cpu_s:.2f} s to size again" if again else ""
     return Answer(
         order=0,

@@ -21,6 +21,13 @@ def draws_of(requests: int, seed: int) -> tuple[tuple[float, ...], ...]:
     return (gaps, *(tuple(rng.random() for _ in range(requests)) for _ in range(4)))
 
 
+def collection_phases(processes: int, seed: int) -> list[float]:
+    """Where each process's allocations stand toward its first full collection (sizing/events.py), from
+    a stream apart from `draws_of`'s: each draw puts the collections where they fall, not one place."""
+    rng = random.Random(seed + 104729)
+    return [rng.random() for _ in range(processes)]
+
+
 @lru_cache(maxsize=16)
 def floor_draws(requests: int, seed: int) -> tuple[float, ...]:
     """A draw for each request's floor (sizing/floor.py), from a stream apart from `draws_of`'s:

@@ -1,7 +1,6 @@
-"""The sizing's part of results.json: what was proposed for which pod and objective, each proof
-run's prediction beside its measurement, and where the prediction cannot hold (caveats). A
-configuration proved is a target of the run (measured by sizing alone): its plan and its runs
-are its raw records, its summary is `SizedSummary`, and `SizingConclusion` sets them together."""
+"""The sizing's part of results.json: the proposal for a pod and objective, each proof run's prediction
+beside its measurement, where a prediction cannot hold (caveats). A configuration proved is a target of
+the run: its plan and runs are its raw records, `SizedSummary` its summary, `SizingConclusion` all."""
 
 from __future__ import annotations
 
@@ -26,10 +25,9 @@ MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as
 SUSTAINED_S = 600.0
 MOST_SUSTAINED = 40000  # simulated requests a run at most (0.35 s of CPU here): p99 at the knee to ~10 %
 
-# The proposal, another family's best, the lab's pick; and where nothing in the pod serves RATE=,
-# the smallest configuration on the pod it would need (predicted, not proved). Where the proofs'
-# requests used other CPU than the plan drew for them, the knobs searched again on it and the new
-# proposal proved (`resized`): the CPU at the rates it serves, not the flows' 50 users.
+# The proposal, another family's best, the lab's pick; where nothing in the pod serves RATE=, the
+# smallest configuration on the pod it would need (predicted, not proved). Where the proofs' requests
+# used other CPU than the plan drew, the knobs searched again on it, its proposal proved (`resized`).
 Role = Literal["proposed", "family", "fixed", "needed", "resized"]
 DEPARTS = 0.15  # predicted and measured further apart than this: said, and by how much
 
@@ -76,6 +74,8 @@ class KindCost(BaseModel):
     cpu_by_company: list[list[float]] = []  # [company, mean CPU s] by company (sizing/overlap.py)
     close_s: float = 0.0  # after its answer, its slot held until the client closed (a sync worker's)
     client_s: float = 0.0  # the local load client's CPU per request of it, on the same cores
+    full_collections_per_request: float = 0.0  # full garbage collections, each stops its process
+    full_collection_cpu_s: float = 0.0  # the CPU of one (proposal/fullgc.py)
 
     @property
     def mean_cpu_s(self) -> float:

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from labtester.sizing.arrivals import SEED, draws_of, pick, poisson_arrivals, weights_bounds
+from labtester.sizing.arrivals import (
+    SEED,
+    collection_phases,
+    draws_of,
+    pick,
+    poisson_arrivals,
+    weights_bounds,
+)
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.events import Run
 from labtester.sizing.kinds import RequestKind
@@ -48,6 +55,11 @@ def prepared(
     run = Run(config, cores, mean_of(kinds, "cores_per_process"), times, client)
     run.draws = worker_draws
     run.close = [kinds[k].close_s for k in kind_of] if any(k.close_s for k in kinds) else []
+    if any(k.full_collections_per_request > 0 and k.full_collection_cpu_s > 0 for k in kinds):
+        run.collections = [kinds[k].full_collections_per_request for k in kind_of]
+        run.collection_cpu = [kinds[k].full_collection_cpu_s for k in kind_of]
+        for process, phase in zip(run.processes, collection_phases(len(run.processes), seed), strict=True):
+            process.to_collect = phase
     if any(k.cpu_by_company for k in kinds):
         # Each request's phases are set as it starts, at the company it meets (nothing reads them
         # before): none are drawn ahead.

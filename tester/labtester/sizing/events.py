@@ -14,11 +14,14 @@ CPU is two phases: its part on the loop (one request's at a time, in turn), then
 threads (`beside`: shared with the loop and the process's other such threads, as threads share
 it), then its wait and its answer on the loop.
 
-Where the load client runs on the same cores (`client_s`, by request), it is one more thread
-among them, an event loop: a request reaches the server once the client sent it (BEFORE_SEND of
-its CPU) and is answered once the client read the answer (the rest), so the client's CPU is in the
-latency and competes for the cores as the machine shares them, not a share taken off the server's
-(README, "the light path's p99"; the flows' sync cycle, scenarios/flow/sync_cycle.py, has it so)."""
+A full garbage collection a request's allocations make due stops its process until its end event
+(Process.add_allocations); a thread whose wait ended meanwhile answers once it is over.
+
+Where the load client runs on the same cores (`client_s`, by request), it is one more thread among
+them, an event loop: a request reaches the server once the client sent it (BEFORE_SEND of its CPU)
+and is answered once the client read the answer (the rest), so the client's CPU is in the latency
+and competes for the cores as the machine shares them, not a share taken off the server's (README,
+"the light path's p99"; the flows' sync cycle, scenarios/flow/sync_cycle.py, has it so)."""
 
 from __future__ import annotations
 
@@ -31,9 +34,9 @@ from typing import Final
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.processes import Process, choose, share_cores
 
-# Run.step's events beside a process's index: an arrival, a wait's end, a slot's close after its
-# answer, the client's job ending, and a phase in threads beside process p's loop ending (_BESIDE - p).
-# Final: a compiled run reads them as constants, not from the module's globals at each step.
+# Run.step's events beside process p's CPU phase ending (p) and its collection's (n + p, of n): an arrival,
+# a wait's end, a slot's close after its answer, the client's job ending, and a phase in threads beside
+# process p's loop ending (_BESIDE - p). Final: a compiled run reads them as constants, not as globals.
 _ARRIVAL: Final = -1
 _WAIT: Final = -2
 _CLOSE: Final = -3
@@ -58,8 +61,7 @@ class Run:
             raise ValueError(f"a run needs cores: {cores} in the pod, {parallel} a process")
         self.config, self.cores, self.parallel, self.times = config, cores, parallel, times
         self.client_s = client_s  # by request (empty: no client on these cores)
-        # The client's jobs in turn (a request to send, or its answer to read: `reading`), and the
-        # CPU left of the first.
+        # The client's jobs in turn (to send a request, or read its answer: `reading`), the first's CPU left.
         self.client: deque[tuple[int, bool]] = deque()
         self.client_left = 0.0
         self.processes = [Process() for _ in range(config.processes)]
@@ -73,6 +75,9 @@ class Run:
         self.beside = [0.0] * len(times)  # CPU in threads beside the loop, after its CPU on it
         self.handed = [False] * len(times)
         self.close: list[float] = []  # by request: its slot held after its answer (empty: none)
+        # By request: the full collections it makes due in its process, the CPU of one (empty: none).
+        self.collections: list[float] = []
+        self.collection_cpu: list[float] = []
         self.closes: list[tuple[float, int, int]] = []  # (ends at, request, process)
         self.draws: Sequence[float] = ()
         # Where a kind's CPU moves with its company: sets a request's phases as it starts, beside
@@ -81,11 +86,9 @@ class Run:
         self.latencies: list[float] = []
         self.answered: list[int] = []  # each request as it was answered, in the latencies' order
         self.now, self.arrived = 0.0, 0
-        # The cores each computing process's requests get (its `speed`), and the client: they change
-        # only as a CPU phase starts or ends, so they are kept between the events that do neither
-        # (a fifth of the bench's).
-        self.speeds_known = False
-        self.client_speed = 0.0
+        # The cores each computing process's requests get (its `speed`), and the client: they change only
+        # as a CPU phase starts or ends, kept between the events that do neither (a fifth of the bench's).
+        self.speeds_known, self.client_speed = False, 0.0
 
     def serve(self) -> None:
         """Every request, to its answer."""
@@ -113,6 +116,10 @@ class Run:
             if at < next_at:
                 next_at, event = at, _CLIENT
         for p, process in enumerate(processes):
+            if process.stopped:  # a collection: nothing else of it moves
+                if (at := now + max(0.0, process.stop_left) / process.stop_speed) < next_at:
+                    next_at, event = at, len(processes) + p
+                continue
             each = process.speed
             if each <= 0:
                 continue
@@ -143,13 +150,17 @@ class Run:
         elif event == _WAIT:
             _, request, p = heappop(self.waits)
             self.waited[request] = True
-            if self.config.preemptive:
+            if self.config.preemptive and self.processes[p].stopped:
+                self.processes[p].held_answers.append(request)
+            elif self.config.preemptive:
                 self.finish(request, p)  # its answer's CPU was counted with the rest (model.py)
             else:
                 self.compute(request, p, self.resume[request])
         elif event == _CLOSE:
             _, _, p = heappop(self.closes)
             self.release(p)
+        elif event >= len(self.processes):
+            self.collected(event - len(self.processes))
         elif event <= _BESIDE:
             p = _BESIDE - event
             _, request = heappop(self.processes[p].beside)
@@ -159,9 +170,18 @@ class Run:
         else:
             self.computed(event)
 
+    def collected(self, p: int) -> None:
+        """Process p's collection is over: the threads whose wait ended meanwhile answer."""
+        self.speeds_known = False
+        for request in self.processes[p].collected():
+            self.finish(request, p)
+
     def advance(self, elapsed: float) -> None:
         """Each computing request's CPU, `elapsed` seconds on, at the cores each one gets."""
         for process in self.processes:
+            if process.stopped:
+                process.stop_left -= elapsed * process.stop_speed
+                continue
             each = process.speed
             if each <= 0:
                 continue
@@ -207,9 +227,12 @@ class Run:
             self.processes[chosen].queue.append(request)
 
     def start(self, request: int, p: int) -> None:
-        self.processes[p].busy += 1
+        process, collections = self.processes[p], self.collections
+        process.busy += 1
+        if collections and process.add_allocations(collections[request], self.collection_cpu[request]):
+            self.speeds_known = False
         if self.at_company is not None:
-            self.at_company(request, self.processes[p].busy - 1)
+            self.at_company(request, process.busy - 1)
         if self.cpu[request] > 0:
             self.compute(request, p, self.cpu[request])
         elif self.beside[request] > 0:

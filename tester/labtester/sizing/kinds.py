@@ -50,6 +50,11 @@ class RequestKind:
     # it: a sync worker's closed connections cost the client 0.27-0.40 ms a request on the Flask
     # shop's light path, gthread's and granian's kept ones 0.065-0.076 (2026-11-30, two labs).
     client_s: float = 0.0
+    # The full garbage collections its requests set off in their process, per request, and the CPU
+    # of one: each stops the process, every thread of it (events.py); the spread above holds none
+    # (proposal/fullgc.py). As the family's flows measured.
+    full_collections_per_request: float = 0.0
+    full_collection_cpu_s: float = 0.0
 
     @property
     def mean_cpu_s(self) -> float:
@@ -60,15 +65,20 @@ class RequestKind:
         return sum(self.wait_spread_s) / len(self.wait_spread_s) if self.wait_spread_s else self.wait_s
 
     @property
+    def collecting_s(self) -> float:
+        """The CPU of the full collections a request sets off, on average."""
+        return self.full_collections_per_request * self.full_collection_cpu_s
+
+    @property
     def demand_s(self) -> float:
-        """The CPU a request costs its process, on average."""
-        return self.mean_cpu_s + self.overhead_s
+        """The CPU a request costs its process, on average (its share of collections with it)."""
+        return self.mean_cpu_s + self.overhead_s + self.collecting_s
 
     @property
     def least_demand_s(self) -> float:
         """The least CPU a request costs its process at any company measured (a ceiling's)."""
         least = min((cpu for _, cpu in self.cpu_by_company), default=self.mean_cpu_s)
-        return min(least, self.mean_cpu_s) + self.overhead_s
+        return min(least, self.mean_cpu_s) + self.overhead_s + self.collecting_s
 
     @property
     def alone_s(self) -> float:

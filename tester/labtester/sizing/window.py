@@ -63,16 +63,18 @@ def _ratio(sums: Sequence[tuple[float, float]]) -> float | None:
 def _used_and_drawn(
     kinds: Sequence[KindCost], samples: Sequence[Sample], neighbours: Sequence[Sample] | None
 ) -> dict[str, tuple[float, float, int]]:
-    """By kind: the CPU its answered requests used, what the plan drew for them, and how many."""
+    """By kind: the CPU its answered requests used, what the plan drew for them, and how many. What
+    was drawn holds the full collections the kind sets off (drawn as stops), as what was used does."""
     by_name = {k.name: k for k in kinds}
     curves = {k.name: tuple((c, cpu) for c, cpu in k.cpu_by_company) for k in kinds if k.cpu_by_company}
     company = Company(samples if neighbours is None else neighbours) if curves else None
+    collecting = {k.name: k.full_collections_per_request * k.full_collection_cpu_s for k in kinds}
     sums: dict[str, tuple[float, float, int]] = {}
     for s in samples:
         if not s.ok or s.cpu_s is None or (k := by_name.get(s.path)) is None:
             continue
         others = company.others(s) if company is not None and k.name in curves else None
-        drawn = at(curves[k.name], others) if others is not None else k.mean_cpu_s
+        drawn = (at(curves[k.name], others) if others is not None else k.mean_cpu_s) + collecting[k.name]
         used, drawn_before, count = sums.get(k.name, (0.0, 0.0, 0))
         sums[k.name] = (used + s.cpu_s, drawn_before + drawn, count + 1)
     return sums
@@ -146,6 +148,8 @@ def measured_kinds(
             () if measured else tuple((company, cpu) for company, cpu in k.cpu_by_company),
             k.close_s,
             client_of(k),
+            k.full_collections_per_request,
+            k.full_collection_cpu_s,
         )
         for k in kinds
     ]

@@ -103,9 +103,19 @@ def path_account(record: Record, cost: ServingCost | None, samples: list[Sample]
         chunks_cpu_per_request_s=chunks_cpu,
         no_request_cpu_per_request_s=no_request_each,
         lab_reads_cpu_per_request_s=reads_each,
+        **_collections(record, requests),
         share=accounted / process_each if process_each > 0 else 1.0,
         cores_per_process=process / wall / max(1, cost.processes) if wall > 0 else 0.0,
     )
+
+
+def _collections(record: Record, requests: int) -> dict[str, float | None]:
+    """The full collections over the flow per request, and the CPU of one; None where unread."""
+    count, cpu_s = record.get("full_collections"), record.get("full_collections_cpu_s")
+    return {
+        "full_collections_per_request": None if count is None else count / requests,
+        "full_collection_cpu_s": cpu_s / count if count and cpu_s is not None else None,
+    }
 
 
 def _chunks_cpu(cost: ServingCost, chunks_each: float | None) -> float | None:

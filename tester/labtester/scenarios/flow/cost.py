@@ -148,6 +148,17 @@ class PathAccount(BaseModel):
         "configuration's own cost for each of them; 0 where the server has no such counter (its "
         "requests' total holds them then).",
     )
+    full_collections_per_request: float | None = Field(
+        default=None,
+        description="Full garbage collections the processes ran over the flow (their "
+        "`lab_full_collections_total`), per request: each stopped its process, every thread of it (its "
+        "CPU is in the figures above, where it ran); None where the server has no such counter.",
+    )
+    full_collection_cpu_s: float | None = Field(
+        default=None,
+        description="The CPU one of those took, on average (`lab_full_collections_cpu_seconds_total`); "
+        "None where there was none.",
+    )
     share: float = Field(
         description="(request + server + no request + the lab's reads) / process: the share of the "
         "processes' CPU accounted for; under 0.9 the path's CPU per request is a lower bound."

@@ -125,11 +125,12 @@ def charged_between(before: scrape.Charged | None, after: scrape.Charged | None)
     None where unread, or where the server has no total of the lab's reads (its requests' holds them).
     `server_thread_cpu_s`: the server's own CPU on the threads that ran requests, between them (its
     series appears at its first second: from 0 then); None where the server measures none there.
-    `chunks`: the response body parts the requests (the lab's reads among them) handed the server."""
+    `chunks`: the response body parts the requests (the lab's reads among them) handed the server.
+    `full_collections`, `full_collections_cpu_s`: the full garbage collections the processes ran
+    (None where the server has no such counters)."""
     if before is None or after is None:
-        return dict.fromkeys(
-            ("charged_cpu_s", "lab_reads_cpu_s", "lab_reads", "server_thread_cpu_s", "chunks")
-        )
+        named = ("charged_cpu_s", "lab_reads_cpu_s", "lab_reads", "server_thread_cpu_s", "chunks")
+        return dict.fromkeys((*named, "full_collections", "full_collections_cpu_s"))
     apart = before.control_s is not None and after.control_s is not None
     return {
         "charged_cpu_s": max(0.0, after.requests_s - before.requests_s),
@@ -137,6 +138,11 @@ def charged_between(before: scrape.Charged | None, after: scrape.Charged | None)
         "lab_reads": max(0.0, after.control_requests - before.control_requests) if apart else None,
         "server_thread_cpu_s": cpu_delta(before.between_requests_s or 0.0, after.between_requests_s),
         "chunks": cpu_delta(before.chunks or 0.0, after.chunks),
+        # A process's series comes with its first request's end: from 0 then; None without the counters.
+        "full_collections": cpu_delta(before.full_collections or 0.0, after.full_collections),
+        "full_collections_cpu_s": cpu_delta(
+            before.full_collections_cpu_s or 0.0, after.full_collections_cpu_s
+        ),
     }
 
 
