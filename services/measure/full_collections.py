@@ -34,6 +34,9 @@ class _FullCollections:
         self.count = 0
         self.cpu_s = 0.0
         self._started_at: float | None = None
+        # Inherited across a fork with the callback in gc.callbacks; _forget restarts the counts
+        # there, so a child's headers carry its own from 0.
+        self.installed = False
         os.register_at_fork(after_in_child=self._forget)
 
     def _forget(self) -> None:
@@ -57,6 +60,13 @@ def install() -> None:
     """Counts this process's full collections from now on (once, whoever calls)."""
     if FULL_COLLECTIONS.callback not in gc.callbacks:
         gc.callbacks.append(FULL_COLLECTIONS.callback)
+    FULL_COLLECTIONS.installed = True
+
+
+def counted() -> tuple[int, float] | None:
+    """`totals()` where they are counted (`install`), else None: a process without the callback
+    has no figure, not zero."""
+    return totals() if FULL_COLLECTIONS.installed else None
 
 
 def totals() -> tuple[int, float]:

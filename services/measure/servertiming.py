@@ -1,7 +1,8 @@
 """The W3C Server-Timing header each measured response carries, and the route label of a request.
 
     Server-Timing: lab-cpu;dur=12.345, lab-app;dur=45.678, lab-pid;desc=1234,
-                   lab-start;desc=1764000000.123456, lab-queue;dur=0.512, lab-elsewhere;dur=9.876
+                   lab-start;desc=1764000000.123456, lab-queue;dur=0.512, lab-elsewhere;dur=9.876,
+                   lab-gc;dur=123.456;desc=4
 
 `lab-cpu` (ms): the CPU the request used up to its response headers (measure.requestcpu);
 `lab-elsewhere` (ms): of `lab-cpu`, what ran off the request's own thread (in threads it handed
@@ -11,7 +12,10 @@ absent in a gevent worker, whose pools and threads are greenlets of its one thre
 process that served it; `lab-start`: server epoch seconds when the app was called; `lab-queue`
 (ms): of `lab-app`, the time the request's threads waited on a run queue for a core (a busy
 machine's delay, neither the request's work nor its own wait; absent where the kernel keeps no
-schedstat). Appended after
+schedstat); `lab-gc`: the full garbage collections its process ran so far, as it sent the headers
+(measure.full_collections: `desc` their count, `dur` their CPU in ms; absent where not counted):
+two responses of one process tell how many ran between them, so a client reads the collections of
+any stretch of its own load without asking the server. Appended after
 any Server-Timing the app set, whose entries stay as they were: the `lab-` names are the lab's own,
 so an app's `cpu` or `app` is never read as the lab's (and were an app to write a `lab-` entry,
 the lab's own comes last, which readers take).
@@ -26,6 +30,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any, AnyStr
+
+from measure import full_collections
 
 HEADER = "Server-Timing"
 UNMATCHED_ROUTE = "<unmatched>"  # raw paths would make label cardinality unbounded
@@ -50,6 +56,8 @@ def timing_value(
         value += f", lab-queue;dur={queued_s * 1000:.3f}"
     if elsewhere_s is not None:
         value += f", lab-elsewhere;dur={elsewhere_s * 1000:.3f}"
+    if (collections := full_collections.counted()) is not None:  # this process's, as the headers leave
+        value += f", lab-gc;dur={collections[1] * 1000:.3f};desc={collections[0]}"
     return value
 
 

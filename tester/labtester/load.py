@@ -37,6 +37,8 @@ SAMPLE_FIELDS = (
     "client",
     "queued_s",
     "elsewhere_s",
+    "collections",
+    "collections_cpu_s",
 )
 
 
@@ -58,6 +60,8 @@ class Sample:
     client: int = 0  # the client (of P) that sent it
     queued_s: float | None = None  # of app_s, the server's threads' time on a run queue for a core
     elsewhere_s: float | None = None  # of cpu_s, what ran off the request's own thread (its handed-over work)
+    collections: int | None = None  # the full collections its process had run so far, as it answered
+    collections_cpu_s: float | None = None  # their CPU
 
     @property
     def from_schedule_s(self) -> float:

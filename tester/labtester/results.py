@@ -38,7 +38,9 @@ from labtester.stability import Stability
 #    the plan draws (`planned_floor_s`) and the default objective stands above.
 # 10: full garbage collections over each flow (account `full_collections_per_request`,
 #    `full_collection_cpu_s`), which the sizing's kinds take as stops of their process.
-SCHEMA_VERSION = 10
+# 11: each proof level's own count of them (`full_collections_per_request`, and its warm-up's,
+#    with the plan's beside it, `warmup_full_collections_per_request`), from its answers' `lab-gc`.
+SCHEMA_VERSION = 11
 
 M = TypeVar("M", bound=BaseModel)
 

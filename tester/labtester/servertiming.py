@@ -5,7 +5,8 @@ set itself: `lab-cpu;dur=12.345, lab-app;dur=45.678, lab-pid;desc=1234,
 lab-start;desc=1764000000.123456, lab-queue;dur=0.512, lab-elsewhere;dur=9.876` (milliseconds
 for `dur`; `lab-start` in server epoch seconds; `lab-queue`, of the app's time, its threads' wait on
 a run queue for a core; `lab-elsewhere`, of its CPU, what ran off its own thread: in threads it
-handed work to or started, in other processes).
+handed work to or started, in other processes), and `lab-gc;dur=123.456;desc=4`: the full garbage
+collections its process had run so far as it answered, their CPU and their count.
 Only those names are read, in any order among the app's own entries (an app's `cpu` or `app` is its
 own, never the lab's); where a name comes twice the last wins, the lab's being appended last. A
 response without them was not measured: None, never zero.
@@ -27,10 +28,12 @@ class ServerTiming:
     started_at: float | None = None  # server epoch seconds when the app was called
     queued_s: float | None = None  # of app_s, the time its threads waited on a run queue for a core
     elsewhere_s: float | None = None  # of cpu_s, what ran off the request's own thread
+    collections: int | None = None  # full collections its process had run so far (lab-gc)
+    collections_cpu_s: float | None = None  # their CPU
 
 
 CPU, APP, PID, START, QUEUE = "lab-cpu", "lab-app", "lab-pid", "lab-start", "lab-queue"
-ELSEWHERE = "lab-elsewhere"
+ELSEWHERE, COLLECTIONS = "lab-elsewhere", "lab-gc"
 
 
 def _entries(values: Iterable[str]) -> dict[str, dict[str, str]]:
@@ -63,6 +66,8 @@ def parse(values: Iterable[str]) -> ServerTiming:
     pid = _number(entries.get(PID), "desc")
     queued_ms = _number(entries.get(QUEUE), "dur")
     elsewhere_ms = _number(entries.get(ELSEWHERE), "dur")
+    collections = _number(entries.get(COLLECTIONS), "desc")
+    collections_ms = _number(entries.get(COLLECTIONS), "dur")
     return ServerTiming(
         cpu_s=cpu_ms / 1000 if cpu_ms is not None else None,
         app_s=app_ms / 1000 if app_ms is not None else None,
@@ -70,6 +75,8 @@ def parse(values: Iterable[str]) -> ServerTiming:
         started_at=_number(entries.get(START), "desc"),
         queued_s=queued_ms / 1000 if queued_ms is not None else None,
         elsewhere_s=elsewhere_ms / 1000 if elsewhere_ms is not None else None,
+        collections=int(collections) if collections is not None else None,
+        collections_cpu_s=collections_ms / 1000 if collections_ms is not None else None,
     )
 
 

@@ -3,6 +3,10 @@ into /metrics at its requests' ends: every one a request set off is there, by th
 
 from __future__ import annotations
 
+import gc
+import itertools
+import json
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -13,6 +17,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from labtester.launcher import RunningTarget
+from labtester.servertiming import parse
+from measure import full_collections
 from measure.full_collections import Published
 from tests.services.apps import BARE_MODULE, CONFIGURATIONS, bare_app_dir, serve_app
 
@@ -36,7 +42,7 @@ def counted(target: RunningTarget) -> tuple[dict[str, float], float]:
     return by_pid, cpu_s
 
 
-@pytest.fixture(scope="module", params=["gthread", "uvicorn"])
+@pytest.fixture(scope="module", params=["gthread", "uvicorn", "granian-wsgi"])
 def served_app(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningTarget]:
@@ -71,6 +77,36 @@ def test_every_full_collection_a_request_ran_is_counted_by_its_process(served_ap
     assert after[1] - before_cpu >= (1 - AGREEMENT) * used, (after[1] - before_cpu, used)
 
 
+def test_each_answer_carries_its_process_s_count_so_far_as_the_metrics_have_it(
+    served_app: RunningTarget,
+) -> None:
+    # Its Server-Timing's `lab-gc` (count, CPU) as its headers left, the /collect request's own
+    # collection in it: a client reads the collections between two answers of one process.
+    with httpx.Client(timeout=60) as client:
+        answers = [client.get(f"{served_app.url}/collect") for _ in range(COLLECTS)]
+    read = [(parse(a.headers.get_list("server-timing")), a.json()) for a in answers]
+    by_pid: dict[int, list[tuple[int, float, float]]] = {}
+    for timing, reply in read:
+        assert timing.pid == reply["pid"] and timing.collections is not None, timing
+        by_pid.setdefault(reply["pid"], []).append(
+            (timing.collections, timing.collections_cpu_s or 0.0, reply["cpu_s"])
+        )
+    for pid, mine in by_pid.items():
+        # Each answer's own collection is in its count: at least one more than the one before.
+        assert all(later[0] >= earlier[0] + 1 for earlier, later in itertools.pairwise(mine)), mine
+        ran_s = sum(cpu for _, _, cpu in mine[1:])
+        assert mine[-1][1] - mine[0][1] >= (1 - AGREEMENT) * ran_s, (pid, mine)
+    # The same counter /metrics publishes at each request's end: never fewer than its last answer said.
+    deadline = time.monotonic() + 10
+    while True:
+        metrics = counted(served_app)[0]
+        behind = [pid for pid, mine in by_pid.items() if metrics.get(str(pid), 0.0) < mine[-1][0]]
+        if not behind or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert not behind, (by_pid, metrics)
+
+
 def test_published_from_the_first_call_at_zero_then_what_ran_since_and_never_waited_for() -> None:
     ran = [(0, 0.0)]  # what the process's callback counted so far
     counts: list[float] = []
@@ -89,3 +125,29 @@ def test_published_from_the_first_call_at_zero_then_what_ran_since_and_never_wai
     assert counts[-1] == 2
     published()  # the next end publishes what that one would have
     assert (counts[-1], cpu[-1]) == (1, pytest.approx(0.03))
+
+
+def test_a_forked_child_counts_its_own_from_zero_and_keeps_counting() -> None:
+    # gunicorn forks its workers from a master that imported the lab (and ran collections of its
+    # own): each worker's count starts at 0 and is its own, the callback and `counted()` kept.
+    full_collections.install()
+    gc.collect()
+    parent_before = full_collections.totals()
+    assert parent_before[0] >= 1 and full_collections.counted() == parent_before
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: what it inherited, then one collection of its own
+        try:
+            inherited, after_fork = full_collections.counted(), None
+            gc.collect()
+            after_fork = full_collections.counted()
+            os.write(write, json.dumps([inherited, after_fork]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        inherited, after_fork = json.loads(pipe.read())
+    os.waitpid(child, 0)
+    assert inherited == [0, 0.0]
+    assert after_fork[0] >= 1 and after_fork[1] > 0
+    assert full_collections.totals()[0] == parent_before[0]  # the child's is not the parent's

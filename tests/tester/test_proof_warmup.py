@@ -20,6 +20,7 @@ import pytest
 
 from labtester import machine
 from labtester.launcher import RunningTarget
+from labtester.load import Sample
 from labtester.proposal.lab import resized_note, sized_again
 from labtester.proposal.plan import Planned
 from labtester.proposal.prove import offer_levels
@@ -129,6 +130,11 @@ def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(a_quarter_plan
     plan_off = abs(math.log(level.measured_p99_s / level.predicted_p99_s))
     warm_off = abs(math.log(level.measured_p99_s / level.warmup_predicted_p99_s))
     assert warm_off < plan_off, level
+    # Every answer carried its process's full collections so far (lab-gc): the warm-up counted them
+    # (a real server: a figure, none or more), and so did the window.
+    assert warmup["full_collections_per_request"] is not None, warmup
+    assert level.full_collections_per_request is not None
+    assert level.warmup_full_collections_per_request == warmup["full_collections_per_request"]
 
 
 def test_the_sustained_p99_is_worked_out_again_on_the_cpu_the_run_used(a_quarter_planned: Kept) -> None:
@@ -383,3 +389,24 @@ def test_a_target_rate_met_in_a_proof_is_sized_again_where_minutes_of_it_miss_on
     assert sized_again_with(0.5) is None
     again = sized_again_with(1.5)
     assert again is not None and again.summary.role == "resized" and again.summary.resized_on is not None
+
+
+def test_a_re_sizing_stops_the_processes_as_often_as_the_proofs_counted(a_quarter_planned: Kept) -> None:
+    # The run's answers as if each process had run a full collection of 5 ms every tenth of its
+    # answers (their Server-Timing's lab-gc): the plan counted none, the re-sizing takes the proofs'.
+    (run,) = [r for r in a_quarter_planned.records if r.get("kind") == "run"]
+    answered: dict[int | None, int] = {}
+
+    def counting(sample: Sample) -> Sample:
+        seen = answered[sample.pid] = answered.get(sample.pid, -1) + 1
+        return dataclasses.replace(sample, collections=seen // 10, collections_cpu_s=0.005 * (seen // 10))
+
+    counted = [counting(s) if s.pid is not None else s for s in decode(run["samples"])]
+    runs = {"sized-proposed": [{**run, "samples": encode(counted)}]}
+    (sync,) = [f for f in families("wsgi", DEFAULT_VALUES)[0] if f.name == "sync"]
+    again = resized([Planned(planned(0.005), sync, Memory(0, 64 << 20))], runs, DURATION_S, kept_per_s=0.0)
+    assert again is not None
+    (moved,) = again.summary.kinds
+    per_pid = [n for pid, n in answered.items() if pid is not None]  # answers after each one's first
+    assert moved.full_collections_per_request == pytest.approx(sum(n // 10 for n in per_pid) / sum(per_pid))
+    assert moved.full_collection_cpu_s == pytest.approx(0.005)

@@ -1,5 +1,5 @@
 """The Server-Timing header as the tester reads it: the lab's own entries (`lab-cpu`, `lab-app`,
-`lab-pid`, `lab-start`, `lab-queue`, `lab-elsewhere`) in any order, among the app's own, which are
+`lab-pid`, `lab-start`, `lab-queue`, `lab-elsewhere`, `lab-gc`) in any order, among the app's own, which are
 never read as the lab's; a response without them is not measured (None), never zero."""
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ def test_the_labs_entries_in_seconds() -> None:
     assert parse([f"{LAB}, lab-queue;dur=0.512"]).queued_s == pytest.approx(0.000512)
     assert timing.elsewhere_s is None  # a server that did not say where its CPU ran
     assert parse([f"{LAB}, lab-elsewhere;dur=9.876"]).elsewhere_s == pytest.approx(0.009876)
+    assert timing.collections is None and timing.collections_cpu_s is None  # not counted there
+    counted = parse([f"{LAB}, lab-gc;dur=123.456;desc=4"])
+    assert counted.collections == 4 and counted.collections_cpu_s == pytest.approx(0.123456)
 
 
 def test_any_order_among_the_apps_own_entries_and_lines() -> None:

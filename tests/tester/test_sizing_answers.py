@@ -23,7 +23,7 @@ from labtester.sizing.document import (
     SizingConclusion,
 )
 from labtester.sizing.tail import TailSplit
-from labtester.sizing.words import goal
+from labtester.sizing.words import from_warmup, goal
 
 POD = PodSize(cores=2, memory_bytes=1 << 30, source="CORES= and MEMORY=")
 
@@ -181,6 +181,22 @@ def test_a_departure_names_the_cpu_the_proofs_requests_used_against_what_the_mod
         "the machine and its load client left it 1.96 cores and its requests used 1.32x the CPU the model "
         "drew; with the client beside it, the model predicts 17.4/s at p99 1.88 s"
     )
+
+
+def test_a_departure_and_the_warm_ups_prediction_say_the_full_collections_each_counted() -> None:
+    # httpbin's gthread 2 x 24 at 1,143/s: its warm-up counted one every 2,957 requests (with the
+    # plan's beside it), its window one every 3,064; the model stopped the processes as often.
+    level = Level(
+        offered_per_s=1143, predicted_per_s=1100, predicted_p99_s=0.070, measured_per_s=1140,
+        measured_p99_s=0.19, cores_free=1.72, cpu_used_ratio=0.71, explained_per_s=1100,
+        explained_p99_s=0.077, full_collections_per_request=1 / 3064, warmup_s=4, warmup_predicted_per_s=1100,
+        warmup_predicted_p99_s=0.077, warmup_full_collections_per_request=1 / 2957,
+    )  # fmt: skip
+    said = level.departures()[1]
+    assert "0.71x the CPU the model drew, a full collection every 3,064 requests; with" in said
+    assert from_warmup(level).endswith(", a full collection every 2,957 requests)")
+    none_counted = level.model_copy(update={"full_collections_per_request": 0.0})
+    assert "full collection" not in none_counted.departures()[1]
 
 
 def test_a_proof_run_is_judged_against_the_prediction_it_made_from_its_warm_up() -> None:

@@ -41,6 +41,7 @@ from labtester.rawlog import Record
 from labtester.scenarios.sizing import window_of
 from labtester.sizing import window
 from labtester.sizing.caveat import RATE_KINDS
+from labtester.sizing.collected import counted_in, measured_collections
 from labtester.sizing.document import DEPARTS, KindCost, Objective
 from labtester.sizing.drawn import mean_of
 from labtester.sizing.families import Family
@@ -135,7 +136,8 @@ def _measured(
     drew, each by how much; and what each request cost the serving processes beyond its own and the
     local client there (the plan's where unread). Judged on the whole, a move of the requests' own
     CPU counts for its share of it, and opposite moves (on a light path the requests' own falls
-    where the server's and the client's rise) for what they come to together. A run that failed
+    where the server's and the client's rise) for what they come to together; the full collections
+    per request are the proofs' (sizing/collected.py). A run that failed
     requests was overloaded, and a request's CPU there is the overload's: it is left out; the least
     rate each configuration (by label) had such a run at is the third figure."""
     kept: list[tuple[Record, list[Sample], list[Sample]]] = []
@@ -153,7 +155,8 @@ def _measured(
     local = any(k.client_s > 0 for k in kinds)  # else the client shared no core of the pod's
     client = _client_cpu_per_request([(run, everything) for run, everything, _ in kept]) if local else None
     server = overhead_of([(run.get("server_cpu_s"), everything) for run, everything, _ in kept])
-    measured = window.scaled_kinds(kinds, by_kind, server, client)
+    collections = measured_collections(counted_in(*(everything for _, everything, _ in kept)), kinds)
+    measured = window.scaled_kinds(kinds, by_kind, server, client, collections)
     plan_kinds = window.scaled_kinds(kinds, {})
     moved = _cpu_per_request(measured) / whole if (whole := _cpu_per_request(plan_kinds)) > 0 else 1.0
     return (measured, moved, failed) if abs(moved - 1) > DEPARTS else (plan_kinds, None, failed)

@@ -30,6 +30,7 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.whole import cores_free  # the flow's reading of the same fields
 from labtester.sizing import window
+from labtester.sizing.collected import counted_in, measured_collections
 from labtester.sizing.document import SizedSummary, warmup_of
 
 
@@ -52,7 +53,8 @@ class Warmup:
         self.summary, self.rate_per_s, self.duration_s = summary, rate_per_s, duration_s
         self.ends_s = warmup_of(duration_s)
         self.server_cpu = server_cpu
-        self.earlier = [s for run in earlier for s in decode(run["samples"]) if s.ok]
+        self.runs = [decode(run["samples"]) for run in earlier]
+        self.earlier = [s for samples in self.runs for s in samples if s.ok]
         self.overhead_s = overhead_per_request(earlier)
         self.began = (machine.snapshot(), server_cpu())
         self.floor_s = floor_s
@@ -81,20 +83,27 @@ class Warmup:
         if self.now is not None:
             warm = [s for s in samples if s.scheduled_s < self.ends_s]
             client = self.client_cpu_total_s / len(warm) if warm and self.free else None
-            self.predict(self.earlier + warm, self.now, self.free, client)
+            collections = measured_collections(counted_in(*self.runs, warm), self.summary.kinds)
+            self.predict(self.earlier + warm, self.now, self.free, client, collections)
 
     def predict(
-        self, answered: Sequence[Sample], now: Callable[[], float], free: float | None, client_s: float | None
+        self,
+        answered: Sequence[Sample],
+        now: Callable[[], float],
+        free: float | None,
+        client_s: float | None,
+        collections: tuple[float, float] | None = None,
     ) -> None:
         """The window predicted from the `answered` requests' CPU (the earlier runs' and the warm-up's),
         the server's own CPU per request the earlier runs measured (else the plan's), the cores the
         warm-up left the server and the client (`free`; None: the pod's, as planned), the client's
-        CPU per request there (`client_s`; None: the plan's) and the configuration's floor."""
+        CPU per request there (`client_s`; None: the plan's), the full collections counted there
+        (`collections`: per request, the CPU of one; None: the plan's) and the configuration's floor."""
         kinds, pod = self.summary.kinds, self.summary.pod
         used = window.cpu_used(kinds, answered)
         cores = pod.cores if not free else min(free, pod.cores)
         args = (self.summary, self.rate_per_s, cores, self.duration_s, self.ends_s, used, self.overhead_s)
-        run = window.predicted_window(*args, client_s, self.floor_s)
+        run = window.predicted_window(*args, client_s, self.floor_s, collections)
         finite = math.isfinite(run.p99_s)  # not: no send after the warm-up
         self.made = {
             "predicted_per_s": run.per_s,
@@ -108,6 +117,7 @@ class Warmup:
             "client_cpu_s": client_s,
             "cores_read_at_s": self.read_at_s,  # on the run's clock: at the warm-up's end
             "overhead_s": self.overhead_s,
+            "full_collections_per_request": collections[0] if collections else None,
             "made_at_s": now(),  # on the run's clock: after the sends
         }
 

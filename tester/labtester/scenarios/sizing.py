@@ -18,6 +18,7 @@ from labtester.scenarios.base import LoadShape, ShapeContext
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.whole import cores_free  # the flow's reading of the same fields
 from labtester.sizing import answers, window
+from labtester.sizing.collected import counted_in, measured_collections
 from labtester.sizing.document import PROOF_S, Level, SizedSummary, SizingConclusion
 from labtester.sizing.floor import Floor
 from labtester.sizing.tail import tail_split
@@ -159,17 +160,19 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
     free = cores_free(run, run.get("server_cpu_s"))
     duration_s = run.get("duration_s", PROOF_S)
     used = window.cpu_used(summary.kinds, done)
+    collections = measured_collections(counted_in(samples), summary.kinds, worth=0.0)  # the window's own
     explained = None
     if free:  # the cores the others left the server and its client, the client's CPU a request there
         cores = min(summary.pod.cores, cores_free(run, run.get("server_cpu_s"), tester=False) or free)
         client = machine.use_recorded(run["machine"]).tester_s / len(everything) if everything else 0.0
         floor = window.floor_for(summary.floor, summary.planned_floor_s)
         args = (summary, level.offered_per_s, cores, duration_s, warmup_s, used)
-        explained = window.predicted_window(*args, client_s=client, floor_s=floor)
+        explained = window.predicted_window(*args, client_s=client, floor_s=floor, collections=collections)
     warm, held = run.get("warmup") or {}, run.get("sustained") or {}
     return level.model_copy(
         update={
             "cores_free": free,
+            "full_collections_per_request": collections[0] if collections else None,
             "cpu_used_ratio": window.used_ratio(summary.kinds, done, everything),
             "shared_cpu_ratio": window.shared_cpu_ratio(summary.kinds, done, everything),
             "explained_per_s": explained.per_s if explained else None,
@@ -181,6 +184,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
             "load_average": run.get("load_average"),
             "warmup_s": warmup_s,
             "warmup_cpu_ratio": warm.get("cpu_ratio"),
+            "warmup_full_collections_per_request": warm.get("full_collections_per_request"),
             "warmup_cores_free": warm.get("cores_free"),
             "warmup_client_cpu_s": warm.get("client_cpu_s"),
             "warmup_predicted_per_s": warm.get("predicted_per_s"),

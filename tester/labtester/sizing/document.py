@@ -15,13 +15,11 @@ from labtester.sizing.tail import TailSplit
 
 SHARED_CPU_NOTABLE = 1.2  # a kind's CPU beside another request of its process over alone: said from here
 PROOF_S = 20.0  # each proof run's length
-# A proof run's first fifth is its warm-up: served and measured, not judged. The CPU its requests
-# use there predicts the window that follows (it moved by up to a quarter from the flows' CPU).
+# A proof run's first fifth: served and measured, not judged; what it measures predicts its window.
 WARMUP_SHARE = 0.2
 
 MOST_PREDICTED = 8000  # simulated requests for a level's prediction (as many as the proof sends, to this)
-# A proof's 20 s start from an idle server, without the queues minutes of the same traffic build:
-# where a 20-s run kept p99 0.39 s on the Flask shop, ten minutes were predicted 0.50-0.77 s.
+# Minutes of traffic build queues a 20-s proof from idle does not (Flask shop: p99 0.39 s, 0.50-0.77 s).
 SUSTAINED_S = 600.0
 MOST_SUSTAINED = 40000  # simulated requests a run at most (0.35 s of CPU here): p99 at the knee to ~10 %
 
@@ -89,8 +87,7 @@ class Level(BaseModel):
     offered_per_s: float
     predicted_per_s: float
     predicted_p99_s: float
-    # The least and the most p99 of the prediction's draws (model.BAND_DRAWS runs of the same sends,
-    # each drawing the requests' CPU and wait from their measured spread): where one run's p99 falls.
+    # The least and the most p99 of its draws (model.BAND_DRAWS runs of the sends): one run's may be anywhere.
     p99_band_s: list[float] = []
     # Over minutes of traffic at this rate (`sustained_s`: SUSTAINED_S, fewer where MOST_SUSTAINED requests
     # take less; the proposal's and its re-sizing's levels): the p99 a team at it sees, no 20-s proof's.
@@ -104,9 +101,11 @@ class Level(BaseModel):
     measured_p99_s: float | None = None  # from each request's scheduled send
     requests: int = 0
     failed: int = 0
-    # What the rest of the machine (other processes, the load client) left the server in the run, and
-    # the model's figures on those cores: where they explain it, a departure is the machine's.
+    # What the machine (other processes, the load client) left the server in the run, and the model's
+    # figures on those cores and the full collections its window counted (sizing/collected.py): where
+    # they explain it, a departure is the machine's.
     cores_free: float | None = None
+    full_collections_per_request: float | None = None
     # The CPU the run's requests used (Server-Timing) over what the model drew for as many of each kind.
     cpu_used_ratio: float | None = None
     # Per kind: its CPU beside another computing request of its process over alone (window.py's).
@@ -119,6 +118,7 @@ class Level(BaseModel):
     # (and earlier runs') used (`warmup_cpu_ratio`: over the plan's), the cores it left the server.
     warmup_s: float = 0.0
     warmup_cpu_ratio: float | None = None
+    warmup_full_collections_per_request: float | None = None  # counted there, with the plan's beside
     warmup_cores_free: float | None = None  # its CPUs less the others' (the load client's not)
     warmup_client_cpu_s: float | None = None  # the load client's CPU per request in it, on those cores
     warmup_predicted_per_s: float | None = None
@@ -160,6 +160,8 @@ class Level(BaseModel):
             p99 = seconds(self.explained_p99_s) if self.explained_p99_s is not None else "-"
             ratio = self.cpu_used_ratio
             used = f" and its requests used {ratio:.2f}x the CPU the model drew" if ratio is not None else ""
+            if self.full_collections_per_request:  # each a stop of its process
+                used += f", a full collection every {1 / self.full_collections_per_request:,.0f} requests"
             found.append(
                 f"the machine and its load client left it {self.cores_free:.2f} cores{used}; with the "
                 f"client beside it, the model predicts {self.explained_per_s:.1f}/s at p99 {p99}"
@@ -255,9 +257,7 @@ class SizingConclusion(BaseModel):
     search_cpu_s: float = 0.0
     simulations: int = 0
     headline: str  # the answer, first: "Serve X with ..."
-    # The configuration the answer names: the proposal, unless `proved_best` names another (its
-    # re-sizing on the proofs' CPU, or the proof run that kept the objective where the proposal's
-    # missed it: the proof decides); None where nothing was proposed.
+    # What the answer names: the proposal, unless `proved_best` names another (a proof decides); None: none.
     chosen: str | None = None
 
     def each(self) -> list[SizedSummary]:

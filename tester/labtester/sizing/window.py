@@ -114,13 +114,16 @@ def measured_kinds(
     used: Mapping[str, Sequence[float]],
     overhead_s: float | None = None,
     client_s: float | None = None,
+    collections: tuple[float, float] | None = None,
 ) -> list[RequestKind]:
     """The plan's kinds, each drawing its CPU from what its requests used here where enough were
     answered (FEWEST: at the company they met here, so not moved by company), else from the plan's
     spread and its CPU by company; with the server's own CPU per request measured here
-    (`overhead_s`), else the plan's; and the load client's (`client_s`), else the plan's. Each of
-    those two is measured over the whole mix: each kind's the plan's times what was measured over
-    the plan's mean (alike where the plan had none), so a heavy kind keeps more of it than a light."""
+    (`overhead_s`), else the plan's; the load client's (`client_s`), else the plan's; and the full
+    collections per request and the CPU of one (`collections`, sizing/collected.py), else the plan's.
+    The server's, the client's and the collections per request are measured over the whole mix: each
+    kind's is the plan's times what was measured over the plan's mean (alike where the plan had
+    none), so a heavy kind keeps more of it than a light; a collection's CPU is taken as measured."""
     total = sum(k.weight for k in kinds)
 
     def moved(value: Callable[[KindCost], float], measured: float | None) -> Callable[[KindCost], float]:
@@ -131,6 +134,10 @@ def measured_kinds(
 
     overhead_of = moved(lambda k: k.overhead_s, overhead_s)
     client_of = moved(lambda k: k.client_s, client_s)
+    per_request, each_s = collections if collections is not None else (None, None)
+    collections_of = moved(lambda k: k.full_collections_per_request, per_request)
+    # A collection's CPU is its process's, whichever kind set it off: the measured, as it is.
+    collection_cpu_of = (lambda k: k.full_collection_cpu_s) if each_s is None else (lambda k: each_s)
 
     return [
         RequestKind(
@@ -148,8 +155,8 @@ def measured_kinds(
             () if measured else tuple((company, cpu) for company, cpu in k.cpu_by_company),
             k.close_s,
             client_of(k),
-            k.full_collections_per_request,
-            k.full_collection_cpu_s,
+            collections_of(k),
+            collection_cpu_of(k),
         )
         for k in kinds
     ]
@@ -160,12 +167,14 @@ def scaled_kinds(
     ratios: Mapping[str, float],
     overhead_s: float | None = None,
     client_s: float | None = None,
+    collections: tuple[float, float] | None = None,
 ) -> list[RequestKind]:
     """The plan's kinds, each one's CPU (its spread and its CPU by company) times its ratio in
     `ratios` (`measured_ratios`: what its requests used somewhere over what the plan drew for them):
     the level measured there, and how it moves with company as the flows measured it, for a
     configuration that meets other company than where it was measured (another process count);
-    with the server's own CPU and the client's measured there (`measured_kinds`; None: the plan's)."""
+    with the server's own CPU, the client's and the full collections measured there
+    (`measured_kinds`; None: the plan's)."""
     return [
         replace(
             kind,
@@ -175,7 +184,7 @@ def scaled_kinds(
         )
         if (ratio := ratios.get(kind.name, 1.0)) != 1.0
         else kind
-        for kind in measured_kinds(kinds, {}, overhead_s, client_s)
+        for kind in measured_kinds(kinds, {}, overhead_s, client_s, collections)
     ]
 
 
@@ -200,11 +209,13 @@ def predicted_window(
     overhead_s: float | None = None,
     client_s: float | None = None,
     floor_s: tuple[float, ...] = (),
+    collections: tuple[float, float] | None = None,
 ) -> Predicted:
     """The run's window predicted on `used` (each kind's CPU, measured), `cores`, the server's own
     CPU per request (`overhead_s`; None: the plan's), the load client's on those cores (`client_s`;
-    None: the plan's) and the floor added to each request: its rate, its p99 and its band."""
-    kinds = measured_kinds(summary.kinds, used, overhead_s, client_s)
+    None: the plan's), the floor added to each request and the full collections (`collections`:
+    per request, the CPU of one; None: the plan's): its rate, its p99 and its band."""
+    kinds = measured_kinds(summary.kinds, used, overhead_s, client_s, collections)
     config = configuration_of(summary)
     args = (kinds, config, cores, rate_per_s, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS, floor_s)
     return proof_run(*args)

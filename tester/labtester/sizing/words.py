@@ -100,7 +100,8 @@ def sustained(summary: SizedSummary | None, objective: Objective, up_to: float |
 
 def from_warmup(level: Level | None) -> str:
     """` (p99 0.40 s on the CPU measured before its window, 1.08x the plan's, and the 1.95 cores its
-    first 4 s left it)`: the run's own prediction (its warm-up's, and the configuration's runs before)."""
+    first 4 s left it, a full collection every 2,957 requests)`: the run's own prediction (its
+    warm-up's, and the configuration's runs before)."""
     if level is None or level.warmup_predicted_p99_s is None:
         return ""
     ratio = f", {level.warmup_cpu_ratio:.2f}x the plan's" if level.warmup_cpu_ratio is not None else ""
@@ -108,6 +109,8 @@ def from_warmup(level: Level | None) -> str:
     left = f", and the {free:.2f} cores its first {level.warmup_s:g} s left it" if free is not None else ""
     if left and client:
         left += f" and its client ({client * 1000:.2f} ms a request)"
+    if collections := level.warmup_full_collections_per_request:  # counted there, the plan's beside
+        left += f", a full collection every {1 / collections:,.0f} requests"
     return (
         f" (p99 {seconds(level.warmup_predicted_p99_s)} on the CPU measured before its window{ratio}{left})"
     )

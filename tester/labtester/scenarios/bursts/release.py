@@ -45,6 +45,8 @@ class Reply:
     client: int = 0  # the client (of P) that sent it
     queued_s: float | None = None  # of app_s, the server's threads' time on a run queue for a core
     elsewhere_s: float | None = None  # of cpu_s, what ran off the request's own thread
+    collections: int | None = None  # the full collections its process had run so far, as it answered
+    collections_cpu_s: float | None = None  # their CPU
 
     @property
     def ok(self) -> bool:
