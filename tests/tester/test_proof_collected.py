@@ -127,7 +127,7 @@ def warm_up(summary: SizedSummary, every: int | None) -> Warmup:
             ran[pid] += 1
         answers.append(answer(pid, ran[pid] if every else None, 0.030 * ran[pid], i / 1700))
     warmup.end(lambda: warmup.ends_s)
-    warmup.after(answers)
+    warmup.after(answers, 0.0)
     return warmup
 
 

@@ -120,6 +120,13 @@ def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(a_quarter_plan
     # The cores the rest of the machine left the server over the warm-up, read from its processes.
     assert 0 < warmup["cores_free"] <= os.cpu_count(), warmup
     assert warmup["cores"] == pytest.approx(min(warmup["cores_free"], 2))
+    # The server's own CPU per request at the run's rate: its processes' over the warm-up (a part of
+    # the run's) beyond what the requests used by its end, near what the whole run measured.
+    assert 0 < warmup["server_cpu_s"] < run["server_cpu_s"], (warmup, run["server_cpu_s"])
+    assert warmup["overhead_s"] == warmup["warmup_overhead_s"]
+    whole = overhead_per_request([run])
+    assert whole is not None and 0 < warmup["overhead_s"] < 0.02  # more than nothing, under the work
+    assert 0.5 < warmup["overhead_s"] / whole < 2, (warmup["overhead_s"], whole)
     (level,) = SHAPE.analyse(kept.records, None, LabSettings()).levels
     assert level.warmup_predicted_p99_s == warmup["predicted_p99_s"]
     low, high = level.band()  # the warm-up's: the least and the most of its draws' p99
@@ -152,8 +159,9 @@ def test_the_sustained_p99_is_worked_out_again_on_the_cpu_the_run_used(a_quarter
 
 
 def test_a_second_level_adds_what_the_first_run_measured(two_sync_workers: RunningTarget) -> None:
-    # Two levels, as a proof offers them: the second's warm-up adds the first run's requests' CPU and
-    # the server's own CPU per request over it (its processes' beyond the requests' own).
+    # Two levels, as a proof offers them: the second's warm-up adds the first run's requests' CPU;
+    # the server's own CPU per request each takes from its own warm-up, at its own rate (it falls as
+    # the rate rises), not from the first run (its processes' beyond the requests' own).
     summary = planned(0.02)
     summary = summary.model_copy(update={"levels": [summary.levels[0]] * 2})
     kept = Kept()
@@ -162,12 +170,11 @@ def test_a_second_level_adds_what_the_first_run_measured(two_sync_workers: Runni
         "proved", two_sync_workers.url, summary, kept, times, {}, lambda: server_cpu(two_sync_workers)
     )
     first, second = [r for r in kept.records if r.get("kind") == "run"]
-    assert first["warmup"]["overhead_s"] is None  # nothing before it
     answered = [s for s in decode(first["samples"]) if s.ok and s.cpu_s is not None]
     assert second["warmup"]["requests"] > len(answered)  # the first run's, and its own warm-up's
-    overhead = (first["server_cpu_s"] - sum(s.cpu_s or 0.0 for s in answered)) / len(answered)
-    assert second["warmup"]["overhead_s"] == pytest.approx(max(0.0, overhead))
-    assert 0 < second["warmup"]["overhead_s"] < 0.02  # the server's own: more than nothing, under the work
+    for run in (first, second):
+        assert run["warmup"]["overhead_s"] == run["warmup"]["warmup_overhead_s"], run["warmup"]
+        assert 0 < run["warmup"]["overhead_s"] < 0.02  # the server's own: more than nothing, under the work
 
 
 def test_a_proposal_whose_requests_used_other_cpu_than_planned_is_sized_again_on_it(

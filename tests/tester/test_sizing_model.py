@@ -9,10 +9,11 @@ import pytest
 
 from labtester.model import Capacity, Job, predicted_makespan
 from labtester.sizing import events
+from labtester.sizing.arrivals import poisson_arrivals, proof_window
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.drawn import prepared, sends
 from labtester.sizing.kinds import RequestKind
-from labtester.sizing.model import ceiling_per_s, simulate
+from labtester.sizing.model import GROWING, Simulated, ceiling_per_s, proof_run, simulate
 from labtester.sizing.processes import share_cores
 
 CPU = RequestKind("/cpu", 1, cpu_s=0.02, wait_s=0.0)
@@ -212,3 +213,50 @@ def test_a_sync_workers_close_holds_its_slot_off_every_core_after_the_answer() -
     # The answer reached the client before the close: next to no load, its latency is its CPU.
     quiet = simulate([closing], sync(2), cores=2, rate_per_s=5, requests=200)
     assert quiet.latencies_s[len(quiet.latencies_s) // 2] == pytest.approx(0.02)  # the median
+
+
+@pytest.mark.parametrize(("rate_per_s", "kept_up"), [(80.0, True), (150.0, True), (240.0, False)])
+def test_a_run_predicted_on_its_first_sends_serves_what_all_would(rate_per_s: float, kept_up: bool) -> None:
+    # A proof's prediction simulates its first sends only: its rate is the whole run's, as the proof
+    # measures it (the judged answered over the time to the last answer), below the knee and past it.
+    config = Configuration("gthread", 2, 4, "per_worker", True)
+    duration_s, warmup_s = 60.0, 12.0
+    every = proof_run([CPU, WAIT], config, 2, rate_per_s, duration_s, 10**6, warmup_s, draws=3)
+    first = proof_run([CPU, WAIT], config, 2, rate_per_s, duration_s, 800, warmup_s, draws=3)
+    if kept_up:
+        judged, from_s, last_s = proof_window(rate_per_s, duration_s, warmup_s)
+        assert every.per_s == pytest.approx(judged / (last_s - from_s), rel=0.01)  # all its sends, served
+        assert first.per_s == pytest.approx(every.per_s, rel=0.005)
+    else:
+        assert every.per_s < 0.8 * rate_per_s
+        assert first.per_s == pytest.approx(every.per_s, rel=0.03)
+
+
+def test_a_whole_run_s_rate_is_its_own_where_all_its_sends_were_simulated() -> None:
+    times = poisson_arrivals(80.0, 2000)
+    run = simulate([CPU, WAIT], sync(8), 2, 80.0, len(times), arrivals=times, judged_from_s=5.0)
+    judged = [t for t in times if t >= 5.0]
+    assert run.served_over(len(judged), 5.0, judged[-1]) == pytest.approx(run.served_per_s, rel=1e-9)
+    # Its own sends' rate, the drain put after a last send a blink later: the same, by the formula.
+    assert run.served_over(len(judged), 5.0, judged[-1] + 1e-9) == pytest.approx(run.served_per_s, rel=1e-6)
+    assert run.growth < GROWING / 5  # kept up: no queue grew
+
+
+def test_a_whole_run_s_rate_puts_the_drain_after_its_last_send_as_its_queue_grew() -> None:
+    def simulated(growth: float) -> Simulated:
+        # 400 judged sends from 2 s to 6 s (100/s), the last answered 0.2 s after the last send.
+        return Simulated(100.0, (0.01,) * 400, 6.0, 6.2, 2.0, growth)
+
+    # Twice as many sends over twice the span: the drain alone, or grown 0.005 s a second for 4 s more.
+    assert simulated(0.0).served_over(800, 2.0, 10.0) == pytest.approx(800 / (8.0 + 0.2))
+    assert simulated(0.005).served_over(800, 2.0, 10.0) == pytest.approx(800 / (8.0 + 0.2 + 0.005 * 4))
+    # A queue growing GROWING or faster: read at the rate it served, not drawn on.
+    assert simulated(GROWING).served_over(800, 2.0, 10.0) == pytest.approx(400 / 4.2)
+
+
+def test_a_queue_that_grows_is_read_as_the_rate_it_serves() -> None:
+    overloaded = simulate([CPU], sync(2), cores=2, rate_per_s=150, requests=3000)
+    # Latency grows by what arrives beyond what it serves: 150/s into 100/s, half a second a second.
+    assert overloaded.growth == pytest.approx(150 / 100 - 1, rel=0.1)
+    last_s = 10 * overloaded.last_arrival_s  # a run ten times as long
+    assert overloaded.served_over(round(150 * last_s), 0.0, last_s) == pytest.approx(2 / CPU.cpu_s, rel=0.03)

@@ -75,8 +75,11 @@ def test_the_searchs_cpu_is_its_own_thread_not_another_beside_it() -> None:
     # an analysis) is the process's CPU, not the search's: the two together never pass the process's.
     stop, burned = threading.Event(), [0.0]
 
-    def burn() -> None:  # sha256 over a large buffer releases the GIL
-        started, data = time.thread_time(), b"x" * (1 << 22)
+    # sha256 over a large buffer releases the GIL; the compiled search gives it back seldom, so each
+    # call must be long: over 4 MiB the burner got 10-20 ms beside a 0.23-0.30 s search, over 64 MiB
+    # 0.13-0.22 s (2026-12-01).
+    def burn() -> None:
+        started, data = time.thread_time(), b"x" * (1 << 26)
         while not stop.is_set():
             hashlib.sha256(data).digest()
         burned[0] = time.thread_time() - started

@@ -176,7 +176,7 @@ def _run(
     )
     machine_after, cpu_after = machine.snapshot(), server_cpu()
     try:  # measured: now the warm-up's prediction of the window
-        warmup.after(samples)
+        warmup.after(samples, origin_at if local(url) else None)  # a server's stamps: this machine's clock
     except (ArithmeticError, ValueError) as error:  # a model's failure never costs the measured run
         warmup.made = {"error": f"{type(error).__name__}: {error}"}
     run: dict[str, object] = {

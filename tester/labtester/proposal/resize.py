@@ -36,7 +36,6 @@ from labtester import machine
 from labtester.load import Sample
 from labtester.proposal.plan import Planned, needed, summary_of
 from labtester.proposal.prove import target_name
-from labtester.proposal.warmup import overhead_of
 from labtester.rawlog import Record
 from labtester.scenarios.sizing import window_of
 from labtester.sizing import window
@@ -154,7 +153,7 @@ def _measured(
     _, by_kind = window.measured_ratios(kinds, answered, [s for _, everything, _ in kept for s in everything])
     local = any(k.client_s > 0 for k in kinds)  # else the client shared no core of the pod's
     client = _client_cpu_per_request([(run, everything) for run, everything, _ in kept]) if local else None
-    server = overhead_of([(run.get("server_cpu_s"), everything) for run, everything, _ in kept])
+    server = window.overhead_of([(run.get("server_cpu_s"), everything) for run, everything, _ in kept])
     collections = measured_collections(counted_in(*(everything for _, everything, _ in kept)), kinds)
     measured = window.scaled_kinds(kinds, by_kind, server, client, collections)
     plan_kinds = window.scaled_kinds(kinds, {})

@@ -12,10 +12,10 @@ and measured, the model predicts the window from the
 warm-up's requests (and earlier runs') and the cores read at its end: nothing the window measured.
 (Made beside the sends, in a thread, its simulation held the sender's GIL: at thousands a second,
 seconds of CPU that stalled every light proof's sends by 0.6-4 s as its window began, with up to
-1,600 dropped.) A level proved after another in the same configuration adds what that run
-measured: its requests' CPU, and the server's own CPU per request beyond them (its processes'
-over the whole run, which the flows' empty requests put at 0.24-0.3 ms on gunicorn sync, and the
-Flask shop's proofs at 1.0-2.2 ms).
+1,600 dropped.) A level proved after another in the same configuration adds its requests' CPU.
+The server's own CPU per request beyond its requests' (the flows' empty requests put it at 0.24-0.3
+ms on gunicorn sync, the Flask shop's proofs at 1.0-2.2 ms) each level takes from its own warm-up,
+at its own rate: it falls as the rate rises.
 """
 
 from __future__ import annotations
@@ -60,14 +60,16 @@ class Warmup:
         self.floor_s = floor_s
         self.free: float | None = None  # the cores the warm-up left the server and client, at its end
         self.client_cpu_total_s = 0.0  # the load client's CPU over the warm-up (where the server's was read)
+        self.server_cpu_total_s: float | None = None  # the serving processes' over the warm-up, where read
         self.now: Callable[[], float] | None = None  # the run's clock, from the warm-up's end
         self.read_at_s = 0.0
         self.made: dict[str, Any] = {}
 
     def end(self, now: Callable[[], float]) -> None:
         """At the warm-up's end (once): the cores it left the server (reads, no simulation)."""
-        if self.now is None:
-            self.now, self.free, self.read_at_s = now, self._cores(), now()
+        if self.now is None:  # its clock first: what was answered by then ran before the CPU read
+            self.now, self.read_at_s = now, now()
+            self.free = self._cores()
 
     def _cores(self) -> float | None:
         """The cores the machine left the server and the client over the warm-up (its CPUs less
@@ -76,15 +78,42 @@ class Warmup:
         if cpu_before is None or cpu_after is None:
             return None
         self.client_cpu_total_s = machine.between(before, after).tester_s
+        self.server_cpu_total_s = cpu_after - cpu_before
         return cores_free({"machine": machine.recorded(before, after)}, cpu_after - cpu_before, tester=False)
 
-    def after(self, samples: Sequence[Sample]) -> None:
-        """With the run over and measured: the prediction from the warm-up's `samples` (where it ended)."""
+    def after(self, samples: Sequence[Sample], origin_at: float | None) -> None:
+        """With the run over and measured: the prediction from the warm-up's `samples` (where it ended;
+        `origin_at`: the epoch of the run's clock, as a server on this machine stamps its requests)."""
         if self.now is not None:
             warm = [s for s in samples if s.scheduled_s < self.ends_s]
             client = self.client_cpu_total_s / len(warm) if warm and self.free else None
             collections = measured_collections(counted_in(*self.runs, warm), self.summary.kinds)
-            self.predict(self.earlier + warm, self.now, self.free, client, collections)
+            own = self.own_overhead(samples, origin_at)
+            self.predict(self.earlier + warm, self.now, self.free, client, collections, own)
+            self.made["warmup_overhead_s"] = own  # None: not read here (`overhead_s` is then another's)
+
+    def own_overhead(self, samples: Sequence[Sample], origin_at: float | None) -> float | None:
+        """The server's own CPU per request over the warm-up: its processes' less what its requests
+        used by then, over them, each counted by the share of its time in the app that had passed
+        as the CPU was read (its server stamps, on this machine's clock: `origin_at`; without them,
+        whole where answered by then), so a heavy path's few requests at work at the warm-up's end
+        do not read as the server's. None where its processes' CPU was not read, or not one
+        request's worth was done. It falls as the rate rises (gevent 2 x 100 on httpbin: 908 us a
+        request at 200/s, 659 at 600, 533 at 1,000, 500 at 1,400, 440 at 1,800), so a level takes
+        it at its own rate, not an earlier level's."""
+        if not self.server_cpu_total_s or self.server_cpu_total_s <= 0:
+            return None
+        read_at = None if origin_at is None else origin_at + self.read_at_s  # the server's epoch
+        used = requests = 0.0
+        for s in samples:
+            if not s.ok or s.cpu_s is None:
+                continue
+            if read_at is not None and s.started_at is not None and s.app_s:
+                share = min(1.0, max(0.0, (read_at - s.started_at) / s.app_s))
+            else:
+                share = 1.0 if s.sent_s + s.latency_s <= self.read_at_s else 0.0
+            used, requests = used + share * s.cpu_s, requests + share
+        return max(0.0, (self.server_cpu_total_s - used) / requests) if requests >= 1 else None
 
     def predict(
         self,
@@ -93,16 +122,19 @@ class Warmup:
         free: float | None,
         client_s: float | None,
         collections: tuple[float, float] | None = None,
+        overhead_s: float | None = None,
     ) -> None:
         """The window predicted from the `answered` requests' CPU (the earlier runs' and the warm-up's),
-        the server's own CPU per request the earlier runs measured (else the plan's), the cores the
-        warm-up left the server and the client (`free`; None: the pod's, as planned), the client's
+        the server's own CPU per request (`overhead_s`, the warm-up's; None: the earlier runs', else
+        the plan's), the cores the warm-up left the server and the client (`free`; None: the pod's,
+        as planned), the client's
         CPU per request there (`client_s`; None: the plan's), the full collections counted there
         (`collections`: per request, the CPU of one; None: the plan's) and the configuration's floor."""
         kinds, pod = self.summary.kinds, self.summary.pod
         used = window.cpu_used(kinds, answered)
         cores = pod.cores if not free else min(free, pod.cores)
-        args = (self.summary, self.rate_per_s, cores, self.duration_s, self.ends_s, used, self.overhead_s)
+        overhead = overhead_s if overhead_s is not None else self.overhead_s
+        args = (self.summary, self.rate_per_s, cores, self.duration_s, self.ends_s, used, overhead)
         run = window.predicted_window(*args, client_s, self.floor_s, collections)
         finite = math.isfinite(run.p99_s)  # not: no send after the warm-up
         self.made = {
@@ -116,7 +148,8 @@ class Warmup:
             "cores_free": free,
             "client_cpu_s": client_s,
             "cores_read_at_s": self.read_at_s,  # on the run's clock: at the warm-up's end
-            "overhead_s": self.overhead_s,
+            "overhead_s": overhead,
+            "server_cpu_s": self.server_cpu_total_s,  # the serving processes' over the warm-up
             "full_collections_per_request": collections[0] if collections else None,
             "made_at_s": now(),  # on the run's clock: after the sends
         }
@@ -129,15 +162,6 @@ class Warmup:
 def overhead_per_request(runs: Sequence[Record]) -> float | None:
     """The serving processes' CPU per answered request beyond the requests' own, over these runs
     (None where their processes' CPU was not read, or none was answered)."""
-    return overhead_of(
+    return window.overhead_of(
         [(run["server_cpu_s"], decode(run["samples"])) for run in runs if run.get("server_cpu_s")]
     )
-
-
-def overhead_of(read: Sequence[tuple[float | None, Sequence[Sample]]]) -> float | None:
-    """`overhead_per_request` of runs already decoded: each one's processes' CPU and its requests."""
-    measured = [(float(cpu), samples) for cpu, samples in read if cpu]
-    done = [s.cpu_s for _, samples in measured for s in samples if s.ok and s.cpu_s is not None]
-    if not done:
-        return None
-    return max(0.0, (sum(cpu for cpu, _ in measured) - sum(done)) / len(done))

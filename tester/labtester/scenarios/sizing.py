@@ -147,7 +147,8 @@ def window_of(run: Record) -> tuple[list[Sample], list[Sample]]:
 
 def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
     """The run's window measured (its sends after the warm-up; a run recorded without one: all),
-    beside the prediction the run made from its warm-up and the model on what the window used."""
+    beside the prediction the run made from its warm-up and the model on what the window used (its
+    requests' CPU, the run's server CPU per request beyond them, its client's and its collections)."""
     warmup_s = float(run.get("warmup_s", 0.0))
     everything, samples = window_of(run)
     done = [s for s in samples if s.ok]
@@ -166,8 +167,9 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
         cores = min(summary.pod.cores, cores_free(run, run.get("server_cpu_s"), tester=False) or free)
         client = machine.use_recorded(run["machine"]).tester_s / len(everything) if everything else 0.0
         floor = window.floor_for(summary.floor, summary.planned_floor_s)
-        args = (summary, level.offered_per_s, cores, duration_s, warmup_s, used)
-        explained = window.predicted_window(*args, client_s=client, floor_s=floor, collections=collections)
+        overhead = window.overhead_of([(run.get("server_cpu_s"), everything)])  # the run's own
+        args = (summary, level.offered_per_s, cores, duration_s, warmup_s, used, overhead, client)
+        explained = window.predicted_window(*args, floor_s=floor, collections=collections)
     warm, held = run.get("warmup") or {}, run.get("sustained") or {}
     return level.model_copy(
         update={

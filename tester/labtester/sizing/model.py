@@ -34,11 +34,14 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy
+
 from labtester.sizing.arrivals import (
     SEED,
     first_proof_arrivals,
     floor_draws,
     proof_kinds,
+    proof_window,
 )
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import warmup_of
@@ -48,6 +51,8 @@ from labtester.sizing.quantiles import percentile, quantile
 
 SUSTAINED_SEEDS = 3  # simulated runs behind a sustained p99 (their median)
 REPLICATIONS = 5  # simulated runs behind a proof run's prediction
+# A simulated run whose latency grew this much a second of its sends or more is past what it serves.
+GROWING = 0.01
 BAND_DRAWS = 9  # behind a proof level's: the least and the most of 9 cover 8 in 10 runs' p99
 
 
@@ -61,6 +66,9 @@ class Simulated:
     last_arrival_s: float
     finished_s: float
     from_s: float = 0.0
+    # How much longer a request took for each second later it arrived, over the judged ones (a
+    # least-squares slope, none below 0): a queue that grows (a run past what it serves), else ~0.
+    growth: float = 0.0
 
     @property
     def p99_s(self) -> float:
@@ -71,6 +79,22 @@ class Simulated:
         """Requests over the time until the last one finished: the arrival rate where it kept up."""
         span = self.finished_s - self.from_s
         return len(self.latencies_s) / span if span > 0 else 0.0
+
+    def served_over(self, judged: int, from_s: float, last_s: float) -> float:
+        """What a whole run serves of which this simulated its first sends: its `judged` sends (from
+        `from_s` on, the last at `last_s`) over the time from `from_s` to its last answer, this
+        one's drain grown as its queue grew. Measured so (the judged answered over the time to the
+        last answer), the first 8,000 sends' own rate read 2-3 % under every offered rate the
+        servers kept up with (httpbin, 2026-12-01): their drain weighs 3x in a third of the span,
+        and the same seed's first sends come 2 % sparse. A queue growing GROWING or faster is a run
+        past what it serves, read at the rate it served: a queue's first seconds grow slower than
+        its whole run's (at the knee of a test mix, 0.019-0.044 where 0.076-0.088: drawn on, its
+        rate read 1.03-1.06x the whole run's, as served 0.98-0.99x; kept up, httpbin's proofs grew
+        0.0014 at most). Where it simulated them all, its own."""
+        if self.growth >= GROWING or last_s <= self.last_arrival_s:
+            return self.served_per_s
+        drain = self.finished_s - self.last_arrival_s + self.growth * (last_s - self.last_arrival_s)
+        return judged / (last_s - from_s + drain)
 
 
 def ceiling_per_s(kinds: Sequence[RequestKind], config: Configuration, cores: float) -> float:
@@ -121,12 +145,24 @@ def simulate(
             latencies = [
                 s + quantile(floor_s, floor[r]) for s, r in zip(latencies, run.answered, strict=True)
             ]
-        judged = [s for s, r in zip(latencies, run.answered, strict=True) if times[r] >= judged_from_s]
+        answered = zip(latencies, run.answered, strict=True)
+        judged = [(times[r], s) for s, r in answered if times[r] >= judged_from_s]
         last = times[-1] if times else 0.0
-        return Simulated(rate_per_s, tuple(sorted(judged)), last, run.now, judged_from_s)
+        latencies_s = tuple(sorted(s for _, s in judged))
+        return Simulated(rate_per_s, latencies_s, last, run.now, judged_from_s, growth_of(judged))
     finally:
         if collecting:
             gc.enable()
+
+
+def growth_of(judged: Sequence[tuple[float, float]]) -> float:
+    """The least-squares slope of latency on arrival time over (arrival, latency) pairs, none below 0."""
+    if len(judged) < 2:
+        return 0.0
+    pairs = numpy.array(judged)
+    at = pairs[:, 0] - pairs[:, 0].mean()
+    spread = float(at @ at)
+    return max(0.0, float(at @ pairs[:, 1]) / spread) if spread > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -139,7 +175,7 @@ class Predicted:
 
 
 class Runs:
-    """Simulated runs made once, by what they simulate (their p99 and rate served): a refinement's
+    """Simulated runs made once, by what they simulate (their p99 and the rate predicted): a refinement's
     draws at the rate it settles on are the first of that rate's proof level's (search.py,
     plan.py). With a refinement deciding on three draws where they agree (the median of five is on
     their side) and company read from running sums (overlap.py), a light path's search took
@@ -149,10 +185,9 @@ class Runs:
     def __init__(self) -> None:
         self.made: dict[tuple[object, ...], tuple[float, float]] = {}
 
-    def run(self, key: tuple[object, ...], make: Callable[[], Simulated]) -> tuple[float, float]:
+    def run(self, key: tuple[object, ...], make: Callable[[], tuple[float, float]]) -> tuple[float, float]:
         if (known := self.made.get(key)) is None:
-            run = make()
-            known = self.made[key] = (run.p99_s, run.served_per_s)
+            known = self.made[key] = make()
         return known
 
 
@@ -167,6 +202,7 @@ def replicated(
     draws: int = REPLICATIONS,
     floor_s: tuple[float, ...] = (),
     runs: tuple[Runs, tuple[object, ...]] | None = None,
+    whole: tuple[int, float, float] | None = None,
 ) -> Predicted:
     """What one run of these sends (`times`, each request's kind `picked`) is predicted to serve
     (the mean over `draws` runs, each drawing only the requests' CPU, wait and worker with its own
@@ -174,14 +210,16 @@ def replicated(
     proof holds a few requests beyond its p99, so one simulated run of it is one draw of its p99,
     not the prediction; their least and most are the band one run's p99 falls in, from the very
     spread of the requests' CPU and wait (x1.14 to x1.74 wide on the Flask shop's proofs).
-    `runs`: where runs already made are kept, and the key of these sends there."""
+    `runs`: where runs already made are kept, and the key of these sends there. `whole`: where these
+    are a run's first sends, all its judged sends, from when, and its last (Simulated.served_over)."""
 
-    def draw(i: int) -> Simulated:
+    def draw(i: int) -> tuple[float, float]:
         sends = (len(times), SEED + i, times, picked, judged_from_s, floor_s)
-        return simulate(kinds, config, cores, rate_per_s, *sends)
+        run = simulate(kinds, config, cores, rate_per_s, *sends)
+        return run.p99_s, run.served_over(*whole) if whole else run.served_per_s
 
     if runs is None:
-        made = [(run.p99_s, run.served_per_s) for run in map(draw, range(draws))]
+        made = [draw(i) for i in range(draws)]
     else:
         kept, key = runs
         made = [kept.run((*key, i), functools.partial(draw, i)) for i in range(draws)]
@@ -209,25 +247,28 @@ def proof_run(
     At the edge of an objective a 20 s run's p99 is its 6th slowest of 600, set by its burstiest
     seconds: on the Flask shop's proposal at its rate, ten seeds' Poisson arrivals put it anywhere
     in 0.36-1.03 s, and the run's own sends, drawing only each request's CPU, in 0.36-0.40 s."""
-    times, picked, warmup_s = _proof_sends(
+    times, picked, warmup_s, whole = _proof_sends(
         rate_per_s, duration_s, most, warmup_s, tuple(k.weight for k in kinds)
     )
-    key = (tuple(kinds), config, cores, rate_per_s, duration_s, most, warmup_s, floor_s)
+    key = (tuple(kinds), config, cores, rate_per_s, duration_s, most, warmup_s, floor_s, whole)
     made = (runs, key) if runs is not None else None
-    return replicated(kinds, config, cores, rate_per_s, times, picked, warmup_s, draws, floor_s, made)
+    sends = (times, picked, warmup_s, draws, floor_s, made, whole)
+    return replicated(kinds, config, cores, rate_per_s, *sends)
 
 
 @functools.lru_cache(maxsize=32)
 def _proof_sends(
     rate_per_s: float, duration_s: float, most: int, warmup_s: float, weights: tuple[float, ...]
-) -> tuple[tuple[float, ...], tuple[int, ...], float]:
-    """A proof run's first `most` sends, their kinds, and its warm-up over them (proof_run): made
-    once for the several predictions of one rate (a refinement's check, its figure, its level's),
-    where a prediction whose runs are all kept costs nothing else."""
+) -> tuple[tuple[float, ...], tuple[int, ...], float, tuple[int, float, float]]:
+    """A proof run's first `most` sends, their kinds, its warm-up over them, and its whole window
+    (`proof_window`, Simulated.served_over) (proof_run): made once for the several predictions of
+    one rate (a refinement's check, its figure, its level's), where a prediction whose runs are all
+    kept costs nothing else."""
+    whole = proof_window(rate_per_s, duration_s, warmup_s)
     times, count = first_proof_arrivals(rate_per_s, duration_s, most)
     if times and len(times) < count:  # else past most / warm-up (2,000/s) none is judged
         warmup_s *= times[-1] / duration_s
-    return tuple(times), tuple(proof_kinds(weights, len(times))), warmup_s
+    return tuple(times), tuple(proof_kinds(weights, len(times))), warmup_s, whole
 
 
 def sustained_p99(

@@ -132,7 +132,7 @@ def measured_kinds(
             return value
         return lambda k: measured if planned <= 0 else value(k) * measured / planned
 
-    overhead_of = moved(lambda k: k.overhead_s, overhead_s)
+    server_of = moved(lambda k: k.overhead_s, overhead_s)
     client_of = moved(lambda k: k.client_s, client_s)
     per_request, each_s = collections if collections is not None else (None, None)
     collections_of = moved(lambda k: k.full_collections_per_request, per_request)
@@ -145,7 +145,7 @@ def measured_kinds(
             k.weight,
             k.cpu_s,
             k.wait_s,
-            overhead_of(k),
+            server_of(k),
             k.cores_per_process,
             spread(used[k.name])
             if (measured := len(used.get(k.name, ())) >= FEWEST)
@@ -266,3 +266,13 @@ def sustained_on(
     plan's client, with the floor `floor_s` on each request (as the plan's sustained figure)."""
     kinds = measured_kinds(summary.kinds, used, overhead_s)
     return sustained_p99(kinds, configuration_of(summary), cores, rate_per_s, duration_s, floor_s)
+
+
+def overhead_of(read: Sequence[tuple[float | None, Sequence[Sample]]]) -> float | None:
+    """The serving processes' CPU per answered request beyond the requests' own, over runs given as
+    each one's processes' CPU (None where not read) and its requests; None where none was answered."""
+    measured = [(float(cpu), samples) for cpu, samples in read if cpu]
+    done = [s.cpu_s for _, samples in measured for s in samples if s.ok and s.cpu_s is not None]
+    if not done:
+        return None
+    return max(0.0, (sum(cpu for cpu, _ in measured) - sum(done)) / len(done))
