@@ -64,13 +64,12 @@ def first_proof_arrivals(
     return numpy.sort(times).tolist(), round(rate_per_s * duration_s)
 
 
-@lru_cache(maxsize=16)
 def proof_window(
     rate_per_s: float, duration_s: float, from_s: float, seed: int = SEED
 ) -> tuple[int, float, float]:
     """How many of a proof run's sends (proof_arrivals) come at `from_s` or later, `from_s`, and
     the last one's time: what its measured rate counts, beside a prediction of its first sends
-    only (model.proof_run)."""
+    only (model.proof_run, through its cached `_proof_sends`)."""
     times = numpy.array(_unsorted(rate_per_s, duration_s, seed))
     judged = times[times >= from_s]
     return int(judged.size), from_s, float(judged.max()) if judged.size else from_s
