@@ -73,6 +73,12 @@ class Calibration(BaseModel):
         steps = [abs(now / before - 1) * 100 for before, now in itertools.pairwise(speeds)]
         return max(steps) if steps else None
 
+    @property
+    def last_spread_pct(self) -> float | None:
+        """How far apart the last round's own requests measured, in %: calibrating stops at a miss
+        this small, as a correction would chase the noise."""
+        return self.rounds[-1].spread * 100 if self.rounds else None
+
 
 def calibrate(
     client: httpx.Client,

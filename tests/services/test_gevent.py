@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import select
+import socket
 import subprocess
 import sys
 from typing import Any
@@ -124,3 +126,75 @@ def test_fan_out_waits_overlap_as_greenlets(gevent: RunningTarget) -> None:
     # In the worker's one thread: switching greenlets, so no CPU clock was read across them.
     assert body["cpu_s"] == 0.0
     assert httpx.get(f"{gevent.url}/info").json()["endpoints"]["fan-out"]["execution"] == "greenlets"
+
+
+def address(url: str) -> tuple[str, int]:
+    host, port = url.removeprefix("http://").split(":")
+    return host, int(port)
+
+
+def answer_on(connection: socket.socket) -> bytes:
+    """One whole response: its head, then as many bytes of body as it announced."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = connection.recv(65536)
+        assert chunk, "the server closed the connection before answering"
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = next(
+        int(v)
+        for k, v in (line.split(b":", 1) for line in head.split(b"\r\n")[1:])
+        if k.strip().lower() == b"content-length"
+    )
+    while len(body) < length:
+        chunk = connection.recv(65536)
+        assert chunk, "the server closed the connection in its answer"
+        body += chunk
+    return head
+
+
+def asked(url: str) -> socket.socket:
+    connection = socket.create_connection(address(url), timeout=30)
+    connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: lab\r\n\r\n")
+    return connection
+
+
+def answered_after_a_close(url: str, held: int) -> bool:
+    """`held` connections kept alive and idle after one answered request each, then one more with a
+    request: whether the server closed one of the idle ones before that request was answered."""
+    opened: list[socket.socket] = []
+    try:
+        for _ in range(held):
+            opened.append(asked(url))
+            assert answer_on(opened[-1]).startswith(b"HTTP/1.1 200")
+        idle = list(opened)
+        opened.append(late := asked(url))
+        closed = False
+        while True:
+            readable, _, _ = select.select([late, *idle], [], [], 30)
+            assert readable, "nothing answered nor closed in 30 s"
+            # The idle ones first: a close and the answer it let in may wake one select together.
+            for connection in [c for c in readable if c is not late]:
+                assert connection.recv(65536) == b"", "an idle connection got bytes"
+                closed = True
+                idle.remove(connection)
+            if late in readable:
+                assert answer_on(late).startswith(b"HTTP/1.1 200")
+                return closed
+    finally:
+        for connection in opened:
+            connection.close()
+
+
+def test_a_connection_past_the_workers_count_waits_for_a_kept_alive_one_to_idle_out(
+    start: StartTarget,
+) -> None:
+    # Why sizing searches only gevent configurations that accept every connection a proof's client
+    # may hold (labtester.sizing.candidates.holds_the_clients): past worker_connections a new
+    # connection is not accepted until a kept-alive one is closed, idle (gunicorn's keepalive), where
+    # threads would queue its request behind the others.
+    two = start("flask-gevent", LAB_WORKER_CONNECTIONS="2")
+    assert httpx.get(f"{two.url}/info").json()["workers"] == 1
+    assert answered_after_a_close(two.url, held=2)
+    three = start("flask-gevent", LAB_WORKER_CONNECTIONS="3")
+    assert not answered_after_a_close(three.url, held=2)

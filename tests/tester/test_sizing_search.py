@@ -12,12 +12,12 @@ import pytest
 
 from labtester.proposal.plan import _least_p99, _planned
 from labtester.scenarios.sizing import conclusion_of
-from labtester.sizing.candidates import Candidate, candidates
+from labtester.sizing.candidates import MOST_OUTSTANDING, Candidate, candidates, holds_the_clients
 from labtester.sizing.document import MOST_PREDICTED, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import RULES, Family, families
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.model import proof_run
-from labtester.sizing.pod import MIB, Memory, Pod
+from labtester.sizing.pod import CONNECTION_BYTES, MIB, THREAD_BYTES, Memory, Pod
 from labtester.sizing.search import (
     BISECTIONS,
     CHECKS,
@@ -127,9 +127,31 @@ def test_a_target_rate_gets_the_smallest_configuration_that_serves_it() -> None:
 def test_no_configuration_passes_the_pods_memory() -> None:
     small = Pod(cores=2, memory_bytes=300 * MIB)
     for family in SEARCHED:
-        found = candidates(family, MIX, small, MEMORY[family.name])
+        # A greenlet's slot as the plan takes it (proposal/plan.py): as a thread's, none of the
+        # configurations that accept a proof's connections fits.
+        slot = CONNECTION_BYTES if family.rule.greenlets else THREAD_BYTES
+        found = candidates(family, MIX, small, Memory(40 * MIB, 60 * MIB, slot))
         assert found and all(c.memory_bytes <= small.memory_bytes for c in found)
         assert max(c.processes for c in found) <= (300 - 40) // 60
+
+
+def test_greenlets_are_searched_only_where_their_workers_accept_every_connection_a_proof_opens() -> None:
+    # Past worker_connections a connection waits unaccepted for seconds (tests/services/test_gevent.py).
+    gevent = next(f for f in SEARCHED if f.rule.greenlets)
+    found = candidates(gevent, MIX, POD, MEMORY["gevent"])
+    assert found and all(c.processes * (c.per_process or 0) >= MOST_OUTSTANDING for c in found)
+    assert {(c.processes, c.per_process) for c in found} >= {(1, 500), (2, 250), (4, 250)}
+    assert not holds_the_clients(gevent, 2, 100) and holds_the_clients(gevent, 2, 250)
+    gthread = next(f for f in SEARCHED if f.name == "gthread")
+    assert any(c.per_process == 1 for c in candidates(gthread, MIX, POD, MEMORY["gthread"]))  # threads queue
+    said = [c.text for c in model_caveats(Sized(Candidate(gevent, 2, 100, 0, 10.0), 4.0, 0.1), MIX, 0.4)]
+    assert any("200 in all" in text and "the search does not propose it" in text for text in said), said
+    said = [c.text for c in model_caveats(Sized(Candidate(gevent, 2, 250, 0, 10.0), 4.0, 0.1), MIX, 0.4)]
+    assert any(
+        "500 in all" in text and "does not propose" not in text and "max_accept" in text for text in said
+    )
+    said = [c.text for c in model_caveats(Sized(Candidate(gevent, 1, 500, 0, 10.0), 4.0, 0.1), MIX, 0.4)]
+    assert any("500 in all" in text and "max_accept" not in text for text in said), said  # one worker: all
 
 
 def test_the_families_are_the_values_configurations_own() -> None:

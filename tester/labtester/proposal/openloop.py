@@ -8,15 +8,12 @@ from typing import TYPE_CHECKING
 
 from labtester.load import LoadClient, Sample
 from labtester.sizing.arrivals import SEED, proof_arrivals, proof_kinds
+from labtester.sizing.candidates import MOST_OUTSTANDING
 from labtester.sizing.kinds import MixItem
 from labtester.traffic import Outgoing
 
 if TYPE_CHECKING:
     from labtester.proposal.warmup import Warmup
-
-# Sends beyond this many unanswered are counted as failed, not sent: a server that far behind has
-# failed the objective already, and a backlog of given-up requests would load the next run.
-MOST_OUTSTANDING = 500
 
 
 async def offer(

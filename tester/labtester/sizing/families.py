@@ -22,7 +22,8 @@ KNOBS = ("LAB_WORKERS", "LAB_WORKER_MULTIPLIER", "LAB_THREADS", "LAB_WORKER_CONN
 THREADS = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 # A gevent worker's greenlet holds a connection for as long as the client keeps it alive, idle or
 # not: fewer than the clients' connections and the rest wait unaccepted (2 x 16 stalled a proof
-# run here at 400 connections open), so the counts start where the lab's own gevent does.
+# run here at 400 connections open), so the counts start where the lab's own gevent does, and a
+# configuration is searched only where they cover a proof's client (candidates.holds_the_clients).
 CONNECTIONS = (100, 250, 500, 1000)
 SERVERS = {"asgi": "uvicorn", "wsgi": "gunicorn"}  # as `python -m serve` serves each interface by default
 

@@ -282,7 +282,8 @@ def _challenged(state: Search, proposed: Sized, pool: list[Sized], team: Sized |
 def _as_searched(fixed: Candidate | None, found: dict[str, list[Candidate]]) -> Candidate | None:
     """The team's configuration as its family's search has it (its ceiling on the cores the client
     leaves, the knobs its family has), None where the search has no such configuration (beyond the
-    pod's memory or processes): then it is sized as given, and never proposed."""
+    pod's memory or processes, or greenlets that accept fewer connections than a proof's client may
+    hold: candidates.holds_the_clients): then it is sized as given, and never proposed."""
     if fixed is None:
         return None
     return next((c for c in found.get(fixed.family.name, []) if c.label == fixed.label), None)

@@ -9,7 +9,7 @@ import dataclasses
 import time
 from collections.abc import Mapping
 
-from labtester.sizing.candidates import Candidate, candidates
+from labtester.sizing.candidates import MOST_OUTSTANDING, Candidate, candidates, holds_the_clients
 from labtester.sizing.caveat import NOT_HELD, NOT_SERVED, Caveat
 from labtester.sizing.families import Family, never_yielding
 from labtester.sizing.held import held, size
@@ -112,6 +112,28 @@ def model_caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) ->
             f"{runner}, so {', '.join(cpu_heavy)} holds every other request of its worker for "
             f"{held}; the model runs each worker's CPU first come, first served, which holds only if those "
             "paths yield nowhere else."
+        )
+    if family.rule.greenlets and c.per_process is not None:
+        accepted = c.processes * c.per_process
+        past = (
+            "a client or front end that holds more leaves the rest"
+            if holds_the_clients(family, c.processes, c.per_process)
+            else "so its proof may stall, and the search does not propose it: a client holding more "
+            "leaves the rest"
+        )
+        found.append(
+            f"each worker accepts {c.per_process} connections at most, idle or not, {accepted} in all, "
+            f"against the {MOST_OUTSTANDING} a proof's client may hold (one per request in flight); {past} "
+            "unaccepted for as long as every held one stays in use (one idles out after 2 s unused, "
+            "gunicorn's keepalive), a stall the model does not have: set LAB_WORKER_CONNECTIONS so that "
+            "workers x connections covers what your front end holds."
+            + (
+                " With more than one worker each accepts one new connection a turn of its loop (gunicorn "
+                "sets max_accept = 1), so a burst of new ones waits its turn too (388 at once waited "
+                "1.7 s here on 2 x 250)."
+                if c.processes > 1
+                else ""
+            )
         )
     if family.rule.accept == "per_worker" and c.processes > 1 and family.rule.preemptive:
         found.append(
