@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from rich.console import Console
 
 from labtester.proposal.lab import resized_note
 from labtester.proposal.values import proved_proposal, write_proposal
@@ -554,3 +555,26 @@ def test_a_departure_says_where_the_runs_slowest_requests_spent_their_time() -> 
     assert "(a run queue's 0.37 ms)" in " ".join(level.departures())
     # Within the prediction, nothing to explain: not said.
     assert level.model_copy(update={"measured_p99_s": 0.0023}).departures() == []
+
+
+def test_the_table_names_each_configuration_once_by_its_knobs_and_fits_a_log_line() -> None:
+    # Read in `kubectl logs` (140 columns): each configuration's family and knobs on one line, on its
+    # first rate only, and every header whole.
+    def two_levels(role: str, family: str, processes: int, threads: int, unit: str) -> SizedSummary:
+        one = sized(role, f"{family}, a long label past any table cell", 1400, 1398)
+        low, high = (one.levels[0].model_copy(update={"offered_per_s": rate}) for rate in (1120.0, 1400.0))
+        knobs = {"family": family, "processes": processes, "threads": threads, "per_process_unit": unit}
+        return one.model_copy(update={"levels": [high, low], **knobs})
+
+    found = conclusion(
+        proposed=two_levels("proposed", "granian-wsgi", 2, 32, "threads"),
+        families=[two_levels("family", "sync", 16, 1, "")],
+    )
+    console = Console(width=140, record=True)
+    console.print(table(found))
+    lines = console.export_text().splitlines()
+    assert not any("…" in line for line in lines)
+    named = [line.split()[:2] for line in lines if line.strip().startswith(("granian-wsgi", "sync"))]
+    assert named == [["granian-wsgi", "2x32"], ["sync", "16"]]
+    offered = [line.split()[-9] for line in lines if "1398.0" in line]
+    assert offered == ["1120.0", "1400.0", "1120.0", "1400.0"]  # each configuration's rates, lowest first

@@ -262,32 +262,24 @@ def _chart(proved: list[SizedSummary]) -> Chart | None:
 
 def table(conclusion: SizingConclusion) -> Table:
     table = Table(
-        title="Sizing: each configuration proved, predicted beside measured (predicted from the flows, over "
-        "the run and over minutes of its traffic sustained (where proved, on the CPU its run used), and from "
-        "what each run measured before its "
-        "window; measured after its warm-up)",
+        title="Sizing: each configuration proved at each rate, predicted beside measured (pred: the plan's, "
+        "from the flows; sustained: p99 over minutes of the rate, on the CPU its run used where proved; "
+        "warm-up's: p99 from what its run measured before its window; meas: after its warm-up)",
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
-    for column in (
-        "configuration",
-        "role",
-        "memory",
-        "offered/s",
-        "predicted/s",
-        "measured/s",
-        "pred p99 s",
-        "sustained",
-        "warm-up's",
-        "meas p99 s",
-        "failed",
-        "load avg",
-    ):
-        table.add_column(column, justify="left" if column in ("configuration", "role") else "right")
+    for column in ("configuration", "role", "memory", "offered", "pred/s", "meas/s", "pred p99 s",
+                   "sustained", "warm-up's", "meas p99 s", "failed", "load"):  # fmt: skip
+        left = column in ("configuration", "role")
+        table.add_column(column, justify="left" if left else "right", no_wrap=column == "configuration")
     for s in conclusion.each():
-        for lv in s.levels:
+        # Its family and knobs ("gevent 2x250"), once, on its first rate: the full label is in the answers.
+        short = f"{s.family} {s.processes}" + (f"x{s.threads}" if s.per_process_unit else "")
+        for i, lv in enumerate(sorted(s.levels, key=lambda lv: lv.offered_per_s)):
+            named = i == 0
             table.add_row(
-                s.label, s.role, gib(s.memory_bytes), f"{lv.offered_per_s:.1f}", f"{lv.predicted_per_s:.1f}",
+                short if named else "", s.role if named else "", gib(s.memory_bytes) if named else "",
+                f"{lv.offered_per_s:.1f}", f"{lv.predicted_per_s:.1f}",
                 "-" if lv.measured_per_s is None else f"{lv.measured_per_s:.1f}", f"{lv.predicted_p99_s:.3f}",
                 "-" if lv.sustained_said_p99_s is None else f"{lv.sustained_said_p99_s:.3f}",
                 "-" if lv.warmup_predicted_p99_s is None else f"{lv.warmup_predicted_p99_s:.3f}",

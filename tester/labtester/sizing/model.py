@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import gc
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy
@@ -279,12 +279,22 @@ def sustained_p99(
     duration_s: float,
     floor_s: tuple[float, ...] = (),
 ) -> float:
-    """The p99 of `duration_s` of traffic at this rate, minutes of it (its first fifth not judged:
-    it starts from an idle server, which a proof's 20 s never leave far behind): the median of
-    SUSTAINED_SEEDS runs, as one run's p99 at the knee is one draw (0.50 to 0.77 s on the Flask shop)."""
+    """The p99 of minutes of traffic at this rate (its first fifth, from an idle server, not judged):
+    the median of SUSTAINED_SEEDS runs, one run's p99 at the knee being one draw (0.50-0.77 s, Flask shop)."""
+    return statistics.median(sustained_runs(kinds, config, cores, rate_per_s, duration_s, floor_s))
+
+
+def sustained_runs(
+    kinds: Sequence[RequestKind],
+    config: Configuration,
+    cores: float,
+    rate_per_s: float,
+    duration_s: float,
+    floor_s: tuple[float, ...] = (),
+) -> Iterator[float]:
+    """Each of the SUSTAINED_SEEDS runs' p99 behind `sustained_p99`, made only as asked for."""
     requests, after_s = max(1, round(rate_per_s * duration_s)), warmup_of(duration_s)
-    runs = (
-        simulate(kinds, config, cores, rate_per_s, requests, SEED + i, judged_from_s=after_s, floor_s=floor_s)
-        for i in range(SUSTAINED_SEEDS)
-    )
-    return statistics.median(run.p99_s for run in runs)
+    for i in range(SUSTAINED_SEEDS):
+        yield simulate(
+            kinds, config, cores, rate_per_s, requests, SEED + i, judged_from_s=after_s, floor_s=floor_s
+        ).p99_s

@@ -118,8 +118,8 @@ def model_caveats(sized: Sized, kinds: list[RequestKind], objective_s: float) ->
         past = (
             "a client or front end that holds more leaves the rest"
             if holds_the_clients(family, c.processes, c.per_process)
-            else "so its proof may stall, and the search does not propose it: a client holding more "
-            "leaves the rest"
+            else "so its proof may stall, and the search does not propose it (only its own proof, as the "
+            "configuration given, can name it): a client holding more leaves the rest"
         )
         found.append(
             f"each worker accepts {c.per_process} connections at most, idle or not, {accepted} in all, "
