@@ -40,7 +40,11 @@ SCREENS = 12
 # and once named 8 cores for 4 (uvicorn's 7 and gevent's 7 x 100 missed, spending both); 3, a miss
 # decided on two runs, named the pod in all 14 SPREAD cases (the smallest in 9: 9-10 MiB more, or
 # sync's 15 for 12 where the screens ran out), and with runs shared as the test mixes allow, found
-# the smallest in 24. Its CPU at 100-500/s, side by side: 1.1-2.5 s, the old walk's 1.1-2.2.
+# the smallest in 24. Its CPU at 100-500/s, side by side: 1.1-2.5 s, the old walk's 1.1-2.2. From
+# firsts judged on the proof's own run (serving.py), 24 still; off those rates, at 115/s with a
+# greenlet's slot and at 125/s it names 8 cores where sync's 11 and 15 keep it on 4 (at 115/s the
+# confirmations went to uvicorn's 7 and 8 and gevent's 7 x 100, each 1-2 % past; at 125/s the screen
+# read sync's top rung, 32, past it: on 4 cores more than about 16 workers queue longer, not shorter).
 CONFIRMS = 3
 
 
@@ -92,7 +96,8 @@ class _Walk:
         full = self.confirmations[key]
         if full > self.state.objective_s:
             return None
-        return Sized(candidate, self.rate, self.state.p99(candidate, self.rate), sustained_p99_s=full)
+        p99 = self.state.proof_p99(candidate, self.rate)  # the proof's own run, as the plan's level makes it
+        return Sized(candidate, self.rate, p99, sustained_p99_s=full, proved=True)
 
 
 def held(state: Search, found: dict[str, list[Candidate]], firsts: dict[str, Sized], rate: float) -> Held:

@@ -1,14 +1,13 @@
 """What a configuration sustains and its p99, simulated from each request kind's measured costs.
 
-A discrete-event simulation, not a queueing formula: open-loop Poisson arrivals of the mix's
-request kinds (each with its measured CPU, the server's own CPU per request, and its wait), into
-a configuration's processes and their slots (threads, connections, or no limit for an event
-loop). Arrivals queue where the server queues them: one shared accept queue where an idle worker
-takes the next connection (gunicorn sync), else one queue per worker, chosen at arrival (gthread,
-gevent and event loops accept whatever reaches them). A request computes first, then waits (as
-labtester.model assumes), holding its slot throughout, and answers with the server's own CPU
-after its wait, for which it needs its process again (events.py); a sync worker then holds its
-slot, off every core, until the client closed (`close_s`).
+A discrete-event simulation, not a queueing formula: open-loop Poisson arrivals of the mix's request kinds
+(each with its measured CPU, the server's own CPU per request, and its wait), into a configuration's
+processes and their slots (threads, connections, or no limit for an event loop). Arrivals queue where the
+server queues them: one shared accept queue where an idle worker takes the next connection (gunicorn
+sync), else one queue per worker, chosen at arrival (gthread, gevent and event loops accept whatever
+reaches them). A request computes first, then waits (as labtester.model assumes), holding its slot
+throughout, and answers with the server's own CPU after its wait, for which it needs its process again
+(events.py); a sync worker then holds its slot, off every core, until the client closed (`close_s`).
 
 CPU work shares the pod's cores. Python runs on one thread per process (the GIL), so a process
 uses at most `cores_per_process` cores (1, or more where its work releases the GIL, as measured).
@@ -32,7 +31,7 @@ import functools
 import gc
 import statistics
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy
 
@@ -176,11 +175,11 @@ class Predicted:
 
 class Runs:
     """Simulated runs made once, by what they simulate (their p99 and the rate predicted): a refinement's
-    draws at the rate it settles on are the first of that rate's proof level's (search.py,
-    plan.py). With a refinement deciding on three draws where they agree (the median of five is on
-    their side) and company read from running sums (overlap.py), a light path's search took
-    0.84-0.90x its CPU and its whole plan 0.71-0.74x, the same plan (httpbin's /json, the Flask
-    shop's /products/7: 17-19 s of CPU from 23-26)."""
+    draws at the rate it settles on are the first of that rate's proof level's (search.py, plan.py).
+    With a refinement deciding on three draws where they agree (the median of five is on their side)
+    and company read from running sums (overlap.py), a light path's search took 0.84-0.90x its CPU and
+    its whole plan 0.71-0.74x, the same plan (httpbin's /json, the Flask shop's /products/7: 17-19 s
+    of CPU from 23-26)."""
 
     def __init__(self) -> None:
         self.made: dict[tuple[object, ...], tuple[float, float]] = {}
@@ -244,13 +243,14 @@ def proof_run(
     same times, kinds and count, from an idle server, as it measures them), to its first `most`;
     the sends of its first `warmup_s` are served, not judged (as the proof measures its window;
     of the first `most`, the same share of their span).
-    At the edge of an objective a 20 s run's p99 is its 6th slowest of 600, set by its burstiest
-    seconds: on the Flask shop's proposal at its rate, ten seeds' Poisson arrivals put it anywhere
-    in 0.36-1.03 s, and the run's own sends, drawing only each request's CPU, in 0.36-0.40 s."""
+    At the edge of an objective a 20 s run's p99 is its 6th slowest of 600, set by its burstiest seconds:
+    on the Flask shop's proposal at its rate, ten seeds' Poisson arrivals put it anywhere in 0.36-1.03 s,
+    and the run's own sends, drawing only each request's CPU, in 0.36-0.40 s."""
     times, picked, warmup_s, whole = _proof_sends(
         rate_per_s, duration_s, most, warmup_s, tuple(k.weight for k in kinds)
     )
-    key = (tuple(kinds), config, cores, rate_per_s, duration_s, most, warmup_s, floor_s, whole)
+    model = replace(config, family="")  # keyed by what it simulates, never a family's name: one run for alike
+    key = (tuple(kinds), model, cores, rate_per_s, duration_s, most, warmup_s, floor_s, whole)
     made = (runs, key) if runs is not None else None
     sends = (times, picked, warmup_s, draws, floor_s, made, whole)
     return replicated(kinds, config, cores, rate_per_s, *sends)

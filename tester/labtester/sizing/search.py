@@ -44,7 +44,7 @@ class Sized:
     rate_per_s: float  # the most it sustains with its p99 within the objective (0: none)
     p99_s: float  # simulated at that rate
     sustained_p99_s: float | None = None  # over minutes of that rate, where the search worked it out
-    proved: bool = False  # refined: p99_s is a proof's run's at rate_per_s (not the search's, above it)
+    proved: bool = False  # p99_s is a proof run's at rate_per_s (refined; a rate's smallest), not a search's
 
 
 @dataclass

@@ -16,7 +16,7 @@ from labtester.sizing.held import held, size
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.model import Runs
 from labtester.sizing.pod import Memory, Pod
-from labtester.sizing.search import Found, Search, Sized, search, size_fixed
+from labtester.sizing.search import HEADROOM, Found, Search, Sized, search, size_fixed
 from labtester.sizing.words import goal
 
 MOST_DOUBLINGS = 5  # a target rate beyond 32 x the pod's cores is not sized
@@ -159,13 +159,17 @@ def _smallest_for_a_proof(state: Search, found: dict[str, list[Candidate]], rate
 
 
 def _first_serving(state: Search, family_candidates: list[Candidate], rate: float) -> Sized | None:
-    """The first of these (smallest first) whose p99 at `rate` meets the objective in a proof's run."""
+    """The first of these (smallest first) whose p99 at `rate` meets the objective in a proof's run
+    (`proof_p99`, as the plan predicts it), among those the search would size to the rate (within
+    HEADROOM of their ceiling) and that meet it on the search's short run first. That run alone read
+    a queue short: 1,200 requests, 1 s at 1,200/s, where httpbin's granian-wsgi 1 x 48 read p99
+    0.09 s, its plan 0.22 s, and its proof measured 0.15 s against an objective of 0.11."""
     for candidate in family_candidates:
-        if candidate.ceiling_per_s < rate:
+        if HEADROOM * candidate.ceiling_per_s < rate or state.p99(candidate, rate) > state.objective_s:
             continue
-        p99 = state.p99(candidate, rate)
+        p99 = state.proof_p99(candidate, rate)
         if p99 <= state.objective_s:
-            return Sized(candidate, rate, p99)
+            return Sized(candidate, rate, p99, proved=True)
     return None
 
 
