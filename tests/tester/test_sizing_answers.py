@@ -13,6 +13,7 @@ from rich.console import Console
 from labtester.proposal.lab import resized_note
 from labtester.proposal.values import proved_proposal, write_proposal
 from labtester.report.console import answer_lines
+from labtester.report.tables import rich_table
 from labtester.sizing.answers import answer, decided, table
 from labtester.sizing.caveat import NO_RATE, Caveat
 from labtester.sizing.document import (
@@ -428,6 +429,66 @@ def test_with_a_target_rate_a_proposal_that_misses_it_over_minutes_gives_way_to_
     assert conclusion(proposed=holding, resized=bigger, objective=serving).proved_best() is None
 
 
+def test_with_a_target_rate_the_smallest_configuration_whose_proof_kept_it_is_named() -> None:
+    # httpbin at RATE=500 (2026-12-02 05:51): the proposal's proof missed; its re-sizing, gthread 1 x 24
+    # (105 MiB), kept the rate, as did gevent 1 x 500 (165 MiB), and the fixed gevent 2 x 100 (183 MiB)
+    # kept 1,583/s offered. The answer named the fixed one, for serving the most: the question was the
+    # smallest that serves 500/s.
+    serving = Objective(p99_s=0.11, why="P99=", rate_per_s=500.0)
+
+    def at(
+        role: str, label: str, mib: int, processes: int, *runs: tuple[float, float, float, float]
+    ) -> SizedSummary:
+        return proved(role, label, *runs).model_copy(
+            update={"memory_bytes": mib << 20, "processes": processes}
+        )
+
+    first, again, greenlets, fixed = (at(*row) for row in (
+        ("proposed", "granian-wsgi, 1 worker x 16 threads", 116, 1,
+         (400, 401.6, 401.0, 0.13), (500, 501.4, 479.4, 0.87)),
+        ("resized", "gunicorn gthread, 1 worker x 24 threads", 105, 1,
+         (400, 401.6, 400.6, 0.066), (500, 501.3, 500.5, 0.078)),
+        ("family", "gunicorn gevent, 1 worker x 500 connections", 165, 1,
+         (400, 401.6, 401.0, 0.062), (500, 501.4, 500.3, 0.065)),
+        ("fixed", "gunicorn gevent, 2 workers x 100 connections", 183, 2,
+         (1582.9, 1585.2, 1578.3, 0.102), (1978.6, 1976.9, 1758.7, 0.231)),
+    ))  # fmt: skip
+    found = conclusion(proposed=first, families=[greenlets], resized=again, fixed=fixed, objective=serving)
+    assert found.proved_best() == (again, again.levels[-1])
+    assert headline(found).startswith(
+        "Serve 500/s with the smallest configuration that does, gunicorn gthread, 1 worker x 24 threads"
+    )
+    # Without the re-sizing: the smaller of the two that kept it, not the one serving the most.
+    found = conclusion(proposed=first, families=[greenlets], fixed=fixed, objective=serving)
+    assert found.proved_best() == (greenlets, greenlets.levels[-1])
+    assert decided(found).chosen == greenlets.label
+    # Kept only below the rate, or not kept, is not named; of one memory, the fewer processes.
+    below = at(
+        "family", "gunicorn sync, 1 worker", 60, 1, (400, 401.6, 401.0, 0.05), (500, 501.4, 430.0, 0.9)
+    )
+    twin = fixed.model_copy(update={"memory_bytes": 165 << 20})
+    found = conclusion(proposed=first, families=[below, greenlets], fixed=twin, objective=serving)
+    assert found.proved_best() == (greenlets, greenlets.levels[-1])
+    # Of one configuration, its level nearest the rate: the fixed one, had it kept both, at 1,583/s.
+    both = fixed.model_copy(
+        update={"levels": [fixed.levels[0], fixed.levels[1].model_copy(update={"measured_p99_s": 0.1})]}
+    )
+    assert conclusion(proposed=first, fixed=both, objective=serving).proved_best() == (both, both.levels[0])
+    # A proposal whose proof did not run gives way to its re-sizing alone, smaller ones beside it or not.
+    unrun = first.model_copy(
+        update={"levels": [lv.model_copy(update={"measured_per_s": None}) for lv in first.levels]}
+    )
+    small = greenlets.model_copy(update={"memory_bytes": 50 << 20})
+    assert conclusion(proposed=unrun, families=[small], resized=again, objective=serving).proved_best() == (
+        again,
+        again.levels[-1],
+    )
+    assert conclusion(proposed=unrun, families=[small], objective=serving).proved_best() is None
+    # The proposal's own proof kept it: it stands, smaller or not.
+    kept = first.model_copy(update={"levels": greenlets.levels})
+    assert conclusion(proposed=kept, resized=again, objective=serving).proved_best() is None
+
+
 def test_a_target_rate_that_the_proofs_cpu_puts_beyond_the_pod_names_the_pod_it_would_need() -> None:
     # datasette at RATE=4.5 (2026-11-29): granian-asgi, 1 worker, sized on the flows' CPU, whose
     # proofs' requests used 1.52x it; on that, nothing on the pod serves 4.5/s.
@@ -559,7 +620,9 @@ def test_a_departure_says_where_the_runs_slowest_requests_spent_their_time() -> 
 
 def test_the_table_names_each_configuration_once_by_its_knobs_and_fits_a_log_line() -> None:
     # Read in `kubectl logs` (140 columns): each configuration's family and knobs on one line, on its
-    # first rate only, and every header whole.
+    # first rate only, and every header whole, with the longest knobs a pod sizes (granian-asgi's
+    # 16 x 128: "gunicorn gthread 16x128", with its server, wrapped two headers); in the report,
+    # each named once over both its rates.
     def two_levels(role: str, family: str, processes: int, threads: int, unit: str) -> SizedSummary:
         one = sized(role, f"{family}, a long label past any table cell", 1400, 1398)
         low, high = (one.levels[0].model_copy(update={"offered_per_s": rate}) for rate in (1120.0, 1400.0))
@@ -568,13 +631,23 @@ def test_the_table_names_each_configuration_once_by_its_knobs_and_fits_a_log_lin
 
     found = conclusion(
         proposed=two_levels("proposed", "granian-wsgi", 2, 32, "threads"),
-        families=[two_levels("family", "sync", 16, 1, "")],
+        families=[
+            two_levels("family", "sync", 16, 1, ""),
+            two_levels("family", "granian-asgi", 16, 128, "threads"),
+        ],
     )
     console = Console(width=140, record=True)
     console.print(table(found))
     lines = console.export_text().splitlines()
     assert not any("…" in line for line in lines)
-    named = [line.split()[:2] for line in lines if line.strip().startswith(("granian-wsgi", "sync"))]
-    assert named == [["granian-wsgi", "2x32"], ["sync", "16"]]
+    assert any("pred p99 s" in line and "meas p99 s" in line for line in lines)
+    named = [line.split()[:2] for line in lines if line.strip().startswith(("granian", "sync"))]
+    assert named == [["granian-wsgi", "2x32"], ["sync", "16"], ["granian-asgi", "16x128"]]
     offered = [line.split()[-9] for line in lines if "1398.0" in line]
-    assert offered == ["1120.0", "1400.0", "1120.0", "1400.0"]  # each configuration's rates, lowest first
+    assert offered == ["1120.0", "1400.0"] * 3  # each configuration's rates, lowest first
+    html = rich_table(table(found))
+    assert '<th scope="row"></th>' not in html  # no row header left empty on a configuration's second rate
+    for name in ("granian-wsgi 2x32", "sync 16", "granian-asgi 16x128"):
+        assert html.count(f'<th scope="row" rowspan="2">{name}</th>') == 1
+    assert html.count('<td rowspan="2">proposed</td>') == 1
+    assert html.count("<tr>") == 7  # the header and six rates, each its own row

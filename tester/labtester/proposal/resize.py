@@ -9,10 +9,11 @@ datasette at the rates a proposal served (2026-11-27 to 29), and the Django shop
 runs faster or slower minutes later, work that moves with the rate itself) is measured by each
 configuration's proof at the rates the proposal serves: every family's knobs searched again on it
 give a proposal made on measured work, which its own proof, after, checks (the answer names it
-where it kept the objective: `SizingConclusion.proved_best`). The search draws each kind's CPU as
-the plan did, times what its proofs' requests used over what the plan drew for them at the company
-each met (`window.measured_ratios`): the level the proofs measured, moving with company as the flows
-did, since a configuration with other processes meets other company. On the Django shop's two
+where it kept the objective and, with RATE=, no smaller one proved kept it:
+`SizingConclusion.proved_best`). The search draws each kind's CPU as the plan did, times what its
+proofs' requests used over what the plan drew for them at the company each met
+(`window.measured_ratios`): the level the proofs measured, moving with company as the flows did,
+since a configuration with other processes meets other company. On the Django shop's two
 runs of 2026-11-29 that proved a re-sized configuration (06:08, 08:23), its p99 measured 1.02x,
 0.99x and 0.95x what this predicts at three of its four levels, where the proofs' CPU drawn flat,
 at the company they met, gave 1.20x, 1.15x and 1.02x; at the fourth both missed (0.55x, 0.59x: a

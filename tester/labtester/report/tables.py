@@ -26,17 +26,36 @@ def _table(title: str, heads: list[str], rows: list[str], css: str = "") -> str:
 
 
 def rich_table(table: Table) -> str:
-    """A rich table (the console's) as HTML: its title the caption, its first column the row headers."""
+    """A rich table (the console's) as HTML: its title the caption, its first column the row headers.
+    A row whose first cell is blank continues the row above (the console's sizing table names a
+    configuration on its first rate only): the cells blank throughout such a group span it, so
+    no row header is left empty."""
     columns = [[str(cell) for cell in column.cells] for column in table.columns]
     numeric = [column.justify == "right" for column in table.columns]
-    rows = []
+    groups: list[list[tuple[str, ...]]] = []
     for values in zip(*columns, strict=True):
-        first, *rest = values
-        cells = "".join(
-            f'<td class="num">{escape(v)}</td>' if numeric[i + 1] else f"<td>{escape(v)}</td>"
-            for i, v in enumerate(rest)
-        )
-        rows.append(f'<tr><th scope="row">{escape(first)}</th>{cells}</tr>')
+        if values[0].strip() or not groups:
+            groups.append([values])
+        else:
+            groups[-1].append(values)
+    rows = []
+    for group in groups:
+        # Each column the group's later rows leave blank is said once, spanning the group.
+        spanned = [i for i in range(len(columns)) if all(not row[i].strip() for row in group[1:])]
+        span = f' rowspan="{len(group)}"' if len(group) > 1 else ""
+        for n, values in enumerate(group):
+            cells = []
+            for i, v in enumerate(values):
+                if n > 0 and i in spanned:
+                    continue
+                at = span if n == 0 and i in spanned else ""
+                if i == 0:
+                    cells.append(f'<th scope="row"{at}>{escape(v)}</th>')
+                else:
+                    cells.append(
+                        f'<td class="num"{at}>{escape(v)}</td>' if numeric[i] else f"<td{at}>{escape(v)}</td>"
+                    )
+            rows.append(f"<tr>{''.join(cells)}</tr>")
     return _table(str(table.title or "Table"), [escape(str(c.header)) for c in table.columns], rows)
 
 

@@ -267,33 +267,32 @@ class SizingConclusion(BaseModel):
         return [s for i, s in enumerate(named) if s is not None and s not in named[:i]]  # as read back too
 
     def proved_best(self) -> tuple[SizedSummary, Level] | None:
-        """What the answer names instead of the proposal as first sized: its re-sizing, where that
-        kept the objective at its rate and served no less than any other run that kept it (with
-        RATE=, where the proposal did not); else, where the proposal did not, the run that kept it
-        (at RATE=, if asked) serving the most. Kept: met, and with RATE= `Level.holds` too."""
+        """What the answer names instead of the proposal, a proof deciding. With RATE=, where its proof did
+        not keep it: the smallest (memory, then processes) whose proof kept it at the rate or above (where
+        its proof did not run: its re-sizing, if that kept it), at the level nearest the rate. Without:
+        its re-sizing, where that kept the objective serving no less than any run that kept it; else, where
+        its proof did not, the run that kept it serving the most. Kept: met; with RATE=, `Level.holds`."""
         rate = self.objective.rate_per_s
         kept = Level.met if rate is None else Level.holds
         proposed = self.proposed.at_sustainable() if self.proposed else None
         proposal_kept = proposed is not None and kept(proposed, self.objective)
-        held = [
-            (summary, level)
-            for summary in self.each()
-            for level in summary.levels
-            if kept(level, self.objective) and (rate is None or level.offered_per_s >= rate)
-        ]
+        unproved = proposed is None or proposed.measured_per_s is None
+        held = [(summary, level) for summary in self.each() for level in summary.levels
+                if kept(level, self.objective) and (rate is None or level.offered_per_s >= rate)]  # fmt: skip
+        if rate is not None:  # the smallest (at its level nearest the rate); not run: its re-sizing alone
+            held = [h for h in held if not proposal_kept and (not unproved or h[0] is self.resized)]
+            size = [(summary.memory_bytes, summary.processes, level.offered_per_s) for summary, level in held]
+            return held[size.index(min(size))] if held else None
         best = max(held, key=lambda held: _served(held[1]), default=None)
         resized = self.resized.at_sustainable() if self.resized else None
         if (
             self.resized is not None
             and resized is not None
             and kept(resized, self.objective)
-            and not (rate is not None and proposal_kept)
             and (best is None or _served(resized) >= _served(best[1]))
         ):
             return self.resized, resized
-        if proposed is None or proposed.measured_per_s is None or proposal_kept:
-            return None
-        return best
+        return None if unproved or proposal_kept else best
 
 
 def _served(level: Level) -> float:
