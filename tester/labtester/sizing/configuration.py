@@ -5,7 +5,7 @@ simulation (events.py) and the model that drives it (model.py) both import it, o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Accept = Literal["shared", "per_worker"]
@@ -27,3 +27,9 @@ class Configuration:
     @property
     def slots(self) -> float:
         return math.inf if self.per_process is None else float(self.processes * self.per_process)
+
+    @property
+    def simulated(self) -> Configuration:
+        """What the simulation reads of it: all but its family's name, so configurations alike (gthread's
+        and granian-wsgi's 6 x 4 threads on the same requests) share one run."""
+        return replace(self, family="")

@@ -18,7 +18,6 @@ the test mix at 100-140/s; bisected, 3.1-5.0 s (tests/tester/test_sizing_sustain
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 from dataclasses import dataclass, field
 
@@ -170,8 +169,11 @@ def _model_key(state: Search, candidate: Candidate) -> tuple[object, ...]:
     """What the model simulates for this candidate at the walk's rate and cores: its requests, its
     configuration but its family's name (which the simulation never reads) and its floor. On the same
     requests, gthread's and granian-wsgi's 6 x 4 threads are one run."""
-    model = dataclasses.replace(candidate.configuration, family="")
-    return tuple(state.kinds[candidate.family.name]), model, state.floor(candidate)
+    return (
+        tuple(state.kinds[candidate.family.name]),
+        candidate.configuration.simulated,
+        state.floor(candidate),
+    )
 
 
 def footprint(candidate: Candidate) -> tuple[int, int]:

@@ -31,7 +31,7 @@ import functools
 import gc
 import statistics
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy
 
@@ -249,8 +249,7 @@ def proof_run(
     times, picked, warmup_s, whole = _proof_sends(
         rate_per_s, duration_s, most, warmup_s, tuple(k.weight for k in kinds)
     )
-    model = replace(config, family="")  # keyed by what it simulates, never a family's name: one run for alike
-    key = (tuple(kinds), model, cores, rate_per_s, duration_s, most, warmup_s, floor_s, whole)
+    key = (tuple(kinds), config.simulated, cores, rate_per_s, duration_s, most, warmup_s, floor_s, whole)
     made = (runs, key) if runs is not None else None
     sends = (times, picked, warmup_s, draws, floor_s, made, whole)
     return replicated(kinds, config, cores, rate_per_s, *sends)
