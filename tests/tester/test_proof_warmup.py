@@ -37,8 +37,9 @@ from labtester.sizing.caveat import NOT_HELD, RATE_KINDS, Caveat
 from labtester.sizing.document import KindCost, Level, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import families
 from labtester.sizing.pod import Memory, Pod
-from labtester.sizing.search import Found, search
+from labtester.sizing.search import search
 from labtester.sizing.serving import rate_caveats
+from labtester.sizing.sized import Found
 from labtester.targets import DEFAULT_VALUES
 from tests.services.apps import CONFIGURATIONS, serve_app
 

@@ -21,11 +21,11 @@ from labtester.sizing.search import (
     CHECKS,
     REFINE_STEP,
     Search,
-    Sized,
     _challenged,
     search,
     size_fixed,
 )
+from labtester.sizing.sized import Sized
 from tests.tester.test_sizing_search import KINDS, MEMORY, MIX, POD, SEARCHED
 
 OBJECTIVE_S = 0.4

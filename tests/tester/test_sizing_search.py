@@ -23,12 +23,11 @@ from labtester.sizing.search import (
     CHECKS,
     REFINE_BISECTIONS,
     REFINEMENTS,
-    Found,
     Search,
-    Sized,
     search,
 )
 from labtester.sizing.serving import model_caveats, sized_for
+from labtester.sizing.sized import Found, Sized
 from labtester.targets import DEFAULT_VALUES
 
 # The shared note's mixed app: a CPU path, a waiting path, a path that does both.

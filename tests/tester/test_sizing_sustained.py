@@ -31,8 +31,9 @@ from labtester.sizing.held import CONFIRMS, SCREENS, footprint, size
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.model import SUSTAINED_SEEDS, sustained_p99, sustained_runs
 from labtester.sizing.pod import CONNECTION_BYTES, Memory, Pod
-from labtester.sizing.search import CHECKS, HEADROOM, Found, Search, Sized, search
+from labtester.sizing.search import CHECKS, HEADROOM, Search, search
 from labtester.sizing.serving import _first_serving, rate_caveats, sized_for
+from labtester.sizing.sized import Found, Sized
 from tests.tester.test_sizing_answers import conclusion, headline, sized
 from tests.tester.test_sizing_search import MEMORY, POD, SEARCHED
 

@@ -5,7 +5,6 @@ its predicted rate and p99 at the rates the proof will offer, and the caveats th
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,15 +32,15 @@ from labtester.sizing.kinds import RequestKind
 from labtester.sizing.model import BAND_DRAWS, proof_run, sustained_p99
 from labtester.sizing.pod import CONNECTION_BYTES, THREAD_BYTES, Memory, Pod
 from labtester.sizing.quantiles import percentile
-from labtester.sizing.search import Found, Search, Sized
+from labtester.sizing.search import Search
 from labtester.sizing.serving import model_caveats, rate_caveats, sized_for
+from labtester.sizing.sized import Found, Sized
 from labtester.targets import DEPLOYED_APP_PREFIX
 
 if TYPE_CHECKING:
     from labtester.results import Results
 
 LEVELS = (0.8, 1.0)  # the proof offers 80 % of the predicted sustainable rate, then all of it
-QUIET = 0.01  # of a configuration's ceiling: next to no queue, its requests' own time sets its p99
 
 
 @dataclass(frozen=True)
@@ -97,7 +96,7 @@ def summary_of(role: Role, sized: Sized, state: Search, found: Found, context: S
     rated = role in ("family", "fixed", "needed") and context.objective.rate_per_s is not None
     levels = [] if rate <= 0 else _levels(state, sized, rate, role in ("proposed", "resized") or rated)
     # The proof run's prediction at the sustainable rate; with no rate, the least p99 (next to no load).
-    predicted = levels[-1].predicted_p99_s if levels else _quiet_p99(state, c)
+    predicted = levels[-1].predicted_p99_s if levels else state.quiet_p99(c)
     unproved = None if levels else f"{NO_RATE}, and there is no proposal's rate to prove it at"
     return context.model_copy(
         update={
@@ -163,7 +162,7 @@ def plan(
                 f"here, on {conclusion.cores}"
             )
         )
-    if found.proposed is None and goal.rate_per_s is None and found.best_by_family:
+    if found.proposed is None and found.best_by_family:  # each family sized at no rate (with RATE=: alone)
         assumed.append(_least_p99(found, state))
     if goal.rate_per_s is not None:
         assumed += rate_caveats(found, goal.rate_per_s, goal.p99_s)
@@ -188,23 +187,20 @@ def _p99_of(goal: Objective) -> float:
 
 
 def _least_p99(found: Found, state: Search) -> Caveat:
-    """Where no rate keeps the objective: the least p99 the model gives any family's best, one
-    request at a time (a hundredth of its ceiling): the objective a proposal needs at the least."""
+    """Where no rate keeps the objective: the least p99 the model gives any family's best (with a
+    target rate, its configuration with the highest ceiling), one request at a time (a hundredth of
+    its ceiling): the objective a proposal needs at the least."""
     best = [s.candidate for s in found.best_by_family.values() if s.candidate.ceiling_per_s > 0]
-    if not best:
+    alone = state.least_alone(best)
+    if alone is None:
         return Caveat(kind="no-rate", text=NO_RATE)
-    p99, least = min(((_quiet_p99(state, c), c) for c in best), key=lambda pair: pair[0])
+    p99, least = alone
     return Caveat(
         kind="no-rate",
         text=f"{NO_RATE} (the requests' CPU as the flows measured it, at the company each meets, with what "
         f"a request alone took beyond it here, makes p99 about {seconds(p99)} even with next to no load, "
         f"on {least.label}: an objective above it may get a proposal)",
     )
-
-
-def _quiet_p99(state: Search, candidate: Candidate) -> float:
-    """The configuration's p99 with next to no load (QUIET of its ceiling): its requests' own time."""
-    return state.p99(candidate, QUIET * candidate.ceiling_per_s) if candidate.ceiling_per_s > 0 else math.inf
 
 
 def needed(found: Found, state: Search, context: SizedSummary, memory: dict[str, Memory]) -> list[Planned]:

@@ -47,8 +47,9 @@ from labtester.sizing.drawn import mean_of
 from labtester.sizing.families import Family
 from labtester.sizing.kinds import RequestKind
 from labtester.sizing.pod import Memory, Pod
-from labtester.sizing.search import Found, Search, Sized
+from labtester.sizing.search import Search
 from labtester.sizing.serving import rate_caveats, sized_for
+from labtester.sizing.sized import Found, Sized
 
 # A configuration a proof overloaded at a rate is held this far below it, as a rate within DEPARTS
 # of one proved is that one (httpbin, 2026-12-01 05:26: gthread 2 x 1's proofs failed requests at
@@ -65,8 +66,9 @@ def resized(
     more than DEPARTS, the others on their plan's; a configuration a proof overloaded is not
     proposed again at that rate (`_searched`).
     With a target rate that nothing in the pod serves on that CPU, the pod it would need (role
-    `needed`, not proved). None where no family's departed, the search finds what was proved
-    already (a label proved at a rate within DEPARTS of it), or, without a target rate, nothing
+    `needed`, not proved; none where its requests alone miss the objective). None where no family's
+    departed, the search finds what was proved already (a label proved at a rate within DEPARTS of
+    it), or, without a target rate, nothing
     above `kept_per_s` (the most the proposal's proof served keeping the objective: what sized on
     more CPU would offer less than; with one, every configuration sized serves it)."""
     if not planned or planned[0].summary.role != "proposed":

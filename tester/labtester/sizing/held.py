@@ -25,7 +25,8 @@ from labtester.sizing.arrivals import SEED
 from labtester.sizing.candidates import Candidate
 from labtester.sizing.document import sustained_length, warmup_of
 from labtester.sizing.model import SUSTAINED_SEEDS, simulate, sustained_runs
-from labtester.sizing.search import Search, Sized
+from labtester.sizing.search import Search
+from labtester.sizing.sized import Sized
 
 SCREEN_S = 150.0  # one seed of at most this long ...
 # ... and of at most so many requests: a queue settles in a number of services, not of seconds (the
