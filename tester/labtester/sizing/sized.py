@@ -21,6 +21,8 @@ class Sized:
 @dataclass(frozen=True)
 class Found:
     proposed: Sized | None
+    # Each family's best; with a target rate, its smallest serving it, or where every family's
+    # requests alone miss the objective, its highest-ceiling configuration at no rate (serving.py).
     best_by_family: dict[str, Sized]
     # The search's own CPU: its thread's (time.thread_time). The process's counted numpy's BLAS
     # threads too, which spin on after an analysis: 0.10 s more of a 0.83 s search after a product.
