@@ -33,10 +33,12 @@ from labtester.scenarios.common import decode, encode
 from labtester.scenarios.sizing import SHAPE, window_of
 from labtester.settings import LabSettings
 from labtester.sizing import window
+from labtester.sizing.arrivals import proof_arrivals
 from labtester.sizing.caveat import NOT_HELD, RATE_KINDS, Caveat
 from labtester.sizing.document import KindCost, Level, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import families
 from labtester.sizing.pod import Memory, Pod
+from labtester.sizing.proof import PATTERN_SEEDS
 from labtester.sizing.search import search
 from labtester.sizing.serving import rate_caveats
 from labtester.sizing.sized import Found
@@ -46,6 +48,7 @@ from tests.services.apps import CONFIGURATIONS, serve_app
 SYNC = next(c for c in CONFIGURATIONS if c["name"] == "sync-1x")
 CPU = "/cpu?ms=20"
 RATE, DURATION_S = 40.0, 6.0  # 2 workers of 20 ms: 0.4 of their cores at the rate, 0.1 as planned
+SENDS = PATTERN_SEEDS[2]  # the level's sends, as a plan chooses them (sizing/proof.py): not the first seed's
 
 
 @pytest.fixture(scope="module")
@@ -87,11 +90,11 @@ def planned(cpu_s: float, sustained_s: float | None = None) -> SizedSummary:
         objective=Objective(p99_s=1.0, why="test"), kinds=[kind],
     )  # fmt: skip
     # The plan's prediction of the window, as plan.py makes it: on the plan's CPU (none measured).
-    run = window.predicted_window(summary, RATE, 2, DURATION_S, warmup_of(DURATION_S), {})
+    run = window.predicted_window(summary, RATE, 2, DURATION_S, warmup_of(DURATION_S), {}, seed=SENDS)
     held = window.sustained_on(summary, RATE, 2, sustained_s, {}) if sustained_s else None
     level = Level(
-        offered_per_s=RATE, predicted_per_s=run.per_s, predicted_p99_s=run.p99_s, sustained_p99_s=held,
-        sustained_s=sustained_s,
+        offered_per_s=RATE, seed=SENDS, predicted_per_s=run.per_s, predicted_p99_s=run.p99_s,
+        sustained_p99_s=held, sustained_s=sustained_s,
     )  # fmt: skip
     return summary.model_copy(update={"levels": [level], "predicted_p99_s": run.p99_s})
 
@@ -121,6 +124,11 @@ def test_the_warm_up_predicts_the_window_from_the_cpu_it_measured(a_quarter_plan
     # Made from the warm-up's requests alone, once the run was over (beside the sends, its simulation
     # held the sender's GIL and stalled the window's first sends), from the cores read at its end.
     rows = run["samples"]["rows"]
+    # The sends its level names (the plan's choice), each request's from its own schedule.
+    assert run["seed"] == SENDS != PATTERN_SEEDS[0]
+    assert sorted(s.scheduled_s for s in decode(run["samples"])) == pytest.approx(
+        proof_arrivals(RATE, DURATION_S, SENDS)
+    )
     sent_early = sum(1 for row in rows if row[1] < run["warmup_s"])
     assert 0 < warmup["requests"] <= sent_early
     first_judged = min(row[2] for row in rows if row[1] >= run["warmup_s"])  # its sent_s

@@ -15,6 +15,7 @@ from labtester.sizing.candidates import Candidate, candidate_of, candidates
 from labtester.sizing.document import Objective, PodSize, SizedSummary
 from labtester.sizing.families import RULES, Family
 from labtester.sizing.pod import MIB, Pod
+from labtester.sizing.proof import PATTERNS
 from labtester.sizing.search import (
     AGREEING,
     BETTER,
@@ -79,8 +80,9 @@ def test_a_family_found_higher_that_misses_better_than_the_proposal_in_a_proof_i
     one = Sized(candidate("sync", 1, 1), 10 * sync.rate_per_s, 0.0)
     before = searching.simulations
     assert _challenged(searching, sync, [sync, one], team=None) == sync
-    # Checked once, at BETTER times the proposal's rate (on AGREEING draws where they agree).
-    assert searching.simulations - before in (AGREEING, CHECKS)
+    # Checked once, at BETTER times the proposal's rate (on AGREEING draws where they agree, the
+    # sends chosen on one draw of each seed's: sizing/proof.py).
+    assert searching.simulations - before in (PATTERNS - 1 + AGREEING, PATTERNS - 1 + CHECKS)
 
 
 def test_the_teams_configuration_is_proposed_where_it_sustains_more_than_better_times_the_proposal() -> None:
@@ -116,8 +118,8 @@ def test_a_challenger_refined_below_the_rate_its_check_met_is_proposed_at_that_r
     found = searching.sustainable(candidate("sync", 6, 1))
     assert found is not None
     refined = searching.refined(found)
-    # Its bisection stops within a quarter step: a rate 2 % above still meets in a proof's run here.
-    above = 1.02 * refined.rate_per_s
+    # Its bisection stops within a quarter step: a rate 1 % above still meets in a proof's run here.
+    above = 1.01 * refined.rate_per_s
     assert searching.proof_p99(found.candidate, above) <= OBJECTIVE_S
     low = Sized(candidate("gthread", 1, 4), above / BETTER, 0.0)
     chosen = _challenged(searching, low, [low, found], team=None)

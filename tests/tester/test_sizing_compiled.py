@@ -14,7 +14,8 @@ import pytest
 from labtester.sizing import compiled
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.kinds import RequestKind
-from labtester.sizing.model import proof_run, simulate, sustained_p99
+from labtester.sizing.model import simulate, sustained_p99
+from labtester.sizing.proof import proof_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,8 +13,9 @@ from labtester.sizing.arrivals import poisson_arrivals, proof_window
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.drawn import prepared, sends
 from labtester.sizing.kinds import RequestKind
-from labtester.sizing.model import GROWING, Simulated, ceiling_per_s, proof_run, simulate
+from labtester.sizing.model import GROWING, Simulated, ceiling_per_s, simulate
 from labtester.sizing.processes import share_cores
+from labtester.sizing.proof import proof_run
 
 CPU = RequestKind("/cpu", 1, cpu_s=0.02, wait_s=0.0)
 WAIT = RequestKind("/wait", 1, cpu_s=0.0, wait_s=0.05)

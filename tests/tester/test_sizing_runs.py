@@ -12,8 +12,9 @@ from labtester.load import Sample
 from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.document import MOST_PREDICTED
 from labtester.sizing.kinds import RequestKind
-from labtester.sizing.model import BAND_DRAWS, proof_run
+from labtester.sizing.model import BAND_DRAWS
 from labtester.sizing.overlap import Company
+from labtester.sizing.proof import PATTERN_SEEDS, PATTERNS, proof_run
 from labtester.sizing.search import AGREEING, CHECKS, Search
 from tests.tester.test_sizing_search import MEMORY, POD, SEARCHED
 
@@ -38,10 +39,11 @@ def test_a_refinement_decides_as_the_median_of_all_its_draws_on_fewer_where_they
         before = state.simulations
         decided = state.proof_p99(candidate, rate) <= OBJECTIVE_S
         sends = (rate, 20, MOST_PREDICTED, state.warmup_s, CHECKS)
-        every = proof_run(MIX, candidate.configuration, POD.cores, *sends)  # without `runs`: all five
+        every = proof_run(MIX, candidate.configuration, POD.cores, *sends, seed=None)  # all five, afresh
         assert decided == (every.p99_s <= OBJECTIVE_S), rate
         sides.add(decided)
-        early.append(state.simulations - before == AGREEING)
+        # The sends chosen on one draw of each pattern's, that draw the first of theirs.
+        early.append(state.simulations - before == PATTERNS - 1 + AGREEING)
     assert sides == {True, False}  # rates on both sides of the objective
     # Far from the objective, either way, AGREEING draws decide; at its edge, all of them.
     assert early[0] and early[-1] and not all(early)
@@ -52,22 +54,26 @@ def test_the_plans_level_at_the_refined_rate_draws_on_the_refinements_runs() -> 
     config, rate = candidate.configuration, 30.0
     state.proof_p99(candidate, rate)
     refined = len(state.runs.made)
-    assert refined in (AGREEING, CHECKS)
+    assert refined in (PATTERNS - 1 + AGREEING, PATTERNS - 1 + CHECKS)
     sends = (rate, 20, MOST_PREDICTED, state.warmup_s, BAND_DRAWS)
-    level = proof_run(MIX, config, POD.cores, *sends, runs=state.runs)
-    assert len(state.runs.made) == BAND_DRAWS  # only the draws the refinement had not made
-    assert level == proof_run(MIX, config, POD.cores, *sends)  # the same prediction made afresh
+    level = proof_run(MIX, config, POD.cores, *sends, runs=state.runs, seed=None)
+    seed = level.seed
+    assert len(state.runs.made) == PATTERNS - 1 + BAND_DRAWS  # only the draws the refinement had not made
+    assert level == proof_run(MIX, config, POD.cores, *sends, seed=seed)  # the same prediction made afresh
     # Anything else the runs depend on is a run of its own: the rate, the cores, the configuration,
-    # the kinds, the floor.
+    # the kinds, the floor, the sends.
     fewer = next(c for c in candidates(candidate.family, MIX, POD, MEMORY["gthread"]) if c.per_process == 2)
+    other_seed = next(s for s in PATTERN_SEEDS if s != seed)
     others = [
-        proof_run(MIX, config, POD.cores, 0.9 * rate, *sends[1:], runs=state.runs),
-        proof_run(MIX, config, 0.5, *sends, runs=state.runs),
-        proof_run(MIX, fewer.configuration, POD.cores, *sends, runs=state.runs),
-        proof_run(MIX[:1], config, POD.cores, *sends, runs=state.runs),
-        proof_run(MIX, config, POD.cores, *sends, floor_s=(0.01, 0.02), runs=state.runs),
+        proof_run(MIX, config, POD.cores, 0.9 * rate, *sends[1:], runs=state.runs, seed=seed),
+        proof_run(MIX, config, 0.5, *sends, runs=state.runs, seed=seed),
+        proof_run(MIX, fewer.configuration, POD.cores, *sends, runs=state.runs, seed=seed),
+        proof_run(MIX[:1], config, POD.cores, *sends, runs=state.runs, seed=seed),
+        proof_run(MIX, config, POD.cores, *sends, floor_s=(0.01, 0.02), runs=state.runs, seed=seed),
+        proof_run(MIX, config, POD.cores, *sends, runs=state.runs, seed=other_seed),
     ]
-    assert len(state.runs.made) == (1 + len(others)) * BAND_DRAWS
+    # The other sends' first draw was made to choose between them.
+    assert len(state.runs.made) == PATTERNS - 1 + (1 + len(others)) * BAND_DRAWS - 1
     assert all(other != level for other in others)
 
 

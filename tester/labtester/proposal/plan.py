@@ -29,8 +29,9 @@ from labtester.sizing.document import (
 )
 from labtester.sizing.families import Family, families
 from labtester.sizing.kinds import RequestKind
-from labtester.sizing.model import BAND_DRAWS, proof_run, sustained_p99
+from labtester.sizing.model import BAND_DRAWS, sustained_p99
 from labtester.sizing.pod import CONNECTION_BYTES, THREAD_BYTES, Memory, Pod
+from labtester.sizing.proof import proof_run
 from labtester.sizing.quantiles import percentile
 from labtester.sizing.search import Search
 from labtester.sizing.serving import model_caveats, rate_caveats, sized_for
@@ -51,9 +52,10 @@ class Planned:
 
 
 def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustained: bool) -> list[Level]:
-    """Each proof run's prediction, on the very requests it will send (`proof_run`), over the window
-    it judges; `with_sustained` (the proposal's): also over minutes of traffic at its rate (at
-    that rate, the search's own figure where it worked it out: the same run, not made twice)."""
+    """Each proof run's prediction, on the very requests it will send (`proof_run`, the typical of
+    several seeds' sends: sizing/proof.py), over the window it judges; `with_sustained` (the
+    proposal's): also over minutes of traffic at its rate (at that rate, the search's own figure
+    where it worked it out: the same run, not made twice)."""
     candidate = sized.candidate
     levels = []
     kinds, pod, floor_s = (
@@ -68,13 +70,14 @@ def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustain
         if rate <= 0:
             continue
         warmup_s = warmup_of(duration_s)  # the window the proof judges: after its warm-up
-        sends = (rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS)
-        run = proof_run(kinds, config, pod.cores, *sends, floor_s, search_state.runs)
+        sends = (pod.cores, rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS)
+        run = proof_run(kinds, config, *sends, floor_s, search_state.runs, seed=None)  # the typical sends
         known = sized.sustained_p99_s if rate == sized.rate_per_s else None
         held = None if not held_s else known or sustained_p99(kinds, config, pod.cores, rate, held_s, floor_s)
         levels.append(
             Level(
                 offered_per_s=rate,
+                seed=run.seed,
                 predicted_per_s=run.per_s,
                 predicted_p99_s=run.p99_s,
                 p99_band_s=list(run.p99_band_s),

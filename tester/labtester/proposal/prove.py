@@ -169,10 +169,10 @@ def _run(
     warm-up; `floor_s`: what its requests alone took beyond the model (alone.py)."""
     duration_s, mix = times[0], [Kind(k.name, k.weight) for k in summary.kinds]
     rate_per_s = level.offered_per_s
-    warmup = Warmup(summary, rate_per_s, duration_s, server_cpu, earlier, floor_s)
+    warmup = Warmup(summary, rate_per_s, duration_s, server_cpu, earlier, floor_s, level.seed)
     machine_before, cpu_before = machine.snapshot(), server_cpu()
     samples, wall_s, origin_at = asyncio.run(
-        offer(url, mix, rate_per_s, *times, requests=requests, warmup=warmup)
+        offer(url, mix, rate_per_s, *times, seed=level.seed, requests=requests, warmup=warmup)
     )
     machine_after, cpu_after = machine.snapshot(), server_cpu()
     try:  # measured: now the warm-up's prediction of the window
@@ -183,6 +183,7 @@ def _run(
         **warmup.recorded(),
         "step": f"sizing {rate_per_s:.3f}",
         "offered_per_s": rate_per_s,
+        "seed": level.seed,  # its sends (proof_arrivals, proof_kinds)
         "duration_s": duration_s,
         "wall_s": wall_s,
         "samples": encode(samples),

@@ -30,6 +30,7 @@ from labtester.rawlog import Record
 from labtester.scenarios.common import decode
 from labtester.scenarios.flow.whole import cores_free  # the flow's reading of the same fields
 from labtester.sizing import window
+from labtester.sizing.arrivals import SEED
 from labtester.sizing.collected import counted_in, measured_collections
 from labtester.sizing.document import SizedSummary, warmup_of
 
@@ -49,8 +50,10 @@ class Warmup:
         server_cpu: Callable[[], float | None],
         earlier: Sequence[Record] = (),
         floor_s: tuple[float, ...] = (),
+        seed: int = SEED,
     ) -> None:
         self.summary, self.rate_per_s, self.duration_s = summary, rate_per_s, duration_s
+        self.seed = seed  # of the run's sends (its level's)
         self.ends_s = warmup_of(duration_s)
         self.server_cpu = server_cpu
         self.runs = [decode(run["samples"]) for run in earlier]
@@ -135,7 +138,7 @@ class Warmup:
         cores = pod.cores if not free else min(free, pod.cores)
         overhead = overhead_s if overhead_s is not None else self.overhead_s
         args = (self.summary, self.rate_per_s, cores, self.duration_s, self.ends_s, used, overhead)
-        run = window.predicted_window(*args, client_s, self.floor_s, collections)
+        run = window.predicted_window(*args, client_s, self.floor_s, collections, self.seed)
         finite = math.isfinite(run.p99_s)  # not: no send after the warm-up
         self.made = {
             "predicted_per_s": run.per_s,

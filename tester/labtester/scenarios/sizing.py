@@ -169,7 +169,7 @@ def _measured(level: Level, run: Record, summary: SizedSummary) -> Level:
         floor = window.floor_for(summary.floor, summary.planned_floor_s)
         overhead = window.overhead_of([(run.get("server_cpu_s"), everything)])  # the run's own
         args = (summary, level.offered_per_s, cores, duration_s, warmup_s, used, overhead, client)
-        explained = window.predicted_window(*args, floor_s=floor, collections=collections)
+        explained = window.predicted_window(*args, floor_s=floor, collections=collections, seed=level.seed)
     warm, held = run.get("warmup") or {}, run.get("sustained") or {}
     return level.model_copy(
         update={

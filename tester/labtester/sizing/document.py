@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from labtester.findings.wording import seconds, seconds_between
+from labtester.sizing.arrivals import SEED
 from labtester.sizing.caveat import Caveat
 from labtester.sizing.floor import Floor
 from labtester.sizing.tail import TailSplit
@@ -85,6 +86,7 @@ class Level(BaseModel):
     """One open-loop run of the mix at an offered rate: predicted beside measured."""
 
     offered_per_s: float
+    seed: int = SEED  # its sends: proof_arrivals' and proof_kinds' of it (sizing/proof.py's typical)
     predicted_per_s: float
     predicted_p99_s: float
     # The least and the most p99 of its draws (model.BAND_DRAWS runs of the sends): one run's may be anywhere.
@@ -101,13 +103,11 @@ class Level(BaseModel):
     measured_p99_s: float | None = None  # from each request's scheduled send
     requests: int = 0
     failed: int = 0
-    # What the machine (other processes, the load client) left the server in the run, and the model's
-    # figures on those cores and the full collections its window counted (sizing/collected.py): where
-    # they explain it, a departure is the machine's.
+    # What the machine (other processes, the load client) left the server in the run, the model's there and
+    # the full collections its window counted (collected.py): a departure they explain is the machine's.
     cores_free: float | None = None
     full_collections_per_request: float | None = None
-    # The CPU the run's requests used (Server-Timing) over what the model drew for as many of each kind.
-    cpu_used_ratio: float | None = None
+    cpu_used_ratio: float | None = None  # its requests' CPU (Server-Timing) over the model's for as many
     # Per kind: its CPU beside another computing request of its process over alone (window.py's).
     shared_cpu_ratio: dict[str, float] = {}
     explained_per_s: float | None = None

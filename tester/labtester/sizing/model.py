@@ -35,13 +35,7 @@ from dataclasses import dataclass
 
 import numpy
 
-from labtester.sizing.arrivals import (
-    SEED,
-    first_proof_arrivals,
-    floor_draws,
-    proof_kinds,
-    proof_window,
-)
+from labtester.sizing.arrivals import SEED, floor_draws
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import warmup_of
 from labtester.sizing.drawn import mean_of, prepared, sends
@@ -171,6 +165,7 @@ class Predicted:
     per_s: float
     p99_s: float
     p99_band_s: tuple[float, float]  # the least and the most of its draws' p99
+    seed: int = SEED  # of its sends (a proof run's: sizing/proof.py)
 
 
 class Runs:
@@ -225,49 +220,6 @@ def replicated(
     p99s = [p99 for p99, _ in made]
     served = sum(per_s for _, per_s in made) / len(made)
     return Predicted(served, statistics.median(p99s), (min(p99s), max(p99s)))
-
-
-def proof_run(
-    kinds: Sequence[RequestKind],
-    config: Configuration,
-    cores: float,
-    rate_per_s: float,
-    duration_s: float,
-    most: int,
-    warmup_s: float = 0.0,
-    draws: int = REPLICATIONS,
-    floor_s: tuple[float, ...] = (),
-    runs: Runs | None = None,
-) -> Predicted:
-    """A proof run predicted on the very requests it sends (`first_proof_arrivals`, `proof_kinds`: the
-    same times, kinds and count, from an idle server, as it measures them), to its first `most`;
-    the sends of its first `warmup_s` are served, not judged (as the proof measures its window;
-    of the first `most`, the same share of their span).
-    At the edge of an objective a 20 s run's p99 is its 6th slowest of 600, set by its burstiest seconds:
-    on the Flask shop's proposal at its rate, ten seeds' Poisson arrivals put it anywhere in 0.36-1.03 s,
-    and the run's own sends, drawing only each request's CPU, in 0.36-0.40 s."""
-    times, picked, warmup_s, whole = _proof_sends(
-        rate_per_s, duration_s, most, warmup_s, tuple(k.weight for k in kinds)
-    )
-    key = (tuple(kinds), config.simulated, cores, rate_per_s, duration_s, most, warmup_s, floor_s, whole)
-    made = (runs, key) if runs is not None else None
-    sends = (times, picked, warmup_s, draws, floor_s, made, whole)
-    return replicated(kinds, config, cores, rate_per_s, *sends)
-
-
-@functools.lru_cache(maxsize=32)
-def _proof_sends(
-    rate_per_s: float, duration_s: float, most: int, warmup_s: float, weights: tuple[float, ...]
-) -> tuple[tuple[float, ...], tuple[int, ...], float, tuple[int, float, float]]:
-    """A proof run's first `most` sends, their kinds, its warm-up over them, and its whole window
-    (`proof_window`, Simulated.served_over) (proof_run): made once for the several predictions of
-    one rate (a refinement's check, its figure, its level's), where a prediction whose runs are all
-    kept costs nothing else."""
-    whole = proof_window(rate_per_s, duration_s, warmup_s)
-    times, count = first_proof_arrivals(rate_per_s, duration_s, most)
-    if times and len(times) < count:  # else past most / warm-up (2,000/s) none is judged
-        warmup_s *= times[-1] / duration_s
-    return tuple(times), tuple(proof_kinds(weights, len(times))), warmup_s, whole
 
 
 def sustained_p99(

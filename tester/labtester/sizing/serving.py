@@ -85,7 +85,7 @@ def rate_caveats(found: Found, rate: float, objective_s: float) -> list[Caveat]:
                 "stays at the rate likely needs a bigger pod or a lower rate",
             )
         ]
-    tried = f"{found.tried} configuration{'s' if found.tried != 1 else ''} screened"
+    tried = f"{found.tried} configurations screened" if found.tried != 1 else "configurations screened (one)"
     return [
         Caveat(
             kind="not-held",

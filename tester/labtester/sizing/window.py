@@ -15,12 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from labtester.load import Sample
+from labtester.sizing.arrivals import SEED
 from labtester.sizing.configuration import Configuration
 from labtester.sizing.document import MOST_PREDICTED, KindCost, SizedSummary
 from labtester.sizing.floor import Floor, floor_of
 from labtester.sizing.kinds import FEWEST, RequestKind
-from labtester.sizing.model import BAND_DRAWS, Predicted, proof_run, simulate, sustained_p99
+from labtester.sizing.model import BAND_DRAWS, Predicted, simulate, sustained_p99
 from labtester.sizing.overlap import Company, at
+from labtester.sizing.proof import proof_run
 from labtester.sizing.quantiles import spread
 
 
@@ -210,15 +212,17 @@ def predicted_window(
     client_s: float | None = None,
     floor_s: tuple[float, ...] = (),
     collections: tuple[float, float] | None = None,
+    seed: int = SEED,
 ) -> Predicted:
     """The run's window predicted on `used` (each kind's CPU, measured), `cores`, the server's own
     CPU per request (`overhead_s`; None: the plan's), the load client's on those cores (`client_s`;
     None: the plan's), the floor added to each request and the full collections (`collections`:
-    per request, the CPU of one; None: the plan's): its rate, its p99 and its band."""
+    per request, the CPU of one; None: the plan's), on the sends of `seed` (its level's): its rate,
+    its p99 and its band."""
     kinds = measured_kinds(summary.kinds, used, overhead_s, client_s, collections)
     config = configuration_of(summary)
     args = (kinds, config, cores, rate_per_s, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS, floor_s)
-    return proof_run(*args)
+    return proof_run(*args, seed=seed)
 
 
 def floor_from(
