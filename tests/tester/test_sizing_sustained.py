@@ -183,8 +183,9 @@ TARGET = 50.0  # per second: on SPREAD, between what one configuration keeps sus
 
 def smallest_on(pod: Pod, rate: float, memory: dict[str, Memory] = MEMORY) -> Sized | None:
     """The smallest configuration on `pod` whose p99 at `rate` meets the objective in a proof's 20-s
-    run (None: none does)."""
-    state = Search({f.name: SPREAD for f in SEARCHED}, pod, OBJECTIVE_S, 20)
+    run (None: none does); on a pod other than POD, one the lab never proves, on one seed's sends
+    (serving._needed)."""
+    state = Search({f.name: SPREAD for f in SEARCHED}, pod, OBJECTIVE_S, 20, proved_here=pod == POD)
     firsts = [
         first
         for f in SEARCHED
@@ -361,14 +362,14 @@ def test_a_rate_kept_sustained_on_the_cpu_its_proof_used_drops_the_plans_caveat_
 
 
 @pytest.mark.parametrize("memory", [MEMORY, GREENLETS_OWN], ids=["a-thread-a-slot", "a-greenlet-its-own"])
-@pytest.mark.parametrize(("rate", "walked_up_on_four"), [(120.0, True), (127.0, False)])
+@pytest.mark.parametrize(("rate", "walked_up_on_four"), [(110.0, True), (127.0, False)])
 def test_a_target_rate_beyond_the_pod_names_a_pod_that_keeps_it_over_minutes(
     rate: float, walked_up_on_four: bool, memory: dict[str, Memory]
 ) -> None:
-    # 120/s and 127/s of SPREAD are beyond 2 cores. The smallest that serves either in a proof's
-    # run on a pod of 4 (sync's 11 workers, sync's 13) queues past the objective over minutes of
-    # it (0.57 s and 0.49 s, against 0.4): the pod named keeps it over minutes too, walked up on 4
-    # cores (120/s: sync's 12) or, where nothing there keeps it (127/s), on 8; with a greenlet's
+    # 110/s and 127/s of SPREAD are beyond 2 cores. The smallest that serves either in a proof's
+    # run on a pod of 4 (uvicorn's 6 workers, sync's 14) queues past the objective over minutes of
+    # it (0.41 s and 0.44 s, against 0.4): the pod named keeps it over minutes too, walked up on 4
+    # cores (110/s: uvicorn's 7) or, where nothing there keeps it (127/s), on 8; with a greenlet's
     # own slot as with a thread's.
     kinds = {f.name: SPREAD for f in SEARCHED}
     found = sized_for(SEARCHED, kinds, memory, POD, OBJECTIVE_S, 20, rate)

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from labtester.sizing.arrivals import SEED
 from labtester.sizing.candidates import Candidate, candidates
 from labtester.sizing.document import MOST_PREDICTED, warmup_of
 from labtester.sizing.families import Family
@@ -52,6 +53,7 @@ class Search:
     runs: Runs = field(default_factory=Runs)  # the proof runs simulated, kept for the plan's levels
     # By family: what its requests alone took beyond the model (sizing/floor.py), on every latency.
     floors: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    proved_here: bool = True  # False: a bigger pod's (serving._needed), whose proof runs one seed's sends
 
     def floor(self, candidate: Candidate) -> tuple[float, ...]:
         return self.floors.get(candidate.family.name, ())
@@ -131,7 +133,8 @@ class Search:
         kinds, config = self.kinds[candidate.family.name], candidate.configuration
         made = len(self.runs.made)
         sends = (self.pod.cores, rate_per_s, self.duration_s, MOST_PREDICTED, self.warmup_s, draws)
-        predicted = proof_run(kinds, config, *sends, self.floor(candidate), self.runs, seed=None)  # typical
+        seed = None if self.proved_here else SEED  # None: the typical sends, those a proof here offers
+        predicted = proof_run(kinds, config, *sends, self.floor(candidate), self.runs, seed=seed)
         self.simulations += len(self.runs.made) - made
         return predicted
 
