@@ -16,8 +16,11 @@ from labtester.sizing.candidates import MOST_OUTSTANDING, Candidate, candidates,
 from labtester.sizing.document import MOST_PREDICTED, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import RULES, Family, families
 from labtester.sizing.kinds import RequestKind
+from labtester.sizing.minutes import BISECTIONS as RATE_BISECTIONS
+from labtester.sizing.minutes import CONFIRMS
+from labtester.sizing.model import SUSTAINED_SEEDS
 from labtester.sizing.pod import CONNECTION_BYTES, MIB, THREAD_BYTES, Memory, Pod
-from labtester.sizing.proof import proof_run
+from labtester.sizing.proof import PATTERNS, proof_run
 from labtester.sizing.search import (
     BISECTIONS,
     CHECKS,
@@ -65,8 +68,14 @@ def test_the_whole_search_is_a_bounded_number_of_simulations() -> None:
     # runs (its steps down, then its bisections), and each other family found above it checked once
     # against it (none meets it on this mix, so none is refined: a refinement would pass the bound).
     refining = (REFINEMENTS + REFINE_BISECTIONS) * CHECKS
-    assert 0 < found.simulations <= 12 * len(SEARCHED) + refining + (len(SEARCHED) - 1) * CHECKS
-    assert found.cpu_s > 0
+    searching = 12 * len(SEARCHED) + refining + (len(SEARCHED) - 1) * CHECKS
+    # Then minutes of its rate (minutes.py): its runs, or where they miss, a bisection on a screen and a
+    # first run each, and at most CONFIRMS rates below and each other family at one rate above, judged
+    # on a screen, minutes' runs and a proof's (its checks on the typical sends and its figure).
+    judged = 2 + (SUSTAINED_SEEDS - 1) + (CHECKS + PATTERNS - 1) + CHECKS
+    minutes = SUSTAINED_SEEDS + 2 * RATE_BISECTIONS + (CONFIRMS + len(SEARCHED) - 1) * judged
+    assert 0 < found.simulations <= searching + minutes
+    assert found.cpu_s > found.minutes_cpu_s > 0
 
 
 def test_the_searchs_cpu_is_its_own_thread_not_another_beside_it() -> None:

@@ -448,23 +448,29 @@ def test_the_walk_makes_a_run_once_for_configurations_alike_and_decides_a_miss_o
     assert length is not None
     outcomes, made_runs = [], []
 
-    def counted(*args: object) -> Iterator[float]:
-        for p99 in sustained_runs(*args):  # type: ignore[arg-type]
+    def counted(*args: object, **named: int) -> Iterator[float]:
+        for p99 in sustained_runs(*args, **named):  # type: ignore[arg-type]
             made_runs.append(p99)
             yield p99
 
     monkeypatch.setattr(held, "sustained_runs", counted)
     for c in (knobs("sync", 10, 1), knobs("sync", 12, 1)):  # one misses on 4 cores, one keeps it
         runs = list(sustained_runs(SPREAD, c.configuration, four.cores, rate, length))
-        past = [i for i, p99 in enumerate(runs) if p99 > OBJECTIVE_S]
-        decided = past[SUSTAINED_SEEDS // 2] + 1 if len(past) > SUSTAINED_SEEDS // 2 else SUSTAINED_SEEDS
+        # Decided once more than half are on one side: the median is on it too.
+        sides = [p99 > OBJECTIVE_S for p99 in runs]
+        decided = next(
+            n for n in range(1, SUSTAINED_SEEDS + 1) if sides[:n].count(sides[n - 1]) > SUSTAINED_SEEDS // 2
+        )
         made_runs.clear()
         kept = walk.confirmed(c)
         assert len(made_runs) == decided
         assert (kept is None) == (statistics.median(runs) > OBJECTIVE_S)
-        if kept is not None:
-            assert kept.sustained_p99_s == statistics.median(runs)
+        if kept is not None:  # the most of those that kept it: the median is no more
+            assert kept.sustained_p99_s == max(runs[:decided]) >= statistics.median(runs)
         assert walk.confirmed(c) == kept and len(made_runs) == decided  # asked again: its runs not made again
         outcomes.append((kept is not None, decided))
-    # sync's 10 missed in its first two runs (the third not made), its 12 kept in all three.
-    assert outcomes == [(False, SUSTAINED_SEEDS // 2 + 1), (True, SUSTAINED_SEEDS)] and walk.confirms == 2
+    # sync's 10 missed in its first two runs, its 12 kept in its first two (the third not made).
+    assert (
+        outcomes == [(False, SUSTAINED_SEEDS // 2 + 1), (True, SUSTAINED_SEEDS // 2 + 1)]
+        and walk.confirms == 2
+    )

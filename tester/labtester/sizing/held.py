@@ -7,7 +7,7 @@ short sustained run, and the rung the walk settles on in each family is confirme
 own figure. A screen reads a queue near the knee 6-30 % short (the test mix at 120/s on 4 cores:
 uvicorn's 7 workers 0.39 s screened, 0.46-0.49 confirmed), so confirmations miss and spend the
 budget: a miss is decided on two of its three runs, and a run is made once for configurations the
-model sees alike (`_model_key`: the same requests and floor, as on the test mixes; in a lab's plan
+model sees alike (`model_key`: the same requests and floor, as on the test mixes; in a lab's plan
 each family's are its own measured, so seldom).
 Each family is walked up its process counts by bisection (more processes keep a queue no longer:
 more slots, more cores), at the threads (connections) per process of its smallest configuration
@@ -60,7 +60,7 @@ class Held:
 class _Walk:
     state: Search
     rate: float
-    # By what the model simulates (`_model_key`): a run made for one family serves another it sees alike.
+    # By what the model simulates (`model_key`): a run made for one family serves another it sees alike.
     screened: dict[tuple[object, ...], float | None] = field(default_factory=dict)
     judged: set[str] = field(default_factory=set)  # the configurations screened (their labels)
     confirmations: dict[tuple[object, ...], float] = field(default_factory=dict)
@@ -74,7 +74,7 @@ class _Walk:
         return len(self.confirmations)
 
     def can_confirm(self, candidate: Candidate) -> bool:
-        return self.confirms < CONFIRMS or _model_key(self.state, candidate) in self.confirmations
+        return self.confirms < CONFIRMS or model_key(self.state, candidate) in self.confirmations
 
     @property
     def spent(self) -> bool:
@@ -82,17 +82,17 @@ class _Walk:
 
     def passes(self, candidate: Candidate) -> bool | None:
         """Whether one short sustained run keeps the objective (None: not simulated)."""
-        key = _model_key(self.state, candidate)
+        key = model_key(self.state, candidate)
         self.judged.add(candidate.label)
         if key not in self.screened:
-            self.screened[key] = _sustained_p99(self.state, candidate, self.rate, screen=True)
+            self.screened[key] = minutes_p99(self.state, candidate, self.rate, screen=True)
         p99 = self.screened[key]
         return None if p99 is None else p99 <= self.state.objective_s
 
     def confirmed(self, candidate: Candidate) -> Sized | None:
-        key = _model_key(self.state, candidate)
+        key = model_key(self.state, candidate)
         if key not in self.confirmations:
-            self.confirmations[key] = _sustained_p99(self.state, candidate, self.rate) or 0.0
+            self.confirmations[key] = minutes_p99(self.state, candidate, self.rate) or 0.0
         full = self.confirmations[key]
         if full > self.state.objective_s:
             return None
@@ -166,7 +166,7 @@ def _lowest_kept(walk: _Walk, ladder: list[Candidate]) -> tuple[Sized | None, bo
         low = high  # missed on the plan's own figure: a rung above it may keep it
 
 
-def _model_key(state: Search, candidate: Candidate) -> tuple[object, ...]:
+def model_key(state: Search, candidate: Candidate) -> tuple[object, ...]:
     """What the model simulates for this candidate at the walk's rate and cores: its requests, its
     configuration but its family's name (which the simulation never reads) and its floor. On the same
     requests, gthread's and granian-wsgi's 6 x 4 threads are one run."""
@@ -186,11 +186,14 @@ def size(sized: Sized) -> tuple[int, int]:
     return footprint(sized.candidate)
 
 
-def _sustained_p99(state: Search, candidate: Candidate, rate: float, screen: bool = False) -> float | None:
+def minutes_p99(
+    state: Search, candidate: Candidate, rate: float, screen: bool = False, made: tuple[float, ...] = ()
+) -> float | None:
     """The p99 of minutes of traffic at this rate, as the plan gives the proposal's levels
     (`sustained_p99`), or where more than half its runs are past the objective, the least of those
-    (their median is past it too: the rest are not made); `screen`: one seed of at most SCREEN_S and
-    SCREEN_REQUESTS. None where so many requests take under a minute (none is made)."""
+    (their median is past it too: the rest are not made), where more than half keep it, the most of
+    those (their median is no more); `made`: its first runs' p99, made already. `screen`: one seed of
+    at most SCREEN_S and SCREEN_REQUESTS. None where so many requests take under a minute (none is made)."""
     length = sustained_length(rate)
     if length is None:
         return None
@@ -200,13 +203,15 @@ def _sustained_p99(state: Search, candidate: Candidate, rate: float, screen: boo
         state.pod.cores,
     )
     if not screen:
-        made: list[float] = []
-        for p99 in sustained_runs(kinds, config, cores, rate, length, state.floor(candidate)):
+        runs = list(made)
+        for p99 in sustained_runs(kinds, config, cores, rate, length, state.floor(candidate), skip=len(runs)):
             state.simulations += 1
-            made.append(p99)
-            if len(past := [p for p in made if p > state.objective_s]) > SUSTAINED_SEEDS // 2:
+            runs.append(p99)
+            if len(past := [p for p in runs if p > state.objective_s]) > SUSTAINED_SEEDS // 2:
                 return min(past)
-        return statistics.median(made)
+            if len(kept := [p for p in runs if p <= state.objective_s]) > SUSTAINED_SEEDS // 2:
+                return max(kept)
+        return statistics.median(runs)
     state.simulations += 1
     length = min(SCREEN_S, length, SCREEN_REQUESTS / rate)
     return simulate(

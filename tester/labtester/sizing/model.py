@@ -242,10 +242,12 @@ def sustained_runs(
     rate_per_s: float,
     duration_s: float,
     floor_s: tuple[float, ...] = (),
+    skip: int = 0,
 ) -> Iterator[float]:
-    """Each of the SUSTAINED_SEEDS runs' p99 behind `sustained_p99`, made only as asked for."""
+    """Each of the SUSTAINED_SEEDS runs' p99 behind `sustained_p99`, made only as asked for; `skip`:
+    from that run on (the first ones made already)."""
     requests, after_s = max(1, round(rate_per_s * duration_s)), warmup_of(duration_s)
-    for i in range(SUSTAINED_SEEDS):
+    for i in range(skip, SUSTAINED_SEEDS):
         yield simulate(
             kinds, config, cores, rate_per_s, requests, SEED + i, judged_from_s=after_s, floor_s=floor_s
         ).p99_s

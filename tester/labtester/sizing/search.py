@@ -248,7 +248,8 @@ def search(
         refined = proposed if proposed is team else state.refined(proposed)
         proposed = _challenged(state, refined, pool, team if searched else None)
         best[proposed.candidate.family.name] = proposed
-    return Found(proposed, best, time.thread_time() - started, state.simulations, fixed=team)
+    cpu_s, contenders = time.thread_time() - started, frozenset(s.candidate.family.name for s in pool)
+    return Found(proposed, best, cpu_s, state.simulations, fixed=team, contenders=contenders)
 
 
 def _challenged(state: Search, proposed: Sized, pool: list[Sized], team: Sized | None) -> Sized:

@@ -14,6 +14,7 @@ from labtester.sizing.caveat import NOT_HELD, NOT_SERVED, Caveat
 from labtester.sizing.families import Family, never_yielding
 from labtester.sizing.held import held, size
 from labtester.sizing.kinds import RequestKind
+from labtester.sizing.minutes import over_minutes
 from labtester.sizing.model import Runs
 from labtester.sizing.pod import Memory, Pod
 from labtester.sizing.search import HEADROOM, Search, search, size_fixed
@@ -43,10 +44,12 @@ def sized_for(
     `runs`: where the proof runs simulated are kept (the plan's levels draw on them); `floors`:
     each family's (Search.floors)."""
     runs = runs if runs is not None else Runs()
-    if target_rate is None:
-        return search(families, kinds, memory, pod, objective_s, duration_s, fixed, runs, floors)
     started = time.thread_time()
     state = Search(kinds, pod, objective_s, duration_s, runs=runs, floors=floors or {})
+    if target_rate is None:  # the most throughput, at a rate minutes of it keep too (minutes.py)
+        searched = search(families, kinds, memory, pod, objective_s, duration_s, fixed, runs, floors)
+        answer, cpu_s = over_minutes(state, searched), time.thread_time() - started
+        return dataclasses.replace(answer, cpu_s=cpu_s, minutes_cpu_s=cpu_s - searched.cpu_s)
     team = size_fixed(state, fixed)  # for the most it sustains, as without a target rate
     found = {f.name: candidates(f, kinds[f.name], pod, memory[f.name]) for f in families}
     missed = _missed_alone(state, found)  # served by no pod: not judged, nor doubled for

@@ -38,3 +38,5 @@ class Found:
     tried: int = 0
     tried_all: bool = False
     fixed: Sized | None = None  # the team's configuration (the flows' pick), sized the same way
+    contenders: frozenset[str] = frozenset()  # with no target rate: the families a proposal may come from
+    minutes_cpu_s: float = 0.0  # of cpu_s, with no target rate: minutes of the proposal's rate (minutes.py)
