@@ -6,12 +6,12 @@ at 0.27 s, and its proof measured 0.26 s. The team's configuration is sized the 
 compares the two), and another family's best is proposed instead where minutes of BETTER times the
 proposal's rate keep the objective on it.
 
-Minutes of a rate are SUSTAINED_SEEDS runs of up to 40,000 requests (0.07-0.11 s of CPU each at
-40-54/s here), their figure the one the proposal's level shows. Where they miss, the rate is
-bisected on the first seed's run alone, then confirmed on all of them (the first one reused). The
-screens the walk with a target rate takes (held.py: 150 s, 0.02-0.04 s) read a queue at the knee
-too short to bisect on: the bench's mix on gunicorn sync 6 workers, 0.33 s screened at 52/s against
-an objective of 0.4 s, 0.41 s over minutes."""
+Minutes of a rate are SUSTAINED_SEEDS runs of up to 40,000 requests (0.08-0.25 s of CPU each at
+45-87/s of the bench's mix and sqladmin's costs), their figure the one the proposal's level
+shows. Where they miss, the rate is bisected on the first seed's run alone, then confirmed on all
+of them (the first one reused). The screens the walk with a target rate takes (held.py: 150 s,
+0.02-0.04 s) read a queue at the knee too short to bisect on: the bench's mix on gunicorn sync 6
+workers, 0.33 s screened at 52/s against an objective of 0.4 s, 0.41 s over minutes."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ class _Minutes:
 
     state: Search
     firsts: dict[tuple[object, ...], float | None] = field(default_factory=dict)
+    screens: dict[tuple[object, ...], float | None] = field(default_factory=dict)
 
     def first(self, candidate: Candidate, rate: float) -> float | None:
         """The p99 of the first of minutes_p99's runs; None where minutes of the rate are not simulated."""
@@ -60,8 +61,10 @@ class _Minutes:
     def may_keep(self, candidate: Candidate, rate: float) -> bool:
         """Whether the first run keeps the objective, where a screen (a shorter run, which reads a
         queue shorter) does first: one that misses spares the run."""
-        objective = self.state.objective_s
-        screened = minutes_p99(self.state, candidate, rate, screen=True)
+        objective, key = self.state.objective_s, (*model_key(self.state, candidate), rate)
+        if key not in self.screens:
+            self.screens[key] = minutes_p99(self.state, candidate, rate, screen=True)
+        screened = self.screens[key]
         first = self.first(candidate, rate) if screened is not None and screened <= objective else None
         return first is not None and first <= objective
 
@@ -77,10 +80,11 @@ class _Minutes:
         return Sized(candidate, rate, p99, sustained_p99_s=full, proved=True)
 
 
-def kept_over_minutes(minutes: _Minutes, sized: Sized) -> Sized:
+def kept_over_minutes(minutes: _Minutes, sized: Sized, said: bool = True) -> Sized:
     """`sized` (at a rate a proof's run keeps) at the most of that rate minutes of which keep the
     objective too, with that figure (`sustained_p99_s`); as it was, with its figure, where minutes of
-    it are not simulated, keep it already, or no rate confirmed below it does (the answer says so)."""
+    it are not simulated, keep it already, or no rate confirmed below it does (the answer says so;
+    not `said`: without the figure there, which nothing shows)."""
     candidate, rate, objective = sized.candidate, sized.rate_per_s, minutes.state.objective_s
     first = minutes.first(candidate, rate) if rate > 0 else None
     if first is None or first <= objective:  # its figure, which may yet miss (the answer says so)
@@ -93,7 +97,7 @@ def kept_over_minutes(minutes: _Minutes, sized: Sized) -> Sized:
         if (kept := minutes.keeps(candidate, low)) is not None:
             return kept
         low *= STEP
-    return replace(sized, sustained_p99_s=minutes.figure(candidate, rate))
+    return replace(sized, sustained_p99_s=minutes.figure(candidate, rate) if said else None)
 
 
 def over_minutes(state: Search, found: Found) -> Found:
@@ -115,7 +119,7 @@ def over_minutes(state: Search, found: Found) -> Found:
     team = found.fixed
     if team is not None:
         same = next((s for s in (first, kept) if s.candidate.label == team.candidate.label), None)
-        at_minutes = same or kept_over_minutes(minutes, team)
+        at_minutes = same or kept_over_minutes(minutes, team, said=False)  # its plan shows no minutes
         best = {name: at_minutes if sized is team else sized for name, sized in best.items()}
         team = at_minutes
     simulations = found.simulations + state.simulations - made
