@@ -16,8 +16,7 @@ from labtester.sizing.candidates import MOST_OUTSTANDING, Candidate, candidates,
 from labtester.sizing.document import MOST_PREDICTED, Objective, PodSize, SizedSummary, warmup_of
 from labtester.sizing.families import RULES, Family, families
 from labtester.sizing.kinds import RequestKind
-from labtester.sizing.minutes import BISECTIONS as RATE_BISECTIONS
-from labtester.sizing.minutes import CONFIRMS
+from labtester.sizing.minutes import CONFIRMS, RESOLUTION
 from labtester.sizing.model import SUSTAINED_SEEDS
 from labtester.sizing.pod import CONNECTION_BYTES, MIB, THREAD_BYTES, Memory, Pod
 from labtester.sizing.proof import PATTERNS, proof_run
@@ -73,7 +72,7 @@ def test_the_whole_search_is_a_bounded_number_of_simulations() -> None:
     # first run each, and at most CONFIRMS rates below and each other family at one rate above, judged
     # on a screen, minutes' runs and a proof's (its checks on the typical sends and its figure).
     judged = 2 + (SUSTAINED_SEEDS - 1) + (CHECKS + PATTERNS - 1) + CHECKS
-    minutes = SUSTAINED_SEEDS + 2 * RATE_BISECTIONS + (CONFIRMS + len(SEARCHED) - 1) * judged
+    minutes = SUSTAINED_SEEDS + 2 * (RESOLUTION - 1) + (CONFIRMS + len(SEARCHED) - 1) * judged
     assert 0 < found.simulations <= searching + minutes
     assert found.cpu_s > found.minutes_cpu_s > 0
 

@@ -53,9 +53,9 @@ class Planned:
 
 def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustained: bool) -> list[Level]:
     """Each proof run's prediction, on the very requests it will send (`proof_run`, the typical of
-    several seeds' sends: sizing/proof.py), over the window it judges; `with_sustained` (the
-    proposal's): also over minutes of traffic at its rate (at that rate, the search's own figure
-    where it worked it out: the same run, not made twice)."""
+    several seeds' sends: sizing/proof.py), over the window it judges, and over minutes of traffic
+    at its rate where the search worked that out (sized.sustained_p99_s: the same runs, not made
+    twice); `with_sustained` (the proposal's): at each level, worked out here where not."""
     candidate = sized.candidate
     levels = []
     kinds, pod, floor_s = (
@@ -64,7 +64,7 @@ def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustain
         search_state.floor(candidate),
     )
     config, duration_s = candidate.configuration, search_state.duration_s
-    held_s = sustained_length(sustainable) if with_sustained else None  # as long at each level
+    held_s = sustained_length(sustainable)  # as long at each level
     for share in LEVELS:
         rate = sustainable * share
         if rate <= 0:
@@ -72,8 +72,12 @@ def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustain
         warmup_s = warmup_of(duration_s)  # the window the proof judges: after its warm-up
         sends = (pod.cores, rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS)
         run = proof_run(kinds, config, *sends, floor_s, search_state.runs, seed=None)  # the typical sends
-        known = sized.sustained_p99_s if rate == sized.rate_per_s else None
-        held = None if not held_s else known or sustained_p99(kinds, config, pod.cores, rate, held_s, floor_s)
+        known = sized.sustained_p99_s if rate == sized.rate_per_s else None  # shown wherever worked out
+        held = (
+            known
+            if not (held_s and with_sustained) or known is not None
+            else sustained_p99(kinds, config, pod.cores, rate, held_s, floor_s)
+        )
         levels.append(
             Level(
                 offered_per_s=rate,
@@ -240,7 +244,8 @@ def _planned(
         family = found.proposed.candidate.family.name
         others = [sized for name, sized in found.best_by_family.items() if name != family]
         if context.objective.rate_per_s is None:  # at the rate its proof meets, as the proposal's
-            others = [s if s is found.fixed else state.refined(s) for s in others]  # (the climb's: biased up)
+            # (a climb's rate is biased up; minutes.py refined the contenders' already)
+            others = [s if s is found.fixed or s.proved else state.refined(s) for s in others]
         planned += [planned_as("family", sized) for sized in others]
     if fixed is None:  # and where nothing was proposed either: each family's best, with no rate
         return planned or [planned_as("family", sized) for sized in found.best_by_family.values()]

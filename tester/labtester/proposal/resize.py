@@ -199,7 +199,8 @@ def _searched(
             families, state.kinds, memory, state.pod, *goals, runs=state.runs, floors=state.floors
         )
         cpu_s, simulations = found.cpu_s + again.cpu_s, found.simulations + again.simulations
-        found = dataclasses.replace(again, cpu_s=cpu_s, simulations=simulations)
+        minutes_cpu_s = found.minutes_cpu_s + again.minutes_cpu_s
+        found = dataclasses.replace(again, cpu_s=cpu_s, simulations=simulations, minutes_cpu_s=minutes_cpu_s)
     return found
 
 

@@ -240,16 +240,21 @@ def search(
         if s.rate_per_s > 0 and state.quiet_p99(s.candidate) <= objective_s
     }
     pool = [s for name, s in rated.items() if name in holding] or list(rated.values())
-    most = max((s.rate_per_s for s in pool), default=0.0)
-    # Rates within BETTER of the most are one rate, as the model tells them apart: the least memory.
-    near = [s for s in pool if s.rate_per_s * BETTER >= most]
-    proposed = min(near, key=lambda s: (s.candidate.memory_bytes, -s.rate_per_s), default=None)
+    proposed = chosen(pool)
     if proposed is not None:  # the rate it is proposed at (the team's is already)
         refined = proposed if proposed is team else state.refined(proposed)
         proposed = _challenged(state, refined, pool, team if searched else None)
         best[proposed.candidate.family.name] = proposed
     cpu_s, contenders = time.thread_time() - started, frozenset(s.candidate.family.name for s in pool)
     return Found(proposed, best, cpu_s, state.simulations, fixed=team, contenders=contenders)
+
+
+def chosen(pool: list[Sized]) -> Sized | None:
+    """The most throughput of these; rates within BETTER of the most are one rate, as the model tells
+    them apart: of those, the least memory."""
+    most = max((s.rate_per_s for s in pool), default=0.0)
+    near = [s for s in pool if s.rate_per_s * BETTER >= most]
+    return min(near, key=lambda s: (s.candidate.memory_bytes, -s.rate_per_s), default=None)
 
 
 def _challenged(state: Search, proposed: Sized, pool: list[Sized], team: Sized | None) -> Sized:
