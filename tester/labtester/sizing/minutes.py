@@ -93,7 +93,7 @@ def kept_over_minutes(minutes: Minutes, sized: Sized, least: float = 0.0) -> Siz
         return replace(sized, sustained_p99_s=full)
     lowest = max(LOWEST * rate, least)
     low, high = lowest, rate
-    while high - low > rate / 2**RESOLUTION:
+    while (high - low) * 2**RESOLUTION > rate * (1 + 1e-9):  # (no step more for a rounding's sake)
         middle = (low + high) / 2
         low, high = (middle, high) if minutes.may_keep(candidate, middle) else (low, middle)
     for _ in range(CONFIRMS):
