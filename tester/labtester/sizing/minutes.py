@@ -89,9 +89,9 @@ def kept_over_minutes(minutes: Minutes, sized: Sized, least: float = 0.0) -> Siz
     does (its figure then misses, and the answer says so)."""
     candidate, rate, objective = sized.candidate, sized.rate_per_s, minutes.state.objective_s
     full = minutes.figure(candidate, rate) if rate > 0 else None
-    if full is None or full <= objective:
-        return replace(sized, sustained_p99_s=full)
     lowest = max(LOWEST * rate, least)
+    if full is None or full <= objective or lowest >= rate:  # (at `least` or over: nothing to try)
+        return replace(sized, sustained_p99_s=full)
     low, high = lowest, rate
     while (high - low) * 2**RESOLUTION > rate * (1 + 1e-9):  # (no step more for a rounding's sake)
         middle = (low + high) / 2
