@@ -73,11 +73,9 @@ def _levels(search_state: Search, sized: Sized, sustainable: float, with_sustain
         sends = (pod.cores, rate, duration_s, MOST_PREDICTED, warmup_s, BAND_DRAWS)
         run = proof_run(kinds, config, *sends, floor_s, search_state.runs, seed=None)  # the typical sends
         known = sized.sustained_p99_s if rate == sized.rate_per_s else None  # shown wherever worked out
-        held = (
-            known
-            if not (held_s and with_sustained) or known is not None
-            else sustained_p99(kinds, config, pod.cores, rate, held_s, floor_s)
-        )
+        held = known
+        if held is None and held_s and with_sustained:
+            held = sustained_p99(kinds, config, pod.cores, rate, held_s, floor_s)
         levels.append(
             Level(
                 offered_per_s=rate,

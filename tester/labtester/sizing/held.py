@@ -19,6 +19,7 @@ the test mix at 100-140/s; bisected, 3.1-5.0 s (tests/tester/test_sizing_sustain
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from labtester.sizing.arrivals import SEED
@@ -186,6 +187,24 @@ def size(sized: Sized) -> tuple[int, int]:
     return footprint(sized.candidate)
 
 
+def minutes_runs(state: Search, candidate: Candidate, rate: float, skip: int = 0) -> Iterator[float] | None:
+    """The p99 of each run behind `minutes_p99`'s figure, from the `skip`-th on, each counted in
+    `state.simulations` as it is made; None where so many requests take under a minute."""
+    length = sustained_length(rate)
+    if length is None:
+        return None
+    kinds, config = state.kinds[candidate.family.name], candidate.configuration
+    return _counted(
+        state, sustained_runs(kinds, config, state.pod.cores, rate, length, state.floor(candidate), skip)
+    )
+
+
+def _counted(state: Search, runs: Iterator[float]) -> Iterator[float]:
+    for p99 in runs:
+        state.simulations += 1
+        yield p99
+
+
 def minutes_p99(
     state: Search, candidate: Candidate, rate: float, screen: bool = False, made: tuple[float, ...] = ()
 ) -> float | None:
@@ -197,15 +216,9 @@ def minutes_p99(
     length = sustained_length(rate)
     if length is None:
         return None
-    kinds, config, cores = (
-        state.kinds[candidate.family.name],
-        candidate.configuration,
-        state.pod.cores,
-    )
     if not screen:
         runs = list(made)
-        for p99 in sustained_runs(kinds, config, cores, rate, length, state.floor(candidate), skip=len(runs)):
-            state.simulations += 1
+        for p99 in minutes_runs(state, candidate, rate, skip=len(runs)) or ():
             runs.append(p99)
             if len(past := [p for p in runs if p > state.objective_s]) > SUSTAINED_SEEDS // 2:
                 return min(past)
@@ -215,9 +228,9 @@ def minutes_p99(
     state.simulations += 1
     length = min(SCREEN_S, length, SCREEN_REQUESTS / rate)
     return simulate(
-        kinds,
-        config,
-        cores,
+        state.kinds[candidate.family.name],
+        candidate.configuration,
+        state.pod.cores,
         rate,
         round(rate * length),
         SEED,

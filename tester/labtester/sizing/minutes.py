@@ -21,9 +21,7 @@ import dataclasses
 from dataclasses import dataclass, field, replace
 
 from labtester.sizing.candidates import Candidate
-from labtester.sizing.document import sustained_length
-from labtester.sizing.held import minutes_p99, model_key
-from labtester.sizing.model import sustained_runs
+from labtester.sizing.held import minutes_p99, minutes_runs, model_key
 from labtester.sizing.search import BETTER, Search
 from labtester.sizing.sized import Found, Sized
 
@@ -46,14 +44,8 @@ class Minutes:
         """The p99 of the first of minutes_p99's runs; None where minutes of the rate are not simulated."""
         key = (*model_key(self.state, candidate), rate)
         if key not in self.firsts:
-            state, length = self.state, sustained_length(rate)
-            if length is None:
-                self.firsts[key] = None
-            else:
-                kinds, config = state.kinds[candidate.family.name], candidate.configuration
-                runs = sustained_runs(kinds, config, state.pod.cores, rate, length, state.floor(candidate))
-                state.simulations += 1
-                self.firsts[key] = next(runs)
+            runs = minutes_runs(self.state, candidate, rate)
+            self.firsts[key] = None if runs is None else next(runs)
         return self.firsts[key]
 
     def figure(self, candidate: Candidate, rate: float) -> float | None:
