@@ -11,6 +11,8 @@ thread's clock around each of its CPU parts (never across a wait), and its pid.
     /offload?ms=N            answer at once; a thread the app started at import burns N ms for it
                              later (at most OFFLOADED requests queued, the rest dropped): CPU spent
                              for a request that no middleware can give it
+    /cold?ms=N&first=F       burn F ms on the process's first /cold request (a path's one-time
+                             costs: imports, templates, caches), N ms on each later one
     /collect                 a full garbage collection (gc.collect()): the CPU it took
     /boom                    raise
 """
@@ -48,6 +50,15 @@ _requests_seen = itertools.count(1)  # this process's /skewed requests
 def _skewed(query: dict[str, float]) -> float:
     heavy = next(_requests_seen) % int(query["every"]) == 0
     return burn(query["ms"] * (query["times"] if heavy else 1))
+
+
+_cold_paid = False  # this process's first /cold request is behind it
+
+
+def _cold(query: dict[str, float]) -> float:
+    global _cold_paid
+    first, _cold_paid = not _cold_paid, True
+    return burn(query["first"] if first else query["ms"])
 
 
 OFFLOADED = 50
@@ -95,6 +106,8 @@ def wsgi(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterabl
         cpu_s += burn(query["cpu_ms"] / 2)
     elif path == "/skewed":
         cpu_s = _skewed(query)
+    elif path == "/cold":
+        cpu_s = _cold(query)
     elif path == "/collect":
         cpu_s = _collect()
     elif path == "/offload":
@@ -128,6 +141,8 @@ async def asgi(scope: dict[str, Any], receive: Callable[..., Any], send: Callabl
         body = _answer(cpu_s + burn(query["cpu_ms"] / 2))
     elif path == "/skewed":
         body = _answer(_skewed(query))
+    elif path == "/cold":
+        body = _answer(_cold(query))
     elif path == "/collect":
         body = _answer(_collect())
     elif path == "/offload":

@@ -16,6 +16,7 @@ import pytest
 
 from labtester.launcher import RunningTarget
 from labtester.proposal.alone import ALONE
+from labtester.proposal.warming import WARMING
 from labtester.proposal.prove import offer_levels
 from labtester.scenarios.sizing import SHAPE, window_of
 from labtester.settings import LabSettings
@@ -74,7 +75,7 @@ def records(kept: Kept, kind: str) -> list[dict[str, Any]]:
 
 def test_the_requests_alone_measure_a_floor_before_the_proof(proved: Kept) -> None:
     kinds = [r.get("kind") for r in proved.records]
-    assert kinds == ["plan", ALONE, "run"]  # alone, before the proof's run
+    assert kinds == ["plan", WARMING, ALONE, "run"]  # each process warmed, then alone, then the run
     (alone,) = records(proved, ALONE)
     assert alone["offered_per_s"] == pytest.approx(ALONE_SHARE * RATE)
     sent = round(alone["offered_per_s"] * alone["duration_s"])

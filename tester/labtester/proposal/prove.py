@@ -27,6 +27,7 @@ from labtester.proposal.openloop import Kind, offer
 from labtester.proposal.plan import Planned
 from labtester.proposal.starting import memory_for_starting, started_together
 from labtester.proposal.sustained import sustained_after
+from labtester.proposal.warming import WARMING, warmed
 from labtester.proposal.warmup import Warmup
 from labtester.rawlog import Record, RecordSink
 from labtester.scenarios.common import encode
@@ -137,9 +138,14 @@ def offer_levels(
     server_cpu: Callable[[], float | None],
 ) -> None:
     """The plan, then each of its levels offered to the running configuration at `url` and
-    recorded: the proof, wherever the configuration runs (started here, or deployed).
+    recorded, after each of its processes served each request once (warming.py): the proof,
+    wherever the configuration runs (started here, or deployed).
     `server_cpu`: its processes' CPU seconds where they can be read from here, else None."""
     log.write("scenario", **_plan(name, summary))
+    _drained(url, times[1])
+    kinds = [k.name for k in summary.kinds]
+    warming = warmed(url, kinds, summary.processes, times[1], requests)
+    log.write("scenario", target=name, scenario=SHAPE, kind=WARMING, client=0, **warming)
     _drained(url, times[1])
     floor: Floor | None = None
     if (measured := alone(url, summary, times[1], requests)) is not None:

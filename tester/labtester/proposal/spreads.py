@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from labtester.cold import warm
 from labtester.load import Sample, elsewhere_parts, share_of
 from labtester.rawlog import Record
 from labtester.scenarios.common import decode
@@ -99,10 +100,9 @@ def _costs(cpu: list[tuple[float | None, float]]) -> bool:
 
 
 def _alone(run: Record) -> list[Sample]:
-    """The flow's answered requests alone before its ramp (its baseline), but the first, which may
-    pay the path's one-time costs."""
-    baseline = decode(run["baseline"])[1:] if "baseline" in run else []
-    return [s for s in baseline if s.ok]
+    """The flow's answered requests alone before its ramp (its baseline), but each process's first,
+    which pays the path's one-time costs (cold.py)."""
+    return [s for s in warm(decode(run["baseline"])) if s.ok] if "baseline" in run else []
 
 
 def _by_company(samples: list[Sample], path: str, late: float) -> list[tuple[float | None, float]]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from labtester.cold import warm
 from labtester.control import async_control_client
 from labtester.findings import Finding
 from labtester.findings.answered import Counts, app_answers
@@ -142,7 +143,7 @@ class Flow(SampleShape[FlowSettings, FlowSummary]):
             LoadClient(url, timeout_s, together.crew.index) as client,
             async_control_client(60) as control,
         ):
-            alone = [await client.send(request) for _ in range(settings.baseline)] if leader else []
+            alone = await _alone(client, request, settings.baseline) if leader else []
             # A path that only errs is not loaded: its answers are the result (client 0 tells all).
             erring = leader and endpoint.work == "app" and not any(sample.ok for sample in alone)
             if together.agree(f"{step} alone", {"unloaded": erring})[0]["unloaded"]:
@@ -238,6 +239,18 @@ def _mixed(info: TargetInfo, settings: LabSettings) -> bool:
         and len(traffic.requests) > 1
         and all(request.label in info.endpoints for request in traffic.requests)
     )
+
+
+COLD_MOST = 16  # more requests alone at most, for processes' first ones (a server of many may deal each one)
+
+
+async def _alone(client: LoadClient, request: Outgoing, count: int) -> list[Sample]:
+    """`count` requests alone, one after another, beyond each process's first of them (cold.py: those
+    pay the path's one-time costs), at most COLD_MOST more for those."""
+    alone: list[Sample] = []
+    while len(warm(alone)) < count and len(alone) < count + COLD_MOST:
+        alone.append(await client.send(request))
+    return alone
 
 
 def _unloaded(settings: FlowSettings, alone: list[Sample]) -> Record:

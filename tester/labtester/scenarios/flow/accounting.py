@@ -25,6 +25,7 @@ import statistics
 import httpx
 
 from labtester import census, machine, scrape
+from labtester.cold import cold_cpu_s, warm
 from labtester.findings import Finding
 from labtester.info import TargetInfo
 from labtester.load import Sample
@@ -151,14 +152,20 @@ def late_cpu(record: Record, samples: list[Sample]) -> float:
 
 
 def alone_figures(baseline: list[Sample], late_s: float) -> dict[str, float | None]:
-    """What one request of the path used alone: its CPU (its header's, and what the flow's requests
-    were charged after theirs, `late_s`), the median (what a typical request used, as shown) and the
-    mean (what a rate depends on: a skewed spread's median is below it), and the wait beside it (the
-    header's, net of its time on a run queue: a busy machine's delay for a core is not the path's)."""
-    measured = [(s.cpu_s, s.own_s) for s in baseline if s.ok and s.cpu_s is not None and s.own_s is not None]
+    """What one request of the path used alone, but each process's first (cold.py: those pay the
+    path's one-time costs; their mean CPU apart, `cold_cpu_s`): its CPU (its header's, and what the
+    flow's requests were charged after theirs, `late_s`), the median (what a typical request used,
+    as shown) and the mean (what a rate depends on: a skewed spread's median is below it), and the
+    wait beside it (the header's, net of its time on a run queue: a busy machine's delay for a core
+    is not the path's)."""
+    steady = warm(baseline)
+    measured = [
+        (s.cpu_s, s.own_s) for s in steady or baseline if s.ok and s.cpu_s is not None and s.own_s is not None
+    ]
     if not measured:
-        return {"cpu_s": None, "cpu_mean_s": None, "wait_s": None}
+        return {"cpu_s": None, "cpu_mean_s": None, "wait_s": None, "cold_cpu_s": None}
     return {
+        "cold_cpu_s": cold_cpu_s(baseline) if steady else None,
         "cpu_s": statistics.median(cpu for cpu, _ in measured) + late_s,
         "cpu_mean_s": statistics.fmean(cpu for cpu, _ in measured) + late_s,
         "wait_s": max(0.0, statistics.median(app - cpu for cpu, app in measured)),

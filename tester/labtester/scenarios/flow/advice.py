@@ -29,8 +29,9 @@ ELSEWHERE_NOTABLE = 0.1  # a share of a path's CPU run in threads worth saying (
 
 def cost(path: PathServed) -> str:
     """`/search used 38 ms of CPU and waited 120 ms`: one request alone, as the server measured it
-    (the median), with the mean beside it where a skewed spread puts it apart, and the share it ran
-    in threads where that is a tenth or more (an event loop runs it beside, not in turn)."""
+    (the median), with the mean beside it where a skewed spread puts it apart, the share it ran
+    in threads where that is a tenth or more (an event loop runs it beside, not in turn), and what a
+    process's first of it used where that is more (its one-time costs: cold.py)."""
     if path.cpu_s is None or path.wait_s is None:
         return f"{path.path} (its CPU unmeasured: no Server-Timing header)"
     used = milliseconds(path.cpu_s)
@@ -40,7 +41,10 @@ def cost(path: PathServed) -> str:
     where = ""
     if path.elsewhere_share >= ELSEWHERE_NOTABLE:
         where = f" ({path.elsewhere_share * 100:.0f} % of it in threads it handed work to)"
-    return f"{path.path} used {used} of CPU{where} and waited {milliseconds(path.wait_s)}"
+    first = ""
+    if path.cold_cpu_s is not None and path.cold_cpu_s > (1 + SKEWED) * (mean or path.cpu_s):
+        first = f"; a process's first of it used {milliseconds(path.cold_cpu_s)}, once (not in these figures)"
+    return f"{path.path} used {used} of CPU{where} and waited {milliseconds(path.wait_s)}{first}"
 
 
 def _agrees(served: Configuration) -> bool:

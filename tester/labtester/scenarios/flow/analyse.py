@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
+from labtester.cold import warm
 from labtester.info import EndpointInfo, TargetInfo
 from labtester.load import Sample, elsewhere_share
 from labtester.model import capacity
@@ -77,6 +78,7 @@ class PathFlow(BaseModel):
     loaded: bool = True  # False: every request alone erred, so no users were ramped against it
     cpu_s: float | None = None  # CPU of one request alone (its header; median of the baseline): as shown
     cpu_mean_s: float | None = None  # the same, the baseline's mean: the demand a rate depends on
+    cold_cpu_s: float | None = None  # the mean CPU of a process's first request of it (cold.py): paid once
     wait_s: float | None = None  # what it waited alone: the app's time less its CPU (median)
     elsewhere_share: float | None = None  # of its requests' CPU, the share run off their own thread
     account: PathAccount | None = None  # where the serving processes' CPU went (conservation)
@@ -175,7 +177,7 @@ def path_flow(record: Record, info: TargetInfo, cost: ServingCost | None = None)
     samples, alone = decode(record["samples"]), decode(record["baseline"])
     name = record.get("endpoint", FAN_OUT)
     wall = record["wall_s"]
-    answered = [s.latency_s for s in alone if s.ok]
+    answered = [s.latency_s for s in warm(alone) or alone if s.ok]  # one-time costs left out (cold.py)
     per_request = statistics.median(answered) if answered else math.nan
     # Steady once the last user has had its first answer: every user running from then on.
     steady_from = min(wall, (settings.users - 1) / settings.spawn_rate + (per_request if answered else 1.0))

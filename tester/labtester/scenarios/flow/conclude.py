@@ -66,6 +66,8 @@ class PathServed(BaseModel):
     # Its mean alone, over the configurations' means: the demand the sizing's model takes (a rate
     # follows the mean; a skewed spread's median is below it). None where unmeasured.
     cpu_mean_s: float | None = None
+    # What a process's first request of it used, paid once (cold.py), over configurations: not above.
+    cold_cpu_s: float | None = None
     wait_s: float | None  # what it waited alone: the app's time less its CPU (least over configurations)
     elsewhere_share: float = 0.0  # of its CPU, the share it ran off its own thread (median of configurations)
     best_p99_s: float | None
@@ -150,12 +152,14 @@ def _path(path: str, pairs: list[tuple[TargetResult, PathFlow]], within: float) 
         s.acceptable = s.acceptable and not s.error_answers
     cpu = [f.cpu_s for _, f in pairs if f.cpu_s is not None]
     cpu_mean = [f.cpu_mean_s for _, f in pairs if f.cpu_mean_s is not None]
+    cold = [f.cold_cpu_s for _, f in pairs if f.cold_cpu_s is not None]
     wait = [f.wait_s for _, f in pairs if f.wait_s is not None]
     said = [f.elsewhere_share for _, f in pairs if f.elsewhere_share is not None]  # where it was said
     return PathServed(
         path=path,
         cpu_s=statistics.median(cpu) if cpu else None,
         cpu_mean_s=statistics.fmean(cpu_mean) if cpu_mean else None,
+        cold_cpu_s=statistics.fmean(cold) if cold else None,
         wait_s=min(wait) if wait else None,  # a busy machine only adds to a wait: the least is the path's
         elsewhere_share=statistics.median(said) if said else 0.0,
         best_p99_s=best_p99,
