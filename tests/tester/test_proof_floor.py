@@ -16,8 +16,8 @@ import pytest
 
 from labtester.launcher import RunningTarget
 from labtester.proposal.alone import ALONE
-from labtester.proposal.warming import WARMING
 from labtester.proposal.prove import offer_levels
+from labtester.proposal.warming import WARMING
 from labtester.scenarios.sizing import SHAPE, window_of
 from labtester.settings import LabSettings
 from labtester.sizing import window
